@@ -1,0 +1,77 @@
+"""The ``margintheory`` command: argument parsing and wiring only (no mathematics here).
+
+Each sub-command lives in ``margintheory/commands/<name>.py`` and exposes
+``add_parser(subparsers) -> argparse.ArgumentParser`` (which sets ``func=run``) and ``run(args) -> int``.
+Exit codes: 0 verified, 1 refuted, 2 bad input / refused / solver failure.  Expected errors
+(:class:`~margintheory.errors.MarginTheoryError`) are printed as one line, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from margintheory import __version__
+from margintheory.errors import MarginTheoryError
+
+COMMANDS = ("verify", "derive", "solve", "train", "analyze")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="margintheory",
+        description="Verify the max-margin theory of polynomial networks on algebraic tasks.",
+    )
+    parser.add_argument("--version", action="version", version=f"margintheory {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        module = importlib.import_module(f"margintheory.commands.{name}")
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = int(args.func(args))
+    except MarginTheoryError as exc:
+        print(f"margintheory {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"margintheory {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print(f"margintheory {args.command}: error: out of memory; lower --max-memory", file=sys.stderr)
+        return 2
+    return code
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (argparse turns the ValueError into a usage error, exit 2)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def byte_size(text: str) -> int:
+    """argparse type: a byte count such as ``2147483648``, ``512M``, ``2G``."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    mult = 1
+    if t and t[-1] in units:
+        mult, t = units[t[-1]], t[:-1]
+    try:
+        value = int(float(t) * mult)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a byte size: {text!r} (use e.g. 2G, 512M or 1000000)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

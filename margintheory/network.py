@@ -1,0 +1,173 @@
+"""The polynomial network of the papers (Shi 1100-1115; Edelman 1376-1400) and its ``.npz`` file format.
+
+``f(a)[c] = sum_i (U[i,0,a_1] + ... + U[i,k-1,a_k])^k * W[i,c]``,
+``||theta_i||_2`` = Euclidean norm of the concatenation ``(U[i,0], ..., U[i,k-1], W[i])``,
+``||theta||_{2,k+1} = (sum_i ||theta_i||_2^(k+1))^(1/(k+1))``.  The network is (k+1)-homogeneous.
+
+File layout (``.npz``, documented in the README, format version 1):
+
+* ``U``: float array of shape ``(m, k, p)``; ``U[i, j]`` is neuron i's embedding of input position j.
+* ``W``: float array of shape ``(m, p)``; ``W[i, c]`` is neuron i's output weight for class c.
+* ``format_version``: optional int scalar, 1.
+* ``meta__<name>``: optional per-neuron metadata, arrays whose first axis has length ``m``
+  (the construction stores ``meta__frequency``, ``meta__term`` and ``meta__sign``).
+
+The activation degree equals ``k``, the number of inputs (the papers' setting); ``p`` is read off the shapes.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from margintheory.atomic import atomic_write_bytes
+from margintheory.errors import NetworkFormatError
+
+FORMAT_VERSION = 1
+META_PREFIX = "meta__"
+
+
+@dataclass(frozen=True)
+class PolyNetwork:
+    """Weights ``U`` (m x k x p) and ``W`` (m x p), float64, validated on construction.
+
+    ``metadata`` maps a name to an array with first axis ``m`` (per-neuron information such as the frequency).
+    """
+
+    U: np.ndarray
+    W: np.ndarray
+    metadata: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        U = _as_float_array(self.U, "U")
+        W = _as_float_array(self.W, "W")
+        if U.ndim != 3:
+            raise NetworkFormatError(f"U must have shape (m, k, p); got {U.ndim} dimensions {U.shape}")
+        if W.ndim != 2:
+            raise NetworkFormatError(f"W must have shape (m, p); got {W.ndim} dimensions {W.shape}")
+        m, k, p = U.shape
+        if W.shape != (m, p):
+            raise NetworkFormatError(f"W has shape {W.shape} but U {U.shape} requires W of shape {(m, p)}")
+        if m < 1 or k < 1 or p < 2:
+            raise NetworkFormatError(f"empty or degenerate network: m={m}, k={k}, p={p}")
+        meta = {}
+        for name, arr in dict(self.metadata).items():
+            arr = np.asarray(arr)
+            if arr.ndim == 0 or arr.shape[0] != m:
+                raise NetworkFormatError(f"metadata {name!r} must have first axis m={m}, got shape {arr.shape}")
+            meta[str(name)] = arr
+        object.__setattr__(self, "U", U)
+        object.__setattr__(self, "W", W)
+        object.__setattr__(self, "metadata", meta)
+
+    # -- shape -----------------------------------------------------------------------------------
+    @property
+    def m(self) -> int:
+        """Number of neurons."""
+        return int(self.U.shape[0])
+
+    @property
+    def k(self) -> int:
+        """Number of inputs, which is also the activation degree."""
+        return int(self.U.shape[1])
+
+    @property
+    def p(self) -> int:
+        """Modulus (size of each input alphabet and number of classes)."""
+        return int(self.U.shape[2])
+
+    # -- norms -----------------------------------------------------------------------------------
+    def neuron_norms(self) -> np.ndarray:
+        """``||theta_i||_2`` for every neuron: the norm of ``(u_{i,1}, ..., u_{i,k}, w_i)``."""
+        sq = np.einsum("ijc,ijc->i", self.U, self.U) + np.einsum("ic,ic->i", self.W, self.W)
+        return np.sqrt(sq)
+
+    def norm(self) -> float:
+        """``||theta||_{2,k+1} = (sum_i ||theta_i||_2^(k+1))^(1/(k+1))``, computed with a max-rescaling."""
+        r = self.neuron_norms()
+        top = float(r.max())
+        if top == 0.0:
+            return 0.0
+        q = self.k + 1
+        return top * float(np.sum((r / top) ** q)) ** (1.0 / q)
+
+    def scaled(self, alpha: float) -> PolyNetwork:
+        """``alpha * theta`` (every weight multiplied by ``alpha``)."""
+        return PolyNetwork(self.U * alpha, self.W * alpha, self.metadata)
+
+    def normalized(self) -> PolyNetwork:
+        """``theta / ||theta||_{2,k+1}``; raises for the zero network."""
+        n = self.norm()
+        if n == 0.0:
+            raise NetworkFormatError("the zero network cannot be normalized")
+        return self.scaled(1.0 / n)
+
+    def subset(self, index: np.ndarray | list[int]) -> PolyNetwork:
+        """The network made of the selected neurons (metadata kept)."""
+        idx = np.asarray(index)
+        return PolyNetwork(self.U[idx], self.W[idx], {n: a[idx] for n, a in self.metadata.items()})
+
+    def permuted(self, perm: np.ndarray) -> PolyNetwork:
+        """The same network with its neurons reordered."""
+        return self.subset(np.asarray(perm))
+
+    @staticmethod
+    def concatenate(networks: list[PolyNetwork]) -> PolyNetwork:
+        """Neurons of several networks side by side (the 'sum' of partial solutions); metadata kept if common."""
+        if not networks:
+            raise NetworkFormatError("nothing to concatenate")
+        names = set.intersection(*(set(n.metadata) for n in networks))
+        return PolyNetwork(
+            np.concatenate([n.U for n in networks]),
+            np.concatenate([n.W for n in networks]),
+            {name: np.concatenate([n.metadata[name] for n in networks]) for name in names},
+        )
+
+    # -- I/O -------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the documented ``.npz`` layout atomically (temporary file + rename)."""
+        buf = io.BytesIO()
+        arrays = {"U": self.U, "W": self.W, "format_version": np.array(FORMAT_VERSION)}
+        arrays.update({META_PREFIX + n: a for n, a in self.metadata.items()})
+        np.savez_compressed(buf, **arrays)
+        atomic_write_bytes(path, buf.getvalue())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> PolyNetwork:
+        """Read a network from ``.npz``; any defect raises :class:`NetworkFormatError` with one clear line."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                names = set(data.files)
+                missing = {"U", "W"} - names
+                if missing:
+                    raise NetworkFormatError(f"{path}: missing array(s) {sorted(missing)}; expected 'U' and 'W'")
+                version = int(data["format_version"]) if "format_version" in names else FORMAT_VERSION
+                if version != FORMAT_VERSION:
+                    raise NetworkFormatError(f"{path}: unsupported format_version {version}")
+                U, W = data["U"], data["W"]
+                meta = {n[len(META_PREFIX):]: data[n] for n in names if n.startswith(META_PREFIX)}
+        except NetworkFormatError:
+            raise
+        except FileNotFoundError:
+            raise NetworkFormatError(f"{path}: no such file") from None
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+            raise NetworkFormatError(f"{path}: not a readable .npz network ({type(exc).__name__}: {exc})") from None
+        try:
+            return cls(U, W, meta)
+        except NetworkFormatError as exc:
+            raise NetworkFormatError(f"{path}: {exc}") from None
+
+
+def _as_float_array(x: object, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise NetworkFormatError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise NetworkFormatError(f"{name} contains {bad} non-finite value(s) (NaN or inf)")
+    return arr

@@ -1,0 +1,87 @@
+"""Closed forms proved in the papers (nothing here is *checked*; the checkers live elsewhere).
+
+References (line numbers into ``../shared/papers``):
+
+* ``gamma*``: Lemma C.15 / Theorem 4.9 (C.22) of the Fourier-circuits appendix (Shi thesis, 8083),
+  special cases Edelman Thm 7.7 (k=2, line 1558) and Shi Lemma C.11 (k=3).
+* width ``2^(2k-1) (p-1)/2``: Lemma C.18 (Shi 8388).
+* optimal neuron ``beta = sqrt(2/((k+1)p))``: Lemma C.15.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import sympy as sp
+
+from margintheory.errors import InputError
+
+P_SYM, K_SYM = sp.symbols("p k", positive=True, integer=True)
+
+
+def validate_pk(p: object, k: object, *, p_min: int = 3) -> tuple[int, int]:
+    """Return ``(p, k)`` as ints or raise :class:`InputError` with one clear sentence."""
+    for name, value, low in (("p", p, p_min), ("k", k, 1)):
+        if isinstance(value, bool) or not isinstance(value, int | sp.Integer):
+            raise InputError(f"{name} must be an integer, got {value!r}")
+        if int(value) < low:
+            raise InputError(f"{name} must be an integer >= {low}, got {value}")
+    return int(p), int(k)
+
+
+def is_prime(n: int) -> bool:
+    """Primality of ``n`` (sympy's deterministic test for the sizes used here)."""
+    return bool(sp.isprime(n))
+
+
+def hypothesis_status(p: int) -> str:
+    """``"odd-prime"`` (the papers' hypothesis), ``"odd-composite"`` (not assumed, still checked) or ``"even"``."""
+    if p % 2 == 0:
+        return "even"
+    return "odd-prime" if is_prime(p) else "odd-composite"
+
+
+def gamma_star_symbolic() -> sp.Expr:
+    """``gamma*(p, k) = 2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))`` with ``p, k`` as sympy symbols."""
+    p, k = P_SYM, K_SYM
+    return 2 * sp.factorial(k) / ((2 * k + 2) ** ((k + 1) / sp.Integer(2)) * (p - 1) * p ** ((k - 1) / sp.Integer(2)))
+
+
+@lru_cache(maxsize=256)
+def gamma_star_exact(p: int, k: int) -> sp.Expr:
+    """Exact ``gamma*`` for given ``(p, k)`` (Lemma C.15); an algebraic number in simplified radical form."""
+    p, k = validate_pk(p, k)
+    return sp.nsimplify(gamma_star_symbolic().subs({P_SYM: p, K_SYM: k}))
+
+
+def gamma_star(p: int, k: int) -> float:
+    """``gamma*`` as float64, computed directly in floating point (not via sympy)."""
+    p, k = validate_pk(p, k)
+    return 2.0 * math.factorial(k) / ((2 * k + 2) ** ((k + 1) / 2) * (p - 1) * p ** ((k - 1) / 2))
+
+
+def gamma_star_k2_form(p: int | sp.Expr = P_SYM) -> sp.Expr:
+    """The ``k = 2`` form quoted by Edelman Thm 7.7 (line 1558): ``sqrt(2/27) / (sqrt(p) (p-1))``."""
+    return sp.sqrt(sp.Rational(2, 27)) / (sp.sqrt(p) * (p - 1))
+
+
+def gamma_star_k3_form(p: int | sp.Expr = P_SYM) -> sp.Expr:
+    """The ``k = 3`` form of Shi Lemma C.11: ``3 / (16 p (p-1))``."""
+    return sp.Integer(3) / (16 * p * (p - 1))
+
+
+def construction_width(p: int, k: int) -> int:
+    """Neurons in the construction of Lemma C.18: ``2^(2k-1) (p-1)/2`` (for odd p; ``p // 2`` frequencies otherwise)."""
+    p, k = validate_pk(p, k)
+    return 2 ** (2 * k - 1) * (p // 2) if p % 2 == 0 else 2 ** (2 * k - 1) * (p - 1) // 2
+
+
+def frequencies(p: int) -> list[int]:
+    """The frequencies ``1 .. (p-1)/2`` of the theorem (``1 .. floor((p-1)/2)`` for even ``p``)."""
+    return list(range(1, (p - 1) // 2 + 1))
+
+
+def optimal_neuron_beta(p: int, k: int) -> float:
+    """Amplitude ``beta = sqrt(2/((k+1) p))`` of a unit-norm optimal single neuron (Lemma C.15)."""
+    return math.sqrt(2.0 / ((k + 1) * p))
