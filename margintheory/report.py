@@ -48,7 +48,10 @@ def checks_table(checks: list[Check], title: str | None = None) -> Table:
 
 def render_text(result: VerificationResult, console: Console | None = None, show_fields: list[str] | None = None) -> None:
     """Print the result as a table plus its notes and verdict."""
-    console = console or Console(highlight=False)
+    if console is None:
+        console = Console(highlight=False)
+        if not console.is_terminal or console.width < 120:
+            console = Console(highlight=False, width=160)
     console.print(checks_table(result.checks, title=result.title))
     for name in show_fields or []:
         if name in result.fields:

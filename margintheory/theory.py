@@ -72,9 +72,13 @@ def gamma_star_k3_form(p: int | sp.Expr = P_SYM) -> sp.Expr:
 
 
 def construction_width(p: int, k: int) -> int:
-    """Neurons in the construction of Lemma C.18: ``2^(2k-1) (p-1)/2`` (for odd p; ``p // 2`` frequencies otherwise)."""
+    """Neurons in the construction of Lemma C.18: ``2^(2k-1) (p-1)/2``.
+
+    For even ``p`` (outside the theorem) the same recipe uses the frequencies ``1..p/2-1``; the count is then
+    ``2^(2k-1) (p/2 - 1)``.
+    """
     p, k = validate_pk(p, k)
-    return 2 ** (2 * k - 1) * (p // 2) if p % 2 == 0 else 2 ** (2 * k - 1) * (p - 1) // 2
+    return 2 ** (2 * k - 1) * len(frequencies(p))
 
 
 def frequencies(p: int) -> list[int]:

@@ -1,0 +1,106 @@
+"""The max-margin construction of Lemmas C.16-C.18 of the Fourier-circuits appendix (Shi 8185, 8285, 8388).
+
+Per frequency ``zeta`` the target ``cos_zeta(a_1 + ... + a_k - c)`` is expanded (C.21) into ``2^k`` products of
+``k+1`` single-frequency factors; each product ``prod_j x_j`` of the ``k`` input factors is rewritten by the
+sum-to-product identity (Lemma C.16) as ``(1/(2^k k!)) sum_s eps(s) (s . x)^k``, and ``s``, ``-s`` give the same
+neuron, so ``2^(k-1)`` neurons per term, ``2^(2k-1)`` per frequency, ``2^(2k-1) (p-1)/2`` in all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from margintheory.network import PolyNetwork
+from margintheory.theory import frequencies, validate_pk
+
+
+def sum_to_product_terms(k: int) -> list[tuple[tuple[int, ...], int]]:
+    """Lemma C.16: ``2^k k! prod_j x_j = sum_{s in {+-1}^k} (-1)^((k - sum s)/2) (sum_j s_j x_j)^k``.
+
+    Returns the ``2^k`` pairs ``(s, sign)`` with ``sign = (-1)^((k - sum s)/2)`` (= ``(-1)^{#(-1) in s}``).
+    """
+    return [(s, (-1) ** ((k - sum(s)) // 2)) for s in itertools.product((1, -1), repeat=k)]
+
+
+def half_sum_to_product_terms(k: int) -> list[tuple[tuple[int, ...], int]]:
+    """The half-sum the construction uses: ``2^(k-1) k! prod_j x_j = sum_{s: s_1 = +1} sign(s) (s . x)^k``.
+
+    Valid because ``sign(-s) (-s . x)^k = sign(s) (s . x)^k``; ``2^(k-1)`` terms.
+    """
+    return [(s, sign) for s, sign in sum_to_product_terms(k) if s[0] == 1]
+
+
+def cosine_expansion_terms(k: int) -> list[tuple[tuple[int, ...], int]]:
+    """Equation (C.21): ``cos(x_1 + ... + x_{k+1}) = sum_b sign(b) prod_i [cos if b_i = 0 else sin](x_i)``.
+
+    ``b`` ranges over ``{0,1}^(k+1)`` with an even number ``|b|`` of sines; ``sign(b) = -1`` iff ``|b| = 2 mod 4``.
+    Returns the ``2^k`` pairs ``(b, sign)``.
+    """
+    out = []
+    for b in itertools.product((0, 1), repeat=k + 1):
+        n_sin = sum(b)
+        if n_sin % 2 == 0:
+            out.append((b, -1 if n_sin % 4 == 2 else 1))
+    return out
+
+
+@dataclass(frozen=True)
+class NeuronSpec:
+    """One construction neuron, exactly: ``coefficient * (sum_j signs[j] phi_{term[j]}(a_j))^k * phi_{term[k]}(-c)``.
+
+    ``phi_0 = cos_zeta``, ``phi_1 = sin_zeta`` with ``cos_zeta(x) = cos(2 pi zeta x / p)``; ``signs[0] == +1``.
+    """
+
+    frequency: int
+    term: tuple[int, ...]
+    signs: tuple[int, ...]
+    coefficient: sp.Rational
+
+
+def construction_neuron_specs(p: int, k: int) -> list[NeuronSpec]:
+    """All ``2^(2k-1) (p-1)/2`` neurons (Lemma C.18): frequency x cosine-expansion term x half sign vector."""
+    p, k = validate_pk(p, k)
+    base = sp.Rational(2, 2**k * math.factorial(k))  # 1/(2^(k-1) k!) from the half-sum identity
+    return [
+        NeuronSpec(zeta, b, s, base * sign_b * sign_s)
+        for zeta in frequencies(p)
+        for b, sign_b in cosine_expansion_terms(k)
+        for s, sign_s in half_sum_to_product_terms(k)
+    ]
+
+
+def _phi(kind: int, zeta: int, p: int, x: np.ndarray) -> np.ndarray:
+    angle = 2.0 * np.pi * ((zeta * x) % p) / p  # reduce mod p first: exact argument, smaller rounding
+    return np.sin(angle) if kind else np.cos(angle)
+
+
+def build_construction(p: int, k: int, *, normalize: bool = True) -> PolyNetwork:
+    """The network of Lemma C.18 as float64 weights, with per-neuron metadata ``frequency``, ``term``, ``sign``.
+
+    Each neuron's coefficient ``c`` is split evenly over its ``k+1`` vectors (``|c|^(1/(k+1))`` each, the sign on
+    ``w``): by homogeneity the neuron function is unchanged and the vectors get equal norms, as the optimal
+    single-neuron set requires (Lemma C.15).  With ``normalize`` the network is scaled to ``||theta||_{2,k+1} = 1``.
+    Intended network function (before normalization): ``f(a)[c] = sum_zeta cos_zeta(a_1 + ... + a_k - c)``.
+    """
+    specs = construction_neuron_specs(p, k)
+    x = np.arange(p)
+    U = np.empty((len(specs), k, p))
+    W = np.empty((len(specs), p))
+    for i, spec in enumerate(specs):
+        c = float(spec.coefficient)
+        amp = abs(c) ** (1.0 / (k + 1))
+        for j in range(k):
+            U[i, j] = spec.signs[j] * amp * _phi(spec.term[j], spec.frequency, p, x)
+        W[i] = math.copysign(amp, c) * _phi(spec.term[k], spec.frequency, p, (-x) % p)
+    meta = {
+        "frequency": np.array([s.frequency for s in specs], dtype=np.int64),
+        "term": np.array([s.term for s in specs], dtype=np.int8),
+        "sign": np.array([s.signs for s in specs], dtype=np.int8),
+    }
+    net = PolyNetwork(U, W, meta)
+    return net.normalized() if normalize else net

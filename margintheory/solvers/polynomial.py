@@ -1,0 +1,80 @@
+"""Sparse multivariate polynomials (exponent matrix + coefficients) and the expansion of the single-neuron
+objective ``F(y) = sum_a (L_a . y)^k (M_a . y)`` in any linear coordinates ``y`` (THEORY.md section 3).
+
+The expansion is exact algebra carried out in float64: ``(L . y)^k = sum_{|alpha| = k} (k! / alpha!) L^alpha y^alpha``
+(multinomial theorem), then multiplied by the linear form ``M . y``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Polynomial:
+    """``sum_t coeffs[t] * prod_l y_l ** exps[t, l]`` with unique exponent rows."""
+
+    exps: np.ndarray  # (N, n) int
+    coeffs: np.ndarray  # (N,) float
+
+    @property
+    def nvars(self) -> int:
+        return int(self.exps.shape[1])
+
+    @property
+    def degree(self) -> int:
+        return int(self.exps.sum(axis=1).max()) if len(self.coeffs) else 0
+
+    def __call__(self, y: np.ndarray) -> float:
+        """Evaluate at one point."""
+        return float(np.dot(self.coeffs, np.prod(np.asarray(y, dtype=float)[None, :] ** self.exps, axis=1)))
+
+
+def monomials_of_degree(n: int, degree: int) -> np.ndarray:
+    """All exponent vectors of total degree ``degree`` in ``n`` variables, shape ``(C(n+d-1, d), n)``."""
+    rows = []
+    for combo in itertools.combinations_with_replacement(range(n), degree):
+        e = np.zeros(n, dtype=np.int64)
+        np.add.at(e, list(combo), 1)
+        rows.append(e)
+    return np.array(rows, dtype=np.int64).reshape(-1, n)
+
+
+def monomials_up_to(n: int, degree: int) -> np.ndarray:
+    """All exponent vectors of total degree ``<= degree``."""
+    return np.concatenate([monomials_of_degree(n, d) for d in range(degree + 1)])
+
+
+def multinomial(exps: np.ndarray) -> np.ndarray:
+    """``|alpha|! / prod alpha_l!`` for each row."""
+    fact = np.array([math.factorial(i) for i in range(int(exps.max(initial=0)) + 1)], dtype=float)
+    total = np.array([math.factorial(int(s)) for s in exps.sum(axis=1)], dtype=float)
+    return total / np.prod(fact[exps], axis=1)
+
+
+def collect(exps: np.ndarray, coeffs: np.ndarray) -> Polynomial:
+    """Sum the coefficients of equal exponent rows."""
+    uniq, inv = np.unique(exps, axis=0, return_inverse=True)
+    out = np.zeros(len(uniq))
+    np.add.at(out, inv.ravel(), coeffs)
+    return Polynomial(uniq, out)
+
+
+def power_times_linear(L: np.ndarray, M: np.ndarray, k: int) -> Polynomial:
+    """``sum_a (L[a] . y)^k (M[a] . y)`` expanded into monomials (multinomial theorem; vectorised over ``a``)."""
+    n = L.shape[1]
+    Ek = monomials_of_degree(n, k)  # (Nk, n)
+    P = np.prod(L[:, None, :] ** Ek[None, :, :], axis=2) * multinomial(Ek)[None, :]  # (na, Nk)
+    T = P.T @ M  # (Nk, n): coefficient of y^alpha * y_l
+    exps = (Ek[:, None, :] + np.eye(n, dtype=np.int64)[None, :, :]).reshape(-1, n)
+    return collect(exps, T.ravel())
+
+
+def norm_power(n: int, h: int) -> Polynomial:
+    """``(y_1^2 + ... + y_n^2)^h`` expanded (multinomial theorem)."""
+    E = monomials_of_degree(n, h)
+    return Polynomial(2 * E, multinomial(E))

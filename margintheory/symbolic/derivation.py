@@ -1,0 +1,178 @@
+"""Machine-checked derivations: an ordered list of steps, each with how (and whether) code checked it.
+
+A :class:`Step` carries a sympy statement, the justification in words, the lemma it comes from (line numbers
+into ``../shared/papers``) and a :class:`StepCheck`.  A step's check can only be ``exact`` or ``numeric`` if
+the corresponding :class:`Derivation` method *ran* the check (a sympy simplification, an exact computation
+in a cyclotomic field, or a seeded random test with a stated tolerance); a failed check is recorded as
+``failed`` (never dropped); anything argued but not checked is ``assumed`` with the reason.
+
+Rendering: plain text, Markdown (with ``$$`` LaTeX blocks) and a LaTeX fragment.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import sympy as sp
+
+CheckKind = Literal["exact", "numeric", "assumed", "failed"]
+FORMATS = ("text", "markdown", "latex")
+
+
+@dataclass(frozen=True)
+class StepCheck:
+    """How a step was established.
+
+    ``scope`` says for which parameters the check ran ("all p, k" for a symbolic proof, or a list of
+    instances); ``tolerance``/``max_error`` are set for numeric checks; ``reason`` for assumed steps.
+    """
+
+    kind: CheckKind
+    method: str
+    scope: str = ""
+    tolerance: float | None = None
+    max_error: float | None = None
+    reason: str = ""
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.kind != "failed"
+
+    @property
+    def machine_checked(self) -> bool:
+        return self.kind in ("exact", "numeric")
+
+    def label(self) -> str:
+        parts = [self.kind]
+        if self.method:
+            parts.append(self.method)
+        if self.scope:
+            parts.append(f"scope: {self.scope}")
+        if self.tolerance is not None:
+            err = "n/a" if self.max_error is None else f"{self.max_error:.2e}"
+            parts.append(f"max error {err} <= tolerance {self.tolerance:.1e}"
+                         if self.kind != "failed" else f"max error {err} > tolerance {self.tolerance:.1e}")
+        if self.reason:
+            parts.append(f"reason: {self.reason}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of a derivation."""
+
+    statement: sp.Basic
+    justification: str
+    lemma: str
+    check: StepCheck
+
+
+def sympy_equal(statement: sp.Basic) -> bool:
+    """Default exact check of an ``Eq``: ``simplify(lhs - rhs) == 0`` (sympy returns 0 only when proved)."""
+    if not isinstance(statement, sp.Equality):
+        raise TypeError("the default exact check needs an sp.Eq; pass proof= for other statements")
+    return sp.simplify(statement.lhs - statement.rhs) == 0
+
+
+@dataclass
+class Derivation:
+    """An ordered list of :class:`Step`; every ``exact``/``numeric`` label is produced by running a check."""
+
+    title: str
+    steps: list[Step] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def exact(self, statement: sp.Basic, justification: str, lemma: str, *,
+              proof: Callable[[], bool] | None = None, method: str = "sympy simplify(lhs - rhs) == 0",
+              scope: str = "") -> Step:
+        """Append a step proved by code: ``proof()`` (default :func:`sympy_equal`) must return ``True``."""
+        start = time.perf_counter()
+        ok = bool(proof()) if proof is not None else sympy_equal(statement)
+        check = StepCheck("exact" if ok else "failed", method, scope, seconds=time.perf_counter() - start)
+        return self._append(Step(statement, justification, lemma, check))
+
+    def numeric(self, statement: sp.Basic, justification: str, lemma: str, *,
+                max_error: Callable[[], float], tolerance: float, method: str, scope: str = "") -> Step:
+        """Append a step tested numerically: ``max_error()`` (largest violation / error seen) must be ``<= tol``."""
+        start = time.perf_counter()
+        err = float(max_error())
+        ok = math.isfinite(err) and err <= tolerance
+        check = StepCheck("numeric" if ok else "failed", method, scope, tolerance, err,
+                          seconds=time.perf_counter() - start)
+        return self._append(Step(statement, justification, lemma, check))
+
+    def assumed(self, statement: sp.Basic, justification: str, lemma: str, *, reason: str) -> Step:
+        """Append a step that no code checked, with the reason it is taken as given."""
+        return self._append(Step(statement, justification, lemma, StepCheck("assumed", "", reason=reason)))
+
+    def _append(self, step: Step) -> Step:
+        self.steps.append(step)
+        return step
+
+    @property
+    def all_passed(self) -> bool:
+        """No step failed its check (assumed steps count as labelled, not as failed)."""
+        return all(s.check.passed for s in self.steps)
+
+    def counts(self) -> dict[str, int]:
+        out = {kind: 0 for kind in ("exact", "numeric", "assumed", "failed")}
+        for s in self.steps:
+            out[s.check.kind] += 1
+        return out
+
+    def render(self, fmt: str = "text") -> str:
+        """Render as ``text``, ``markdown`` or ``latex``."""
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        return {"text": self._text, "markdown": self._markdown, "latex": self._latex}[fmt]()
+
+    def summary(self) -> str:
+        c = self.counts()
+        verdict = "all checks passed" if self.all_passed else "SOME CHECKS FAILED"
+        return (f"{len(self.steps)} steps: {c['exact']} exact, {c['numeric']} numeric, "
+                f"{c['assumed']} assumed, {c['failed']} failed ({verdict})")
+
+    def _text(self) -> str:
+        lines = [self.title, "=" * len(self.title)]
+        for i, s in enumerate(self.steps, 1):
+            lines.append(f"[{i}] {s.lemma}: {s.justification}")
+            lines.extend("      " + row for row in sp.pretty(s.statement, use_unicode=True).splitlines())
+            lines.append(f"      check: {s.check.label()}")
+        lines.extend(f"note: {n}" for n in self.notes)
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+    def _markdown(self) -> str:
+        lines = [f"## {self.title}", ""]
+        for i, s in enumerate(self.steps, 1):
+            lines += [f"{i}. **{s.lemma}**: {s.justification}", "",
+                      f"   $$ {sp.latex(s.statement)} $$", "",
+                      f"   *check:* `{s.check.label()}`", ""]
+        lines.extend(f"> note: {n}" for n in self.notes)
+        lines.append(f"**{self.summary()}**")
+        return "\n".join(lines)
+
+    def _latex(self) -> str:
+        lines = [f"\\section*{{{_latex_text(self.title)}}}", "\\begin{enumerate}"]
+        for s in self.steps:
+            lines += [f"\\item \\textbf{{{_latex_text(s.lemma)}}}: {_latex_text(s.justification)}",
+                      f"\\[ {sp.latex(s.statement)} \\]",
+                      f"\\emph{{check: {_latex_text(s.check.label())}}}"]
+        lines.append("\\end{enumerate}")
+        lines.extend(f"\\paragraph{{Note.}} {_latex_text(n)}" for n in self.notes)
+        lines.append(f"\\paragraph{{Summary.}} {_latex_text(self.summary())}")
+        return "\n".join(lines)
+
+
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _latex_text(text: str) -> str:
+    """Escape plain text for LaTeX."""
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)

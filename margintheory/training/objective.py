@@ -1,0 +1,150 @@
+"""The training objective and its analytic gradient (numpy only).
+
+Network (Shi 1100-1115; Edelman 1376-1400): ``f(a)[c] = sum_i z_i(a)^k W[i, c]`` with the pre-activation
+``z_i(a) = U[i,0,a_1] + ... + U[i,k-1,a_k]``.
+
+Objective (Shi Lemma 4.7 / Edelman Thm 7.1, THEORY.md section 5):
+``L(theta) = mean_a CE(f(a), y(a)) + lambda * R(theta)`` with the regularizer ``R`` one of
+
+* ``"norm"``       ``||theta||_{2,k+1}``                  (the papers' objective, the default),
+* ``"norm-power"`` ``||theta||_{2,k+1}^(k+1) = sum_i ||theta_i||_2^(k+1)`` (Edelman's "L_{2,3} regularization"),
+* ``"l2"``         ``||theta||_2^2 / 2``                  (plain weight decay as a penalty),
+* ``"none"``       no penalty (used with the decoupled AdamW decay of :mod:`.optim`).
+
+Gradients (derived by hand, checked against finite differences in ``tests/test_training_objective.py``):
+
+* ``dCE/dlogits = (softmax - onehot) / n``; ``dW = act^T dlogits`` with ``act = z^k``;
+* ``dz = (dlogits W^T) * k z^(k-1)``; ``dU[:, j, v] = sum_{points with a_j = v} dz`` (one matrix product with the
+  one-hot encoding of position ``j``);
+* ``d||theta||_{2,k+1} / dtheta_i = ||theta_i||^(k-1) theta_i / ||theta||_{2,k+1}^k``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from margintheory.errors import InputError
+
+REGULARIZERS = ("norm", "norm-power", "l2", "none")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Inputs ``a`` (n, k) int, labels ``y`` (n,) and the one-hot encodings ``onehot[j]`` (n, p) of each position."""
+
+    inputs: np.ndarray
+    labels: np.ndarray
+    onehot: np.ndarray  # (k, n, p) float64
+
+    @classmethod
+    def from_inputs(cls, inputs: np.ndarray, p: int) -> Batch:
+        """Labels ``y = (a_1 + ... + a_k) mod p`` (THEORY.md section 1) and the one-hot tensors."""
+        a = np.asarray(inputs, dtype=np.int64)
+        if a.ndim != 2:
+            raise InputError(f"inputs must have shape (n, k), got {a.shape}")
+        labels = a.sum(axis=1) % p
+        onehot = np.zeros((a.shape[1], a.shape[0], p))
+        rows = np.arange(a.shape[0])
+        for j in range(a.shape[1]):
+            onehot[j, rows, a[:, j]] = 1.0
+        return cls(a, labels, onehot)
+
+    def subset(self, index: np.ndarray) -> Batch:
+        """The batch restricted to the rows ``index``."""
+        return Batch(self.inputs[index], self.labels[index], self.onehot[:, index])
+
+    @property
+    def n(self) -> int:
+        return int(self.labels.shape[0])
+
+
+@dataclass(frozen=True)
+class Forward:
+    """Intermediate values of one forward pass (kept for the backward pass)."""
+
+    z: np.ndarray  # (n, m) pre-activations
+    act: np.ndarray  # (n, m) z^k
+    logits: np.ndarray  # (n, p)
+
+
+def preactivations(U: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """``z[n, i] = sum_j U[i, j, a_j(n)]`` by indexing (no one-hot product needed in the forward pass)."""
+    z = U[:, 0, inputs[:, 0]].T.copy()
+    for j in range(1, U.shape[1]):
+        z += U[:, j, inputs[:, j]].T
+    return z
+
+
+def forward(U: np.ndarray, W: np.ndarray, inputs: np.ndarray) -> Forward:
+    """Pre-activations, activations ``z^k`` and logits ``act @ W`` (one matrix product)."""
+    z = preactivations(U, inputs)
+    act = z ** U.shape[1]
+    return Forward(z, act, act @ W)
+
+
+def cross_entropy(logits: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mean cross-entropy and ``softmax(logits)`` (max-shifted log-sum-exp, stable for large logits)."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    expd = np.exp(shifted)
+    tot = expd.sum(axis=1, keepdims=True)
+    rows = np.arange(labels.shape[0])
+    loss = float(np.mean(np.log(tot[:, 0]) - shifted[rows, labels]))
+    return loss, expd / tot
+
+
+def regularizer_value_and_grad(U: np.ndarray, W: np.ndarray, kind: str) -> tuple[float, np.ndarray, np.ndarray]:
+    """Value and gradient (w.r.t. ``U`` and ``W``) of the regularizer ``R(theta)`` named ``kind``."""
+    k = U.shape[1]
+    if kind == "none":
+        return 0.0, np.zeros_like(U), np.zeros_like(W)
+    if kind == "l2":
+        return 0.5 * float(np.sum(U * U) + np.sum(W * W)), U.copy(), W.copy()
+    r = np.sqrt(np.einsum("ijc,ijc->i", U, U) + np.einsum("ic,ic->i", W, W))
+    if kind == "norm-power":
+        # d sum_i r_i^(k+1) = (k+1) r_i^(k-1) theta_i
+        coef = (k + 1) * r ** (k - 1)
+        return float(np.sum(r ** (k + 1))), coef[:, None, None] * U, coef[:, None] * W
+    if kind == "norm":
+        top = float(r.max())
+        if top == 0.0:
+            return 0.0, np.zeros_like(U), np.zeros_like(W)
+        rs = r / top
+        norm = top * float(np.sum(rs ** (k + 1))) ** (1.0 / (k + 1))
+        # r_i^(k-1) / norm^k, written with the rescaled r to avoid overflow
+        coef = rs ** (k - 1) * (top / norm) ** (k - 1) / norm
+        return norm, coef[:, None, None] * U, coef[:, None] * W
+    raise InputError(f"unknown regularizer {kind!r}; choose one of {', '.join(REGULARIZERS)}")
+
+
+@dataclass(frozen=True)
+class ObjectiveValue:
+    """Objective value, its parts, the gradient and the forward pass."""
+
+    total: float
+    data_loss: float
+    penalty: float
+    grad_U: np.ndarray
+    grad_W: np.ndarray
+    fwd: Forward
+
+
+def objective_and_grad(U: np.ndarray, W: np.ndarray, batch: Batch, lam: float, regularizer: str) -> ObjectiveValue:
+    """``mean CE + lam * R(theta)`` and its analytic gradient (module docstring)."""
+    k = U.shape[1]
+    fwd = forward(U, W, batch.inputs)
+    data_loss, probs = cross_entropy(fwd.logits, batch.labels)
+    dlogits = probs
+    dlogits[np.arange(batch.n), batch.labels] -= 1.0
+    dlogits /= batch.n
+    grad_W = fwd.act.T @ dlogits
+    dz = (dlogits @ W.T) * (k * fwd.z ** (k - 1))
+    grad_U = np.empty_like(U)
+    for j in range(k):
+        grad_U[:, j, :] = dz.T @ batch.onehot[j]
+    penalty, gU, gW = regularizer_value_and_grad(U, W, regularizer)
+    if lam:
+        grad_U += lam * gU
+        grad_W += lam * gW
+    return ObjectiveValue(data_loss + lam * penalty, data_loss, penalty, grad_U, grad_W, fwd)
