@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover
 
 @lru_cache(maxsize=16)
 def _numba_kernel(k: int) -> Callable:
-    @numba.njit(parallel=True, fastmath=False, cache=False)
+    @numba.njit(parallel=True, fastmath=False, cache=True)
     def kernel(S, T, out):  # pragma: no cover - compiled
         nb, m = S.shape
         p = T.shape[0]

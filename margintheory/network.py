@@ -139,6 +139,8 @@ class PolyNetwork:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> PolyNetwork:
         """Read a network from ``.npz``; any defect raises :class:`NetworkFormatError` with one clear line."""
+        if os.path.exists(path) and not zipfile.is_zipfile(path):
+            raise NetworkFormatError(f"{path}: not an .npz archive (expected the zip layout written by numpy.savez)")
         try:
             with np.load(path, allow_pickle=False) as data:
                 names = set(data.files)

@@ -1,0 +1,112 @@
+"""The ``margintheory`` command tested as an installed console script in a subprocess."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from margintheory.cli import COMMANDS, available_commands
+from margintheory.construction import build_construction
+from margintheory.network import PolyNetwork
+
+EXE = shutil.which("margintheory")
+REQUIRED_JSON_KEYS = {
+    "p", "k", "gamma_star", "gamma_star_exact", "width", "normalized_margin", "relative_error", "all_on_margin",
+    "wrong_logits_equal", "neurons_in_optimal_set", "frequencies_covered", "verdict", "checks",
+}
+
+
+def run(*args, timeout=300):
+    assert EXE is not None, "the console script 'margintheory' is not installed (pip install -e .)"
+    return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def assert_clean_error(proc, code=2):
+    assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    assert proc.stderr.strip(), "an error must say what is wrong"
+
+
+def test_every_command_is_installed():
+    assert available_commands() == list(COMMANDS)
+
+
+def test_verify_json_p7_k3():
+    proc = run("verify", "--p", "7", "--k", "3", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert REQUIRED_JSON_KEYS <= set(out)
+    assert out["verdict"] == "verified"
+    assert out["relative_error"] < 1e-10
+    assert out["width"] == 96 and out["frequencies_covered"] == [1, 2, 3]
+    assert out["gamma_star_exact"] == "1/224"
+    for check in out["checks"]:
+        assert {"name", "expected", "measured", "tolerance", "passed"} <= set(check)
+
+
+def test_verify_human_table():
+    proc = run("verify", "--p", "5", "--k", "2")
+    assert proc.returncode == 0, proc.stderr
+    for word in ("claim", "expected", "measured", "tolerance", "verdict: verified"):
+        assert word in proc.stdout
+
+
+def test_verify_composite_and_even():
+    proc = run("verify", "--p", "9", "--k", "2", "--json")
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0 and out["verdict"] == "verified" and out["hypothesis"] == "odd-composite"
+    assert any("not prime" in n for n in out["notes"])
+    proc = run("verify", "--p", "6", "--k", "2", "--json")
+    out = json.loads(proc.stdout)
+    assert out["verdict"] == "not-applicable" and out["normalized_margin"] > 0
+
+
+def test_verify_network_file(tmp_path):
+    good = tmp_path / "good.npz"
+    build_construction(5, 2).save(good)
+    assert run("verify", "--network", str(good), "--json").returncode == 0
+    rng = np.random.default_rng(0)
+    rand = tmp_path / "random.npz"
+    PolyNetwork(rng.normal(size=(16, 2, 5)), rng.normal(size=(16, 5))).save(rand)
+    proc = run("verify", "--network", str(rand), "--json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["verdict"] == "refuted"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("verify", "--p", "2", "--k", "2"),
+        ("verify", "--p", "7.5", "--k", "3"),
+        ("verify", "--p", "seven", "--k", "3"),
+        ("verify", "--p", "7", "--k", "0"),
+        ("verify", "--k", "3"),
+        ("verify", "--p", "7", "--k", "3", "--max-memory", "1K"),
+        ("verify", "--p", "97", "--k", "5"),
+        ("verify", "--p", "7", "--k", "3", "--max-memory", "lots"),
+        ("verify", "--p", "7", "--k", "3", "--rtol", "5"),
+        ("nonsense",),
+    ],
+)
+def test_bad_arguments_exit_2_without_traceback(args):
+    assert_clean_error(run(*args))
+
+
+def test_bad_network_files(tmp_path):
+    text = tmp_path / "x.npz"
+    text.write_text("garbage")
+    assert_clean_error(run("verify", "--network", str(text)))
+    nan = tmp_path / "nan.npz"
+    np.savez(nan, U=np.full((1, 2, 5), np.nan), W=np.zeros((1, 5)))
+    assert_clean_error(run("verify", "--network", str(nan)))
+    shape = tmp_path / "shape.npz"
+    np.savez(shape, U=np.zeros((2, 2, 5)), W=np.zeros((2, 4)))
+    assert_clean_error(run("verify", "--network", str(shape)))
+    good = tmp_path / "good.npz"
+    build_construction(5, 2).save(good)
+    truncated = tmp_path / "trunc.npz"
+    truncated.write_bytes(good.read_bytes()[:100])
+    assert_clean_error(run("verify", "--network", str(truncated)))
+    assert_clean_error(run("verify", "--network", str(good), "--p", "7"))
+    assert_clean_error(run("verify", "--network", str(tmp_path / "missing.npz")))

@@ -1,0 +1,136 @@
+"""The exhaustive margin engine: agreement with direct evaluation, invariances, error bound, refusals."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from margintheory import theory
+from margintheory._kernels import HAVE_NUMBA, power_of_sums, power_of_sums_numpy
+from margintheory.errors import InputError, RefusedError
+from margintheory.margins import (
+    class_weighted_margins,
+    estimate_cost,
+    exhaustive_margin,
+    input_grid,
+    logit_error_bound,
+    logits,
+    sum_labels,
+)
+from margintheory.network import PolyNetwork
+from tests.strategies import networks
+
+
+def direct_margins(net):
+    L = logits(net)
+    y = sum_labels(net.p, net.k)
+    rows = np.arange(len(y))
+    correct = L[rows, y].copy()
+    L[rows, y] = -np.inf
+    return correct - L.max(axis=1)
+
+
+def test_input_grid_order():
+    g = input_grid(3, 2)
+    assert g.tolist() == [[a, b] for a in range(3) for b in range(3)]
+
+
+@given(networks(), st.integers(1, 7))
+def test_chunked_matches_unchunked_and_direct(net, chunk):
+    full = exhaustive_margin(net)
+    chunked = exhaustive_margin(net, chunk_prefixes=chunk)
+    ref = direct_margins(net)
+    tol = 8 * full.logit_error_bound
+    assert np.max(np.abs(chunked.margins - full.margins)) <= tol
+    assert np.max(np.abs(full.margins - ref)) <= tol
+    assert np.allclose(chunked.label_logit_sums, full.label_logit_sums, atol=net.p**net.k * tol)
+
+
+@given(networks(), st.floats(0.05, 20.0), st.randoms(use_true_random=False))
+def test_normalized_margin_invariant_under_scaling_and_permutation(net, alpha, rnd):
+    base = exhaustive_margin(net)
+    perm = list(range(net.m))
+    rnd.shuffle(perm)
+    for other in (net.scaled(alpha), net.permuted(np.array(perm))):
+        res = exhaustive_margin(other)
+        assert abs(res.normalized_margin - base.normalized_margin) <= res.normalized_tolerance + base.normalized_tolerance
+
+
+@given(st.sampled_from([3, 5, 7]), st.integers(1, 3), st.integers(0, 2**32 - 1))
+def test_random_networks_never_exceed_gamma_star(p, k, seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 3 * theory.construction_width(p, k)))
+    net = PolyNetwork(rng.normal(size=(m, k, p)), rng.normal(size=(m, p)))
+    res = exhaustive_margin(net)
+    assert res.normalized_margin <= theory.gamma_star(p, k) + res.normalized_tolerance
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed; only the numpy kernel exists")
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(1, 6), st.integers(1, 5), st.integers(0, 2**32 - 1))
+def test_numba_kernel_matches_numpy(nb, p, m, k, seed):
+    rng = np.random.default_rng(seed)
+    S, T = rng.normal(size=(nb, m)), rng.normal(size=(p, m))
+    a = power_of_sums(S, T, k, np.empty((nb * p, m)), use_numba=True)
+    b = power_of_sums_numpy(S, T, k, np.empty((nb * p, m)))
+    assert np.allclose(a, b, rtol=1e-13, atol=0)
+    assert np.allclose(b.reshape(nb, p, m), (S[:, None, :] + T[None, :, :]) ** k, rtol=1e-13, atol=0)
+
+
+def test_error_bound_holds_against_exact_rational_logits():
+    rng = np.random.default_rng(7)
+    net = PolyNetwork(rng.normal(size=(4, 3, 3)), rng.normal(size=(4, 3)))
+    bound = logit_error_bound(net)
+    X = input_grid(3, 3)
+    L = logits(net)
+    U = [[[Fraction(float(v)) for v in row] for row in neuron] for neuron in net.U]
+    W = [[Fraction(float(v)) for v in row] for row in net.W]
+    worst = 0.0
+    for r, a in enumerate(X):
+        for c in range(3):
+            exact = sum((sum(U[i][j][a[j]] for j in range(3))) ** 3 * W[i][c] for i in range(4))
+            worst = max(worst, abs(float(exact - Fraction(float(L[r, c])))))
+    assert worst <= bound
+    assert bound < 1e-12
+
+
+def test_class_weighted_margin_dominates_margin():
+    rng = np.random.default_rng(3)
+    net = PolyNetwork(rng.normal(size=(5, 2, 5)), rng.normal(size=(5, 5)))
+    L = logits(net)
+    y = sum_labels(5, 2)
+    g = direct_margins(net)
+    assert np.all(class_weighted_margins(L, y) >= g - 1e-12)
+    tau = rng.random(L.shape)
+    tau[np.arange(len(y)), y] = 0
+    tau /= tau.sum(axis=1, keepdims=True)
+    assert np.all(class_weighted_margins(L, y, tau) >= g - 1e-12)
+
+
+def test_refuses_over_budget_and_over_time():
+    with pytest.raises(RefusedError, match="--max-memory"):
+        exhaustive_margin(PolyNetwork(np.ones((2, 2, 5)), np.ones((2, 5))), max_memory=1000)
+    est = estimate_cost(97, 5, 8, 2**40)
+    assert est.seconds > 60
+    from margintheory.margins import check_feasible
+
+    with pytest.raises(RefusedError, match="--force"):
+        check_feasible(est, 2**40, 60.0)
+
+
+def test_bad_labels_rejected():
+    net = PolyNetwork(np.ones((1, 2, 3)), np.ones((1, 3)))
+    with pytest.raises(InputError):
+        exhaustive_margin(net, labels=np.zeros(4, dtype=int))
+    res = exhaustive_margin(net, labels=np.zeros(9, dtype=int))
+    assert res.margins.shape == (9,)
+
+
+def test_memory_budget_limits_chunk():
+    small = estimate_cost(23, 5, 5632, 256 * 2**20)
+    assert small.prefixes_per_chunk >= 1
+    assert estimate_cost(23, 5, 5632, 64 * 2**20).prefixes_per_chunk == 0  # fixed arrays alone exceed 64 MiB
+    big = estimate_cost(23, 5, 5632, 2 * 2**30)
+    assert small.total_bytes <= 256 * 2**20
+    assert big.total_bytes <= 2 * 2**30
