@@ -19,7 +19,7 @@ import numpy as np
 
 from margintheory.errors import InputError
 
-MAX_SYMMETRIC_DEGREE = 7
+MAX_SYMMETRIC_DEGREE = 6
 MAX_CYCLIC_ORDER = 400
 
 
@@ -43,10 +43,7 @@ class FiniteGroup:
     def conjugacy_classes(self) -> list[np.ndarray]:
         """Orbits of ``a -> g a g^-1``, the identity class first, then by (size, smallest element)."""
         inv = self.inverses()
-        conj = self.mul[self.mul[:, :], :]  # placeholder to keep shapes explicit below
-        del conj
-        # c[g, a] = g * a * g^-1
-        c = self.mul[np.arange(self.order)[:, None], self.mul[:, inv][np.arange(self.order)[None, :], :].T]
+        c = self.mul[self.mul, inv[:, None]]  # c[g, a] = (g a) g^-1
         seen = np.zeros(self.order, dtype=bool)
         classes = []
         for a in range(self.order):
@@ -65,7 +62,8 @@ class FiniteGroup:
         return out
 
     def product_labels(self) -> np.ndarray:
-        """Class index of ``a*b`` for every row ``(a, b)`` of ``input_grid(|G|, 2)`` (``a`` most significant)."""
+        """Class index of ``a*b`` for every row ``(a, b)`` of ``input_grid(|G|, 2)`` (``a`` most
+        significant)."""
         return self.mul.reshape(-1).astype(np.int64)
 
     def is_abelian(self) -> bool:
@@ -76,12 +74,17 @@ class FiniteGroup:
         n = self.order
         rows_ok = all(len(set(r)) == n for r in self.mul.tolist())
         cols_ok = all(len(set(c)) == n for c in self.mul.T.tolist())
-        ident = bool(np.array_equal(self.mul[0], np.arange(n)) and np.array_equal(self.mul[:, 0], np.arange(n)))
+        ident = bool(
+            np.array_equal(self.mul[0], np.arange(n)) and np.array_equal(self.mul[:, 0], np.arange(n))
+        )
         # (ab)c == a(bc) for all triples, vectorized
         left = self.mul[self.mul[:, :, None], np.arange(n)[None, None, :]]  # mul[mul[a,b], c]
         right = self.mul[np.arange(n)[:, None, None], self.mul[None, :, :]]  # mul[a, mul[b,c]]
-        return {"latin square": rows_ok and cols_ok, "identity": ident,
-                "associative": bool(np.array_equal(left, right))}
+        return {
+            "latin square": rows_ok and cols_ok,
+            "identity": ident,
+            "associative": bool(np.array_equal(left, right)),
+        }
 
 
 def symmetric_group(n: int) -> FiniteGroup:
@@ -89,13 +92,10 @@ def symmetric_group(n: int) -> FiniteGroup:
     if not 1 <= n <= MAX_SYMMETRIC_DEGREE:
         raise InputError(f"S_n is supported for 1 <= n <= {MAX_SYMMETRIC_DEGREE}, got n={n}")
     perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64).reshape(-1, n)
-    index = {tuple(p): i for i, p in enumerate(perms.tolist())}
-    comp = perms[:, None, :][:, :, None, :]  # placeholder for clarity
-    del comp
-    # (a*b)(x) = a[b[x]]
-    prod = np.take_along_axis(np.broadcast_to(perms[:, None, :], (len(perms), len(perms), n)),
-                              np.broadcast_to(perms[None, :, :], (len(perms), len(perms), n)), axis=2)
-    mul = np.array([[index[tuple(r)] for r in row] for row in prod.tolist()], dtype=np.int64)
+    weights = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
+    codes = perms @ weights  # increasing, since the order is lexicographic
+    prod = perms[:, None, :][np.arange(len(perms))[:, None, None], 0, perms[None, :, :]]  # a[b[x]]
+    mul = np.searchsorted(codes, prod @ weights).astype(np.int64)
     labels = [cycle_notation(p) for p in perms.tolist()]
     return FiniteGroup(f"S{n}", mul, labels, perms)
 
@@ -125,7 +125,8 @@ def cycle_notation(perm: list[int]) -> str:
 
 
 def parse_group(name: str) -> FiniteGroup:
-    """``S3``/``S_4``/``s5`` -> symmetric group, ``C7``/``Z7``/``C_7`` -> cyclic group; else :class:`InputError`."""
+    """``S3``/``S_4``/``s5`` -> symmetric group, ``C7``/``Z7``/``C_7`` -> cyclic group; else
+    :class:`InputError`."""
     m = re.fullmatch(r"\s*([SsCcZz])_?(\d+)\s*", str(name))
     if not m:
         raise InputError(f"unknown group {name!r}: use S3..S{MAX_SYMMETRIC_DEGREE} or C<n> (e.g. S4, C7)")

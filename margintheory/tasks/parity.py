@@ -1,0 +1,317 @@
+"""``(n, k)`` sparse parity (Edelman Thm 7.8, line 1603; proof D.7 at 5181).
+
+Inputs: all ``2^n`` points ``x in {+1,-1}^n`` (row ``r``: bit ``j`` of ``r`` set <=> ``x_j = -1``, ``x_0``
+the least
+significant bit); label ``y = prod_{j in S} x_j``, ``|S| = k``.  Network ``f(x) = sum_i (u_i . x)^k w_i`` with
+``u_i in R^n``, ``w_i in R^2``; ``w_i[0]`` is the logit of class ``y = +1``, ``w_i[1]`` of ``y = -1``.
+Norm ``||theta||_{2,k+1} = (sum_i ||(u_i, w_i)||^(k+1))^(1/(k+1))``.
+
+Claims checked: ``gamma* = k! sqrt(2 (k+1)^-(k+1))`` for ``m >= 2^(k-1)``; the ``2^(k-1)``-neuron construction
+``u = sigma/sqrt(k+1)`` on ``S`` (``sigma_1 = +1``), ``w = prod(sigma) b / sqrt(2(k+1))``, ``b = (1, -1)``,
+whose function is ``k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2`` after normalization; the characterization of every
+max-margin neuron (support ``S``, ``|u[j]| = ||w||``, ``w`` along ``b``, ``prod u_S (w . b) >= 0``).
+
+Network file (``.npz``): ``U`` float ``(m, n)``, ``W`` float ``(m, 2)`` (column 0 = class +1), optional ``S``
+int ``(k,)`` (0-based support; default ``0..k-1``); ``k`` is the activation degree and ``|S|``.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from margintheory.atomic import atomic_write_bytes
+from margintheory.checks import Check, VerificationResult, bool_check, close_check
+from margintheory.errors import InputError, NetworkFormatError
+
+EPS = float(np.finfo(np.float64).eps)
+MAX_N = 22
+CHAR_TOL = 1e-9
+B = np.array([1.0, -1.0])
+
+
+@dataclass(frozen=True)
+class ParityNetwork:
+    """``U`` (m x n), ``W`` (m x 2), support ``S`` (k indices); activation degree ``k = len(S)``."""
+
+    U: np.ndarray
+    W: np.ndarray
+    S: np.ndarray
+
+    def __post_init__(self) -> None:
+        U, W = np.asarray(self.U, dtype=np.float64), np.asarray(self.W, dtype=np.float64)
+        S = np.asarray(self.S)
+        if U.ndim != 2 or W.ndim != 2 or W.shape != (U.shape[0], 2) or U.shape[0] < 1:
+            raise NetworkFormatError(f"parity network needs U (m, n) and W (m, 2); got {U.shape}, {W.shape}")
+        if not (np.all(np.isfinite(U)) and np.all(np.isfinite(W))):
+            raise NetworkFormatError("parity network contains non-finite weights")
+        n = U.shape[1]
+        if (
+            S.ndim != 1
+            or S.dtype.kind not in "iu"
+            or len(S) < 1
+            or len(set(S.tolist())) != len(S)
+            or S.min() < 0
+            or S.max() >= n
+        ):
+            raise NetworkFormatError(f"S must be k >= 1 distinct indices in 0..{n - 1}; got {S.tolist()}")
+        object.__setattr__(self, "U", U)
+        object.__setattr__(self, "W", W)
+        object.__setattr__(self, "S", S.astype(np.int64))
+
+    @property
+    def m(self) -> int:
+        return int(self.U.shape[0])
+
+    @property
+    def n(self) -> int:
+        return int(self.U.shape[1])
+
+    @property
+    def k(self) -> int:
+        return int(len(self.S))
+
+    def neuron_norms(self) -> np.ndarray:
+        return np.sqrt((self.U**2).sum(1) + (self.W**2).sum(1))
+
+    def norm(self) -> float:
+        """``||theta||_{2,k+1}``."""
+        return float(np.sum(self.neuron_norms() ** (self.k + 1)) ** (1.0 / (self.k + 1)))
+
+    def normalized(self) -> ParityNetwork:
+        s = self.norm()
+        if s == 0:
+            raise NetworkFormatError("the zero network cannot be normalized")
+        return ParityNetwork(self.U / s, self.W / s, self.S)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        buf = io.BytesIO()
+        np.savez_compressed(buf, U=self.U, W=self.W, S=self.S)
+        atomic_write_bytes(path, buf.getvalue())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], k: int | None = None) -> ParityNetwork:
+        """Read the documented layout; without ``S`` in the file the support is ``0..k-1``."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if not {"U", "W"} <= set(data.files):
+                    raise NetworkFormatError(
+                        f"{path}: a parity network needs arrays 'U' (m, n) and 'W' (m, 2)"
+                    )
+                U, W = data["U"], data["W"]
+                S = data["S"] if "S" in data.files else None
+        except NetworkFormatError:
+            raise
+        except FileNotFoundError:
+            raise NetworkFormatError(f"{path}: no such file") from None
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+            raise NetworkFormatError(
+                f"{path}: not a readable .npz network ({type(exc).__name__}: {exc})"
+            ) from None
+        if S is None:
+            if k is None:
+                raise InputError(f"{path} has no support array 'S': pass --k")
+            S = np.arange(k)
+        try:
+            net = cls(U, W, S)
+        except NetworkFormatError as exc:
+            raise NetworkFormatError(f"{path}: {exc}") from None
+        if k is not None and net.k != k:
+            raise InputError(f"{path}: |S| = {net.k} but --k {k} was given")
+        return net
+
+
+def validate_nk(n: object, k: object) -> tuple[int, int]:
+    """``1 <= k <= n <= MAX_N`` as ints, else :class:`InputError`."""
+    for name, v in (("n", n), ("k", k)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer):
+            raise InputError(f"--{name} must be an integer, got {v!r}")
+    if not 1 <= int(k) <= int(n) <= MAX_N:
+        raise InputError(f"sparse parity needs 1 <= k <= n <= {MAX_N}; got n={n}, k={k}")
+    return int(n), int(k)
+
+
+def gamma_star_parity(k: int) -> float:
+    """``k! sqrt(2 (k+1)^-(k+1))`` (Thm 7.8), float64."""
+    return math.factorial(k) * math.sqrt(2.0 * (k + 1.0) ** -(k + 1))
+
+
+def parity_inputs(n: int) -> np.ndarray:
+    """All ``2^n`` points of ``{+1,-1}^n`` (module docstring order)."""
+    r = np.arange(2**n)[:, None]
+    return 1.0 - 2.0 * ((r >> np.arange(n)[None, :]) & 1)
+
+
+def parity_labels(X: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """``prod_{j in S} x_j`` in ``{+1, -1}``."""
+    return np.prod(X[:, S], axis=1)
+
+
+def parity_logits(net: ParityNetwork, X: np.ndarray) -> np.ndarray:
+    """``sum_i (u_i . x)^k w_i`` for every row of ``X``: shape ``(N, 2)``."""
+    return ((X @ net.U.T) ** net.k) @ net.W
+
+
+def logit_error_bound(net: ParityNetwork) -> float:
+    """A-priori float64 bound on every logit: ``(n + k + m + 2) eps sum_i ||u_i||_1^k max|w_i|``."""
+    return float(
+        (net.n + net.k + net.m + 2) * EPS * np.sum(np.abs(net.U).sum(1) ** net.k * np.abs(net.W).max(1))
+    )
+
+
+def margins(net: ParityNetwork) -> np.ndarray:
+    """``g(x) = f[y] - f[-y]`` on all ``2^n`` points (binary task: the class-weighted margin equals ``g``)."""
+    X = parity_inputs(net.n)
+    L = parity_logits(net, X)
+    y = parity_labels(X, net.S)
+    return np.where(y > 0, L[:, 0] - L[:, 1], L[:, 1] - L[:, 0])
+
+
+def build_parity_construction(
+    n: int, k: int, S: np.ndarray | None = None, normalize: bool = True
+) -> ParityNetwork:
+    """The ``2^(k-1)`` unit neurons of D.7 (``sigma in {+-1}^k``, ``sigma_1 = +1``), scaled to unit norm."""
+    n, k = validate_nk(n, k)
+    S = np.arange(k) if S is None else np.asarray(S)
+    sig = np.array([[1] + [1 - 2 * ((t >> j) & 1) for j in range(k - 1)] for t in range(2 ** (k - 1))], float)
+    U = np.zeros((len(sig), n))
+    U[:, S] = sig / math.sqrt(k + 1)
+    W = np.prod(sig, axis=1)[:, None] * B[None, :] / math.sqrt(2.0 * (k + 1))
+    net = ParityNetwork(U, W, S)
+    return net.normalized() if normalize else net
+
+
+def characterization(net: ParityNetwork, tol: float = CHAR_TOL) -> dict[str, np.ndarray]:
+    """Per active neuron the four properties of Thm 7.8 (relative to the neuron norm ``r_i``)."""
+    r = net.neuron_norms()
+    active = r > tol * r.max()
+    off = np.setdiff1d(np.arange(net.n), net.S)
+    uS = net.U[:, net.S]
+    wn = np.linalg.norm(net.W, axis=1)
+    rr = np.where(active, r, 1.0)
+    return {
+        "active": active,
+        "support": ((np.abs(net.U[:, off]).max(1) if len(off) else np.zeros(net.m)) <= tol * rr)
+        & (np.abs(uS).min(1) > tol * rr),
+        "w_along_b": np.abs(net.W.sum(1)) / math.sqrt(2) <= tol * rr,
+        "equal_magnitudes": np.abs(np.abs(uS) - wn[:, None]).max(1) <= tol * rr,
+        "sign": np.prod(uS, axis=1) * (net.W @ B) >= -tol * rr ** (net.k + 1),
+    }
+
+
+def characterization_checks(net: ParityNetwork, tol: float = CHAR_TOL) -> list[Check]:
+    ch = characterization(net, tol)
+    act = ch["active"]
+    names = {
+        "support": "spt(u_i) = S",
+        "w_along_b": "w_i in span(1, -1)",
+        "equal_magnitudes": "|u_i[j]| = ||w_i|| for j in S",
+        "sign": "prod_S u_i[j] (w_i . b) >= 0",
+    }
+    out = []
+    for key, label in names.items():
+        ok = ch[key] & act
+        out.append(
+            Check(
+                f"every active neuron: {label} (Thm 7.8)",
+                int(act.sum()),
+                int(ok.sum()),
+                tol,
+                bool(ok.sum() == act.sum()),
+                "float",
+                "count of active neurons with the property (tolerance relative to the neuron norm)",
+            )
+        )
+    return out
+
+
+def margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = None) -> tuple[list[Check], dict]:
+    """Normalized margin vs ``gamma*``, weak duality, every point on the margin (uniform ``q*``)."""
+    unit = net.normalized()
+    g = margins(unit)
+    h = float(g.min())
+    err = 2 * logit_error_bound(unit) + 4 * (unit.m + unit.n) * EPS * abs(h)
+    tol = max(err, (rtol or 0.0) * gamma)
+    on = g <= h + tol
+    checks = [
+        bool_check(
+            "normalized margin <= gamma* (weak duality)",
+            h <= gamma + tol,
+            tolerance=tol / gamma,
+            detail=f"margin/gamma* = {h / gamma:.15g}",
+        ),
+        close_check("normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)", gamma, h, tol / gamma),
+        Check(
+            "every input on the margin (uniform q*)",
+            1.0,
+            float(on.mean()),
+            tol,
+            bool(on.all()),
+            "float",
+            f"{int((~on).sum())} of {len(g)} points off",
+        ),
+        close_check(
+            "mean margin E_q*[g] = gamma* (Lemma 7.5, uniform q*)", gamma, float(g.mean()), tol / gamma
+        ),
+    ]
+    return checks, {"normalized_margin": h, "relative_error": abs(h - gamma) / gamma, "margin_tolerance": tol}
+
+
+def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None = None) -> VerificationResult:
+    """All checks of the module docstring on ``net`` (the construction if ``construction``)."""
+    n, k = net.n, net.k
+    gamma = gamma_star_parity(k)
+    title = f"sparse parity (n={n}, k={k}) " + (
+        "construction of D.7" if construction else f"network (m={net.m})"
+    )
+    res = VerificationResult(
+        title,
+        fields={
+            "n": n,
+            "k": k,
+            "S": net.S.tolist(),
+            "width": net.m,
+            "gamma_star": gamma,
+            "theorem_width": 2 ** (k - 1),
+        },
+    )
+    res.add(
+        bool_check(
+            "width m >= 2^(k-1) (Thm 7.8 hypothesis)",
+            net.m >= 2 ** (k - 1),
+            exactness="exact",
+            detail=f"m = {net.m}",
+            informational=not construction,
+        )
+    )
+    checks, fields = margin_checks(net, gamma, rtol)
+    res.checks += checks
+    res.fields.update(fields)
+    res.checks += characterization_checks(net.normalized())
+    if construction:
+        unit = net.normalized()
+        X = parity_inputs(n)
+        c = math.factorial(k) * (k + 1) ** (-(k + 1) / 2) / math.sqrt(2)
+        target = c * parity_labels(X, net.S)[:, None] * B[None, :]
+        dev = float(np.abs(parity_logits(unit, X) - target).max())
+        tol = 2 * logit_error_bound(unit) + 16 * EPS * c
+        res.add(
+            Check(
+                "network function = k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2 (D.7)",
+                0.0,
+                dev,
+                tol,
+                dev <= tol,
+                "float",
+                "max |logit - stated value| over all inputs and both classes",
+            )
+        )
+        res.add(
+            Check("construction width = 2^(k-1)", 2 ** (k - 1), net.m, None, net.m == 2 ** (k - 1), "exact")
+        )
+    return res
