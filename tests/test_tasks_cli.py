@@ -1,0 +1,71 @@
+"""``margintheory verify --task ...`` end to end (in-process), JSON shape and one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from margintheory.cli import main
+from margintheory.tasks import TASK_NAMES, run_task
+
+
+def _json(capsys, argv: list[str]) -> tuple[int, dict]:
+    code = main(argv + ["--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_task_names() -> None:
+    assert {"modular-addition", "parity", "group", "cogo"} <= set(TASK_NAMES)
+
+
+@pytest.mark.parametrize("argv", [
+    ["verify", "--task", "parity", "--n", "10", "--k", "4"],
+    ["verify", "--task", "group", "--group", "S4"],
+    ["verify", "--task", "group", "--group", "C7"],
+    ["verify", "--task", "cogo", "--construction", "F6", "--d", "7"],
+])
+def test_verified_runs(capsys, argv) -> None:
+    code, out = _json(capsys, argv)
+    assert code == 0 and out["verdict"] == "verified"
+    assert all({"name", "expected", "measured", "passed"} <= set(c) for c in out["checks"])
+
+
+def test_refuted_cogo_reports_correction(capsys) -> None:
+    code, out = _json(capsys, ["verify", "--task", "cogo", "--construction", "F46", "--d", "9"])
+    assert code == 1 and out["verdict"] == "refuted"
+    assert out["corrected"]["loss"] < 1e-12 and out["paper"]["loss"] > 0.1
+
+
+def test_parity_network_file(tmp_path, capsys) -> None:
+    from margintheory.tasks.parity import build_parity_construction
+
+    path = tmp_path / "p.npz"
+    build_parity_construction(7, 3).save(path)
+    code, out = _json(capsys, ["verify", "--task", "parity", "--network", str(path)])
+    assert code == 0 and out["n"] == 7 and out["k"] == 3
+
+
+@pytest.mark.parametrize("argv", [
+    ["verify", "--task", "parity", "--n", "3"],
+    ["verify", "--task", "parity", "--n", "3", "--k", "5"],
+    ["verify", "--task", "group", "--group", "Q8"],
+    ["verify", "--task", "group"],
+    ["verify", "--task", "cogo", "--construction", "F6"],
+    ["verify", "--task", "cogo", "--construction", "F6", "--d", "1000"],
+])
+def test_bad_input_is_one_line_exit_2(capsys, argv) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("margintheory verify: error:") and "\n" not in err
+
+
+def test_run_task_modular_addition_wraps_core() -> None:
+    import argparse
+
+    args = argparse.Namespace(task="modular-addition", p=5, k=2, network=None, max_memory=None, force=True,
+                              max_seconds=None, rtol=None)
+    res = run_task(args)
+    assert res.verdict == "verified" and res.fields["task"]["name"] == "modular-addition"
+    assert np.isclose(res.fields["normalized_margin"], res.fields["gamma_star"], rtol=1e-12)
