@@ -1,0 +1,183 @@
+"""Figures of a trained network (matplotlib, Agg backend; every figure as PNG and PDF, written atomically).
+
+* :func:`plot_embeddings` - like Shi Fig. 4.1 / C.1: for a few neurons, the weights ``u_1..u_k, w`` (dots) with
+  their trigonometric (cosine) interpolation, the unique function of period ``p`` with the same DFT
+  (frequencies ``-(p-1)/2..(p-1)/2``), and the one-sided power spectrum.
+* :func:`plot_frequency_distribution` - like Shi Fig. 4.2 / C.2: histogram of the neurons' dominant frequencies and
+  the distribution of the max normalized power of the embeddings at initialization vs at the end.
+* :func:`plot_margin_history` - like Edelman Fig. 7.1c: normalized margin over training with the ``gamma*`` line.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from margintheory import theory  # noqa: E402
+from margintheory.atomic import atomic_write_bytes  # noqa: E402
+from margintheory.fourier import dft, one_sided_power  # noqa: E402
+from margintheory.network import PolyNetwork  # noqa: E402
+from margintheory.training.metrics import fourier_summary  # noqa: E402
+
+VECTOR_COLORS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
+
+
+def save_figure(fig: plt.Figure, stem: str | os.PathLike[str]) -> list[Path]:
+    """Write ``stem.png`` and ``stem.pdf`` atomically; returns the paths."""
+    out = []
+    for ext in ("png", "pdf"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext, dpi=130, bbox_inches="tight")
+        path = Path(f"{stem}.{ext}")
+        atomic_write_bytes(path, buf.getvalue())
+        out.append(path)
+    plt.close(fig)
+    return out
+
+
+def cosine_interpolation(v: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``(1/p) sum_{|j| <= p/2} v^(j) e^{2 pi i j t / p}``: equals ``v`` at integer ``t`` (real for odd ``p``)."""
+    p = v.shape[-1]
+    F = dft(v)
+    j = np.arange(p)
+    j = np.where(j > p // 2, j - p, j)
+    return (F[None, :] * np.exp(2j * np.pi * np.outer(t, j) / p)).sum(axis=1).real / p
+
+
+def pick_neurons(net: PolyNetwork, count: int, seed: int = 0) -> np.ndarray:
+    """``count`` random neurons (seeded) among those with ``||theta_i|| >= max/2`` (the neurons that carry weight)."""
+    r = net.neuron_norms()
+    active = np.flatnonzero(r >= 0.5 * r.max())
+    pool = active if active.size >= count else np.argsort(-r)[:count]
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(pool, size=min(count, pool.size), replace=False))
+
+
+def plot_embeddings(net: PolyNetwork, stem: str | os.PathLike[str], count: int = 4, seed: int = 0,
+                    title: str = "") -> list[Path]:
+    """Shi Fig. 4.1: weights with cosine interpolation (left columns) and one-sided power spectra (right)."""
+    p, k = net.p, net.k
+    idx = pick_neurons(net, count, seed)
+    vecs = np.concatenate([net.U, net.W[:, None, :]], axis=1)
+    names = [f"u{j + 1}" for j in range(k)] + ["w"]
+    fig, axes = plt.subplots(len(idx), k + 2, figsize=(2.6 * (k + 2), 1.9 * len(idx)), squeeze=False)
+    x = np.arange(p)
+    t = np.linspace(0, p - 1, 400)
+    P = one_sided_power(vecs[idx])
+    for row, i in enumerate(idx):
+        for col in range(k + 1):
+            ax = axes[row, col]
+            ax.plot(t, cosine_interpolation(vecs[i, col], t), color="lightsteelblue", lw=2)
+            ax.plot(x, vecs[i, col], "o", color=VECTOR_COLORS[col % len(VECTOR_COLORS)], ms=3)
+            ax.set_xticks([] if row < len(idx) - 1 else [0, p - 1])
+            ax.tick_params(labelsize=7)
+            if row == 0:
+                ax.set_title(f"{names[col]}[x]", fontsize=9)
+            if col == 0:
+                ax.set_ylabel(f"neuron {i}", fontsize=8)
+        ax = axes[row, k + 1]
+        share = P[row] / np.maximum(P[row].sum(axis=-1, keepdims=True), 1e-300)
+        width = 0.8 / (k + 1)
+        for col in range(k + 1):
+            ax.bar(np.arange(share.shape[-1]) + (col - k / 2) * width, share[col], width=width,
+                   color=VECTOR_COLORS[col % len(VECTOR_COLORS)], label=names[col])
+        ax.set_ylim(0, 1.05)
+        ax.tick_params(labelsize=7)
+        if row == 0:
+            ax.set_title("normalized power by frequency", fontsize=9)
+            ax.legend(fontsize=6, ncol=k + 1, loc="upper right")
+        if row == len(idx) - 1:
+            ax.set_xlabel("frequency j (one-sided)", fontsize=8)
+    fig.suptitle(title or f"neuron weights and their Fourier power (p={p}, k={k}, m={net.m})", fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
+def plot_frequency_distribution(final: PolyNetwork, stem: str | os.PathLike[str],
+                                initial: PolyNetwork | None = None, title: str = "") -> list[Path]:
+    """Shi Fig. 4.2: (a) dominant-frequency histogram, (b)/(c) max normalized power of the embeddings u_j."""
+    p = final.p
+    fs = fourier_summary(final.U, final.W)
+    panels = 3 if initial is not None else 2
+    fig, axes = plt.subplots(1, panels, figsize=(4.2 * panels, 3.2))
+    freqs = theory.frequencies(p)
+    counts = np.bincount(fs.dominant_frequency, minlength=p // 2 + 1)
+    ax = axes[0]
+    ax.bar(np.arange(counts.size), counts, color="tab:blue")
+    ax.set_xlabel("dominant frequency")
+    ax.set_ylabel("neurons")
+    covered = sum(1 for z in freqs if counts[z] > 0)
+    ax.set_title(f"(a) frequencies at the end: {covered}/{len(freqs)} used", fontsize=9)
+    bins = np.linspace(0, 1, 41)
+    nets = ([("initialization", initial, "tab:gray")] if initial is not None else []) + [("end", final, "tab:green")]
+    for ax, (label, net, color) in zip(axes[1:], nets, strict=True):
+        mp = _embedding_max_power(net)
+        ax.hist(mp, bins=bins, color=color)
+        ax.set_xlim(0, 1.02)
+        ax.set_xlabel("max normalized power of u_j")
+        ax.set_ylabel("embedding vectors")
+        ax.set_title(f"({'b' if label == 'initialization' else chr(ord('a') + panels - 1)}) {label}: "
+                     f"mean {mp.mean():.3f}, min {mp.min():.3f}", fontsize=9)
+    fig.suptitle(title or f"frequency usage and sparsity (p={p}, k={final.k}, m={final.m})", fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
+def _embedding_max_power(net: PolyNetwork) -> np.ndarray:
+    P = one_sided_power(net.U)  # (m, k, h)
+    tot = P.sum(axis=-1)
+    return np.where(tot > 0, P.max(axis=-1) / np.where(tot > 0, tot, 1.0), 0.0).ravel()
+
+
+def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.PathLike[str],
+                        title: str = "") -> list[Path]:
+    """Edelman Fig. 7.1c: normalized margin vs step with the ``gamma*`` line; right: sparsity and accuracy."""
+    steps = np.array([h["step"] for h in history], dtype=float)
+    nm = np.array([_num(h["normalized_margin"]) for h in history])
+    gamma = theory.gamma_star(p, k) if p % 2 else None
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    ax.plot(steps, nm, color="tab:blue", label="normalized margin")
+    if gamma is not None:
+        ax.axhline(gamma, color="tab:red", ls="--", label=f"gamma* = {gamma:.4g}")
+        ax.set_ylim(max(float(np.nanmin(nm)), -gamma) - 0.05 * gamma, 1.12 * gamma)
+        ax.set_title(f"final margin / gamma* = {nm[-1] / gamma:.4f}", fontsize=9)
+    ax.set_xlabel("step")
+    ax.set_ylabel("h(theta / ||theta||_{2,k+1})")
+    ax.legend(fontsize=8, loc="lower right")
+    for key, label, color in (("mean_max_power", "mean max normalized power", "tab:green"),
+                              ("train_acc", "train accuracy", "tab:gray"), ("test_acc", "test accuracy", "tab:olive")):
+        vals = np.array([_num(h.get(key)) for h in history])
+        if np.isfinite(vals).any():
+            ax2.plot(steps, vals, color=color, label=label)
+    ax2.set_ylim(-0.02, 1.05)
+    ax2.set_xlabel("step")
+    ax2.legend(fontsize=8, loc="lower right")
+    fig.suptitle(title or f"training p={p}, k={k}", fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
+def _num(v: object) -> float:
+    return float("nan") if v is None else float(v)
+
+
+def training_figures(out_dir: str | os.PathLike[str]) -> list[Path]:
+    """All three figures of a ``margintheory train`` output directory (``network.npz``, ``initial.npz``, history)."""
+    out = Path(out_dir)
+    final = PolyNetwork.load(out / "network.npz")
+    initial = PolyNetwork.load(out / "initial.npz") if (out / "initial.npz").exists() else None
+    doc = json.loads((out / "history.json").read_text())
+    cfg = doc["config"]
+    tag = f"p={cfg['p']}, k={cfg['k']}, m={cfg['width']}, {doc['history'][-1]['step']} steps"
+    written = plot_embeddings(final, out / "embeddings", title=f"trained neurons ({tag})")
+    written += plot_frequency_distribution(final, out / "frequencies", initial, title=f"frequencies ({tag})")
+    written += plot_margin_history(doc["history"], cfg["p"], cfg["k"], out / "margin", title=f"training ({tag})")
+    return written

@@ -1,0 +1,295 @@
+"""Training loop: seeds, data split, mini-batches, schedule, progress bar, checkpoints and exact resume.
+
+Minimizes ``mean CE + lambda * R(theta)`` (:mod:`.objective`; Shi Lemma 4.7, Edelman Thm 7.1) over the training
+part of ``D_p`` (all ``p^k`` points, :func:`margintheory.margins.input_grid`).  Randomness comes from three
+generators derived from ``seed`` (``[seed, 0]`` initialization, ``[seed, 1]`` train/test split, ``[seed, 2]``
+mini-batches); the mini-batch generator's state is checkpointed, so a resumed run makes bit-for-bit the same updates
+as an uninterrupted one.  Each history row describes the parameters *after* ``step`` updates (row 0 = initialization).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from margintheory import theory
+from margintheory.atomic import atomic_write_text
+from margintheory.errors import InputError, SolverError
+from margintheory.margins import input_grid
+from margintheory.network import PolyNetwork
+from margintheory.training.checkpoint import TrainState, load_checkpoint, save_checkpoint
+from margintheory.training.metrics import HISTORY_FIELDS, measure
+from margintheory.training.objective import REGULARIZERS, Batch, cross_entropy, forward, objective_and_grad
+from margintheory.training.objective import regularizer_value_and_grad as penalty_of
+from margintheory.training.optim import OptimizerState, Schedule
+
+
+@dataclass
+class TrainConfig:
+    """Hyper-parameters of a run (all of them are saved with the checkpoint and the history).
+
+    Defaults: Adam, betas (0.9, 0.98) and 10 warm-up steps as in Shi's setup (Shi 8680-8690), cosine decay,
+    the papers' regularizer ``lambda ||theta||_{2,k+1}`` with ``lambda = 1e-3``, full batch, no test split.
+    """
+
+    p: int
+    k: int
+    width: int
+    steps: int = 3000
+    lam: float = 1e-3
+    regularizer: str = "norm"
+    optimizer: str = "adam"
+    lr: float = 5e-3
+    schedule: str = "cosine"
+    warmup: int = 10
+    final_fraction: float = 0.0
+    milestones: list[int] = field(default_factory=list)
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    weight_decay: float = 0.0
+    batch_size: int | None = None
+    train_fraction: float = 1.0
+    seed: int = 0
+    init_scale: float | None = None
+    log_every: int = 1
+    checkpoint_every: int = 500
+
+    def __post_init__(self) -> None:
+        theory.validate_pk(self.p, self.k)
+        checks = [
+            (self.width >= 1, f"width must be >= 1, got {self.width}"),
+            (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
+            (self.lam >= 0 and math.isfinite(self.lam), f"lambda must be >= 0, got {self.lam}"),
+            (self.regularizer in REGULARIZERS, f"regularizer must be one of {REGULARIZERS}, got {self.regularizer!r}"),
+            (0 < self.train_fraction <= 1, f"train fraction must be in (0, 1], got {self.train_fraction}"),
+            (self.batch_size is None or self.batch_size >= 1, f"batch size must be >= 1, got {self.batch_size}"),
+            (self.log_every >= 1 and self.checkpoint_every >= 1, "log/checkpoint intervals must be >= 1"),
+            (self.weight_decay >= 0, f"weight decay must be >= 0, got {self.weight_decay}"),
+            (self.init_scale is None or self.init_scale > 0, f"init scale must be > 0, got {self.init_scale}"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise InputError(msg)
+        n_train = int(round(self.train_fraction * self.p**self.k))
+        if n_train < 1:
+            raise InputError(f"train fraction {self.train_fraction} leaves no training point out of {self.p**self.k}")
+        self.schedule_obj()  # validates lr, schedule kind, warm-up
+        OptimizerState(self.optimizer, tuple(self.betas))  # validates the optimizer name and betas
+
+    def schedule_obj(self) -> Schedule:
+        return Schedule(self.lr, self.steps, self.schedule, self.warmup, self.final_fraction, tuple(self.milestones))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass
+class TrainResult:
+    """The trained network, the network at initialization, the history and whether the run finished."""
+
+    config: TrainConfig
+    network: PolyNetwork
+    initial: PolyNetwork
+    history: list[dict[str, float]]
+    seconds: float
+    finished: bool
+
+
+def initial_parameters(cfg: TrainConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian initialization, standard deviation ``init_scale`` (default ``1/sqrt(p)``), generator ``[seed, 0]``."""
+    rng = np.random.default_rng([cfg.seed, 0])
+    scale = cfg.init_scale if cfg.init_scale is not None else 1.0 / math.sqrt(cfg.p)
+    U = rng.normal(0.0, scale, (cfg.width, cfg.k, cfg.p))
+    W = rng.normal(0.0, scale, (cfg.width, cfg.p))
+    return U, W
+
+
+def train_mask(cfg: TrainConfig) -> np.ndarray:
+    """Mask over :func:`input_grid` rows of the training points (seeded permutation, generator ``[seed, 1]``)."""
+    n = cfg.p**cfg.k
+    mask = np.zeros(n, dtype=bool)
+    n_train = int(round(cfg.train_fraction * n))
+    mask[np.random.default_rng([cfg.seed, 1]).permutation(n)[:n_train]] = True
+    return mask
+
+
+def fresh_state(cfg: TrainConfig) -> TrainState:
+    U, W = initial_parameters(cfg)
+    rng = np.random.default_rng([cfg.seed, 2])
+    return TrainState(cfg.to_dict(), U, W, 0, 0, {}, rng.bit_generator.state, [], 0.0)
+
+
+class _Run:
+    """One training session (possibly continuing a checkpoint)."""
+
+    def __init__(self, cfg: TrainConfig, state: TrainState) -> None:
+        self.cfg = cfg
+        self.state = state
+        self.all_data = Batch.from_inputs(input_grid(cfg.p, cfg.k), cfg.p)
+        self.mask = train_mask(cfg)
+        self.train = self.all_data.subset(np.flatnonzero(self.mask))
+        self.sched = cfg.schedule_obj()
+        self.opt = OptimizerState(cfg.optimizer, tuple(cfg.betas), weight_decay=cfg.weight_decay,
+                                  moments=state.moments, t=state.opt_t)
+        self.rng = np.random.default_rng()
+        self.rng.bit_generator.state = state.rng_state
+        self.gamma = theory.gamma_star(cfg.p, cfg.k) if cfg.p % 2 == 1 else None
+
+    def batch(self) -> Batch:
+        bs = self.cfg.batch_size
+        if bs is None or bs >= self.train.n:
+            return self.train
+        return self.train.subset(np.sort(self.rng.choice(self.train.n, size=bs, replace=False)))
+
+    def record(self, lr: float, seconds: float) -> dict[str, float]:
+        s = self.state
+        logits_all = forward(s.U, s.W, self.all_data.inputs).logits
+        data_loss, _ = cross_entropy(logits_all[self.mask], self.all_data.labels[self.mask])
+        penalty, _, _ = penalty_of(s.U, s.W, self.cfg.regularizer)
+        row = {"step": s.step, "lr": lr, "loss": data_loss + self.cfg.lam * penalty, "data_loss": data_loss}
+        row.update(measure(s.U, s.W, logits_all, self.all_data.labels, self.mask, self.gamma))
+        row["seconds"] = seconds
+        s.history.append(row)
+        return row
+
+    def update(self) -> float:
+        s = self.state
+        lr = self.sched(s.step + 1)
+        val = objective_and_grad(s.U, s.W, self.batch(), self.cfg.lam, self.cfg.regularizer)
+        if not math.isfinite(val.total):
+            raise SolverError(f"training diverged at step {s.step + 1} (objective {val.total}); lower --lr")
+        self.opt.step({"U": s.U, "W": s.W}, {"U": val.grad_U, "W": val.grad_W}, lr)
+        s.step += 1
+        if not (np.all(np.isfinite(s.U)) and np.all(np.isfinite(s.W))):
+            raise SolverError(f"training diverged at step {s.step} (non-finite weights); lower --lr")
+        return lr
+
+    def snapshot(self) -> TrainState:
+        s = self.state
+        s.opt_t = self.opt.t
+        s.moments = self.opt.moments
+        s.rng_state = self.rng.bit_generator.state
+        return s
+
+
+ProgressHook = Callable[[dict[str, float], int], None]
+
+
+def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None, resume: bool = False,
+          stop_after: int | None = None, progress: bool = False, hook: ProgressHook | None = None) -> TrainResult:
+    """Run (or continue) training.
+
+    ``checkpoint``: file written every ``cfg.checkpoint_every`` steps, at the end, and on interruption
+    (``KeyboardInterrupt`` saves the current step, then re-raises).  ``resume``: continue from that file if it
+    exists (its configuration must equal ``cfg`` except for ``steps``).  ``stop_after``: stop after this many
+    updates in this session (used to test resuming).  ``progress``: show a rich progress bar.
+    """
+    state = _initial_state(cfg, checkpoint, resume)
+    run = _Run(cfg, state)
+    initial = PolyNetwork(*initial_parameters(cfg))
+    t_start = time.perf_counter() - state.seconds
+    if not state.history:
+        run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0)
+    target = cfg.steps if stop_after is None else min(cfg.steps, state.step + stop_after)
+    bar = _ProgressBar(cfg, state.step) if progress else None
+    try:
+        while state.step < target:
+            lr = run.update()
+            if state.step % cfg.log_every == 0 or state.step == cfg.steps:
+                row = run.record(lr, time.perf_counter() - t_start)
+                if bar:
+                    bar.update(row)
+                if hook:
+                    hook(row, target)
+            if checkpoint is not None and state.step % cfg.checkpoint_every == 0:
+                state.seconds = time.perf_counter() - t_start
+                save_checkpoint(checkpoint, run.snapshot())
+    except KeyboardInterrupt:
+        if checkpoint is not None:
+            state.seconds = time.perf_counter() - t_start
+            save_checkpoint(checkpoint, run.snapshot())
+        raise
+    finally:
+        if bar:
+            bar.close()
+    state.seconds = time.perf_counter() - t_start
+    if checkpoint is not None:
+        save_checkpoint(checkpoint, run.snapshot())
+    net = PolyNetwork(state.U.copy(), state.W.copy())
+    return TrainResult(cfg, net, initial, state.history, state.seconds, state.step >= cfg.steps)
+
+
+def _initial_state(cfg: TrainConfig, checkpoint: str | os.PathLike[str] | None, resume: bool) -> TrainState:
+    if not (resume and checkpoint is not None and Path(checkpoint).exists()):
+        return fresh_state(cfg)
+    state = load_checkpoint(checkpoint)
+    saved = dict(state.config)
+    mine = cfg.to_dict()
+    diff = sorted(k for k in mine if k != "steps" and saved.get(k) != mine[k])
+    if diff:
+        detail = ", ".join(f"{k}: checkpoint {saved.get(k)!r} vs now {mine[k]!r}" for k in diff)
+        raise InputError(f"{checkpoint}: checkpoint was written with different settings ({detail})")
+    if state.U.shape != (cfg.width, cfg.k, cfg.p):
+        raise InputError(f"{checkpoint}: parameters have shape {state.U.shape}, expected {(cfg.width, cfg.k, cfg.p)}")
+    state.config = mine
+    return state
+
+
+class _ProgressBar:
+    """rich progress bar showing loss, accuracy and normalized margin / gamma*."""
+
+    def __init__(self, cfg: TrainConfig, start: int) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.progress = Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                                 TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
+                                 transient=False)
+        self.progress.start()
+        self.task = self.progress.add_task("train", total=cfg.steps, completed=start, info="")
+
+    def update(self, row: dict[str, float]) -> None:
+        info = (f"loss {row['loss']:.3e}  acc {row['train_acc']:.3f}  "
+                f"margin/gamma* {row['ratio']:.4f}  max-power {row['mean_max_power']:.3f}")
+        self.progress.update(self.task, completed=row["step"], info=info)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def history_csv(history: list[dict[str, float]]) -> str:
+    """The history as CSV text with the columns :data:`HISTORY_FIELDS`."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(HISTORY_FIELDS), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in history:
+        writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
+    return buf.getvalue()
+
+
+def write_history(out_dir: str | os.PathLike[str], result: TrainResult) -> None:
+    """``history.csv`` and ``history.json`` (with the configuration and wall time) written atomically."""
+    import json
+
+    out = Path(out_dir)
+    atomic_write_text(out / "history.csv", history_csv(result.history))
+    doc = {"config": result.config.to_dict(), "seconds": result.seconds, "finished": result.finished,
+           "gamma_star": theory.gamma_star(result.config.p, result.config.k) if result.config.p % 2 else None,
+           "history": [{k: _finite_or_none(v) for k, v in row.items()} for row in result.history]}
+    atomic_write_text(out / "history.json", json.dumps(doc, indent=1, allow_nan=False))
+
+
+def _finite_or_none(v: Any) -> Any:
+    return None if isinstance(v, float) and not math.isfinite(v) else v
