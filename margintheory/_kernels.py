@@ -7,8 +7,8 @@ gives identical values up to float64 rounding (tested in ``tests/test_margins.py
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 
@@ -60,7 +60,9 @@ def power_of_sums_numpy(S: np.ndarray, T: np.ndarray, k: int, out: np.ndarray) -
     return out
 
 
-def power_of_sums(S: np.ndarray, T: np.ndarray, k: int, out: np.ndarray, *, use_numba: bool | None = None) -> np.ndarray:
+def power_of_sums(
+    S: np.ndarray, T: np.ndarray, k: int, out: np.ndarray, *, use_numba: bool | None = None
+) -> np.ndarray:
     """``out[b*p + a, :] = (S[b, :] + T[a, :]) ** k`` for all ``b, a`` (``out`` has shape ``(nb*p, m)``)."""
     if use_numba is None:
         use_numba = HAVE_NUMBA

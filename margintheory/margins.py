@@ -206,9 +206,11 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
     prefix_U = [np.ascontiguousarray(net.U[:, j, :].T) for j in range(k - 1)]
     A_buf = np.empty((nb * p, m))
     last = np.arange(p)
+    all_digits = input_grid(p, k - 1) if k > 1 else np.zeros((1, 0), dtype=np.int64)
+    prefix_sums = all_digits.sum(axis=1)
     for b0 in range(0, n_prefix, nb):
         b1 = min(n_prefix, b0 + nb)
-        digits = input_grid(p, k - 1)[b0:b1] if k > 1 else np.zeros((1, 0), dtype=np.int64)
+        digits = all_digits[b0:b1]
         S = np.zeros((b1 - b0, m))
         for j in range(k - 1):
             S += prefix_U[j][digits[:, j]]
@@ -217,7 +219,7 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
         power_of_sums(S, T, k, A, use_numba=use_numba)
         L = A @ W
         if labels is None:
-            y = ((digits.sum(axis=1)[:, None] + last[None, :]) % p).reshape(-1)
+            y = ((prefix_sums[b0:b1, None] + last[None, :]) % p).reshape(-1)
         else:
             y = labels[b0 * p : b1 * p]
         r = np.arange(rows)

@@ -46,7 +46,9 @@ def checks_table(checks: list[Check], title: str | None = None) -> Table:
     return table
 
 
-def render_text(result: VerificationResult, console: Console | None = None, show_fields: list[str] | None = None) -> None:
+def render_text(
+    result: VerificationResult, console: Console | None = None, show_fields: list[str] | None = None
+) -> None:
     """Print the result as a table plus its notes and verdict."""
     if console is None:
         console = Console(highlight=False)

@@ -37,6 +37,7 @@ def _base_fields(p: int, k: int) -> dict:
         "gamma_star": theory.gamma_star(p, k) if applicable else None,
         "gamma_star_exact": str(theory.gamma_star_exact(p, k)) if applicable else None,
         "theorem_width": theory.construction_width(p, k) if applicable else None,
+        "relative_error": None,
     }
 
 
@@ -151,13 +152,20 @@ def construction_logit_checks(p: int, k: int, max_memory: int, max_seconds: floa
         Check("network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)", 0.0, dev, tol, dev <= tol,
               "float", "max |mean logit - cosine sum| over (label, class), unnormalized construction"),
         close_check("correct-label logit (unnormalized) = (p-1)/2", exp_correct, correct, 1e-12),
-        close_check("mean wrong-label logit (unnormalized) = mean_{x != 0} sum_zeta cos(2 pi zeta x/p)", exp_wrong, wrong,
-                    1e-12,
+        close_check("mean wrong-label logit (unnormalized) = mean_{x != 0} sum_zeta cos(2 pi zeta x/p)",
+                    exp_wrong, wrong, 1e-12,
                     relative=False),
         Check("paper's stated wrong-label value 0 (Shi Lemma C.17)", 0.0, wrong, 1e-12, abs(wrong) <= 1e-12, "float",
               "the paper's claim; the computed value differs" if abs(wrong) > 1e-12 else "", informational=True),
     ]
-    fields = {"construction_correct_logit": correct, "construction_wrong_logit": wrong}
+    unit = raw.norm() ** (k + 1)
+    fields = {
+        "construction_correct_logit": correct,
+        "construction_wrong_logit": wrong,
+        "normalized_correct_logit": correct / unit,
+        "normalized_wrong_logit": wrong / unit,
+        "normalized_margin_from_logits": (correct - wrong) / unit,
+    }
     return checks, fields
 
 
@@ -206,6 +214,11 @@ def verify_construction(p: int, k: int, *, max_memory: int = DEFAULT_MAX_MEMORY,
     checks, fields = construction_logit_checks(p, k, max_memory, max_seconds)
     result.checks.extend(checks)
     result.fields.update(fields)
+    if p % 2:
+        # the margin seen on the logit values: (correct - wrong) / ||theta||^(k+1) must equal the engine's margin
+        measured = result.fields["normalized_margin"]
+        result.add(close_check("correct - wrong logit (normalized) = measured margin", measured,
+                               fields["normalized_margin_from_logits"], 1e-10))
     return result
 
 

@@ -35,7 +35,10 @@ def test_cosine_expansion_numerically(k, seed):
     a = np.random.default_rng(seed).uniform(-4, 4, size=k + 1)
     terms = cosine_expansion_terms(k)
     assert len(terms) == 2**k
-    val = sum(sign * np.prod([np.sin(v) if b_i else np.cos(v) for b_i, v in zip(b, a)]) for b, sign in terms)
+    def factor(b_i, v):
+        return np.sin(v) if b_i else np.cos(v)
+
+    val = sum(sign * np.prod([factor(b_i, v) for b_i, v in zip(b, a, strict=True)]) for b, sign in terms)
     assert math.isclose(val, math.cos(a.sum()), abs_tol=1e-12)
 
 
@@ -55,7 +58,7 @@ def test_construction_metadata_and_counts():
     specs = construction_neuron_specs(p, k)
     assert net.m == len(specs) == 96
     per = {(int(f), tuple(t), tuple(s)) for f, t, s in zip(net.metadata["frequency"], net.metadata["term"],
-                                                              net.metadata["sign"])}
+                                                              net.metadata["sign"], strict=True)}
     assert len(per) == net.m  # one neuron per (frequency, term, sign vector)
     assert np.isclose(net.norm(), 1.0)
 

@@ -55,7 +55,8 @@ def test_normalized_margin_invariant_under_scaling_and_permutation(net, alpha, r
     rnd.shuffle(perm)
     for other in (net.scaled(alpha), net.permuted(np.array(perm))):
         res = exhaustive_margin(other)
-        assert abs(res.normalized_margin - base.normalized_margin) <= res.normalized_tolerance + base.normalized_tolerance
+        tol = res.normalized_tolerance + base.normalized_tolerance
+        assert abs(res.normalized_margin - base.normalized_margin) <= tol
 
 
 @given(st.sampled_from([3, 5, 7]), st.integers(1, 3), st.integers(0, 2**32 - 1))

@@ -27,7 +27,10 @@ def _tasks():
             raise
         return None
     return tasks if hasattr(tasks, "run_task") else None
-SUMMARY_FIELDS = ["gamma_star", "gamma_star_exact", "normalized_margin", "relative_error", "width", "frequencies_covered"]
+SUMMARY_FIELDS = [
+    "gamma_star", "gamma_star_exact", "normalized_margin", "relative_error", "width", "frequencies_covered",
+    "normalized_correct_logit", "normalized_wrong_logit", "construction_correct_logit", "construction_wrong_logit",
+]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
