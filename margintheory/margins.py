@@ -237,10 +237,8 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
 
 
 def _accumulate_by_label(M: np.ndarray, y: np.ndarray, L: np.ndarray) -> None:
-    """``M[y[r], :] += L[r, :]`` for every row (a one-hot GEMM, cheap next to the main product)."""
-    onehot = np.zeros((M.shape[0], len(y)))
-    onehot[y, np.arange(len(y))] = 1.0
-    M += onehot @ L
+    """``M[y[r], :] += L[r, :]`` for every row (unbuffered scatter-add; O(rows * p), cheap next to the GEMM)."""
+    np.add.at(M, y, L)
 
 
 def _finish(net: PolyNetwork, margins: np.ndarray, spread: np.ndarray, M: np.ndarray, seconds: float,
