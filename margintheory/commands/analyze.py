@@ -1,0 +1,87 @@
+"""``margintheory analyze NETWORK --p P --k K``: how close is a (trained) network to a max-margin one?
+
+Wiring only: :func:`margintheory.training.analysis.analyze_network` (built on ``verify_network``) for the checks,
+:mod:`margintheory.training.io` for loading (``.npz`` or a PyTorch state dict when torch is installed) and
+:mod:`margintheory.training.figures` for ``--plots``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from margintheory.cli import byte_size
+from margintheory.errors import InputError
+from margintheory.margins import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
+from margintheory.report import emit
+
+SUMMARY_FIELDS = [
+    "gamma_star", "normalized_margin", "ratio_to_gamma_star", "width", "theorem_width", "fraction_sparse",
+    "weighted_fraction_sparse", "fraction_optimal", "weighted_fraction_optimal", "phase_residual_max",
+    "frequency_histogram", "frequency_tv_to_construction", "frequencies_covered", "frequencies_covered_at_tolerance",
+    "construction_normalized_margin", "ratio_to_construction", "multidim_dft_min_real",
+]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = sub.add_parser(
+        "analyze",
+        help="measure how close a network is to the max-margin characterisation",
+        description="Normalized margin vs gamma*, per-neuron Fourier sparsity and phase residuals, fraction of "
+        "neurons in the optimal single-neuron set, frequency histogram, multidimensional DFT (Lemma C.20) and a "
+        "comparison with the construction. NETWORK is a .npz (arrays U (m,k,p), W (m,p)) or, when torch is "
+        "installed, a PyTorch state dict (.pt/.pth: tensors U and W, or embed.{j}.weight (p,m) and out.weight "
+        "(p,m)). Exit codes: 0 verified, 1 refuted, 2 bad input.",
+    )
+    parser.add_argument("network", metavar="NETWORK", help="network file (.npz, or .pt/.pth with torch)")
+    parser.add_argument("--p", type=int, required=True, help="modulus p")
+    parser.add_argument("--k", type=int, required=True, help="number of inputs k")
+    parser.add_argument("--plots", metavar="DIR", help="write embedding / frequency (and margin) figures to DIR")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
+    parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
+                        help="memory budget of the exhaustive engine (default 2 GiB)")
+    parser.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
+                        help="refuse runs estimated to take longer (default %(default)s s)")
+    parser.add_argument("--rtol", type=float, default=None,
+                        help="relative tolerance for 'equals gamma*' claims (default: float64 error bound only)")
+    parser.add_argument("--tolerance", type=float, default=1e-2,
+                        help="Fourier tolerance of the sparsity / optimal-set measurements (default %(default)s)")
+    parser.add_argument("--no-construction", action="store_true", help="skip the comparison with the construction")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from margintheory.training.analysis import analyze_network
+    from margintheory.training.io import load_network
+
+    if args.rtol is not None and not (0 <= args.rtol < 1):
+        raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
+    net = load_network(args.network)
+    result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=args.max_seconds,
+                             rtol=args.rtol, tolerance=args.tolerance,
+                             compare_construction=not args.no_construction, title=f"analysis of {args.network}")
+    if args.plots:
+        result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots))]
+    return emit(result, args.json, SUMMARY_FIELDS)
+
+
+def _plots(net, network_path: Path, out: Path) -> list[Path]:
+    """Embeddings and frequency figures; the margin curve and init-vs-end too when ``margintheory train`` wrote
+    ``history.json`` / ``initial.npz`` next to the network."""
+    from margintheory.network import PolyNetwork
+    from margintheory.training import figures
+
+    here = network_path.parent
+    initial = PolyNetwork.load(here / "initial.npz") if (here / "initial.npz").exists() else None
+    if initial is not None and initial.U.shape != net.U.shape:
+        initial = None
+    written = figures.plot_embeddings(net, out / "embeddings")
+    written += figures.plot_frequency_distribution(net, out / "frequencies", initial)
+    hist = here / "history.json"
+    if hist.exists():
+        doc = json.loads(hist.read_text())
+        if doc.get("config", {}).get("width") == net.m:
+            written += figures.plot_margin_history(doc["history"], net.p, net.k, out / "margin")
+    return written

@@ -1,0 +1,155 @@
+"""Analysis of any network against the max-margin theory: how close is it to the characterisation of Theorem C.22?
+
+Builds on :func:`margintheory.verification.verify_network` (margin = ``gamma*``, points on the margin, condition C.1,
+Lemma C.15's optimal neurons, Lemma C.20's coverage and multidimensional DFT; strict float tolerances unless
+``rtol`` is given) and adds the measurements that say *how far* a trained network is from a max-margin one:
+
+* ``ratio_to_gamma_star``: normalized margin / ``gamma*`` (Lemma C.15);
+* per-neuron Fourier sparsity (one-sided max normalized power) and phase residuals
+  ``phi_u1 + ... + phi_uk - phi_w`` (:func:`margintheory.fourier.neuron_fourier`);
+* the fraction of neurons in the optimal single-neuron set within the stated ``tolerance`` (unweighted and weighted
+  by ``||theta_i||^(k+1)``, the neuron's share of the margin budget, so that dead neurons do not count);
+* the frequency histogram and its total-variation distance to the construction's (uniform, ``2^(2k-1)`` neurons
+  per frequency, Lemma C.18);
+* a comparison with the construction: its exhaustively measured normalized margin and width.
+
+All the added checks are *informational* (they measure, they do not decide); the verdict is that of
+``verify_network`` with the given ``rtol``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from margintheory import theory
+from margintheory.checks import Check, VerificationResult
+from margintheory.construction import build_construction
+from margintheory.errors import InputError
+from margintheory.fourier import neuron_fourier
+from margintheory.margins import DEFAULT_MAX_MEMORY, exhaustive_margin
+from margintheory.network import PolyNetwork
+from margintheory.verification import verify_network
+
+DEFAULT_ANALYSIS_TOLERANCE = 1e-2
+
+
+def check_shapes(net: PolyNetwork, p: int, k: int) -> None:
+    """Refuse a network whose shapes do not match the requested task with one clear sentence."""
+    theory.validate_pk(p, k)
+    if (net.p, net.k) != (p, k):
+        raise InputError(f"network has k={net.k} inputs and p={net.p} classes (U shape {net.U.shape}, W shape "
+                         f"{net.W.shape}) but --p {p} --k {k} was requested")
+
+
+def norm_shares(net: PolyNetwork) -> np.ndarray:
+    """``||theta_i||^(k+1) / ||theta||_{2,k+1}^(k+1)``: each neuron's share of the norm budget (sums to 1)."""
+    r = net.neuron_norms() / net.neuron_norms().max()
+    w = r ** (net.k + 1)
+    return w / w.sum()
+
+
+def neuron_analysis(net: PolyNetwork, tolerance: float) -> tuple[list[Check], dict]:
+    """Sparsity, phase residuals and optimal-set membership of every neuron, with ``tolerance`` stated."""
+    nf = neuron_fourier(net, tolerance)
+    share = norm_shares(net)
+    opt = nf.in_optimal_set
+    single = nf.single_frequency
+    min_power = nf.max_power.min(axis=1)
+    covered = sorted({int(z) for z in nf.frequency[single]} & set(theory.frequencies(net.p)))
+    fields = {
+        "analysis_tolerance": tolerance,
+        "frequencies_covered_at_tolerance": covered,
+        "neuron_max_power_min": float(min_power.min()),
+        "neuron_max_power_mean": float(nf.max_power.mean()),
+        "neuron_max_power_quantiles": [float(q) for q in np.quantile(min_power, [0.0, 0.1, 0.5, 0.9, 1.0])],
+        "fraction_sparse": float(single.mean()),
+        "weighted_fraction_sparse": float(share[single].sum()),
+        "phase_residual_max": float(np.abs(nf.phase_residual).max()),
+        "phase_residual_weighted_mean": float(np.sum(share * np.abs(nf.phase_residual))),
+        "fraction_optimal": float(opt.mean()),
+        "weighted_fraction_optimal": float(share[opt].sum()),
+        "neuron_frequency": nf.frequency,
+        "neuron_phase_residual": nf.phase_residual,
+    }
+    detail = (f"max normalized power >= 1 - {tolerance:g}, equal norms within {tolerance:g} (relative), phase "
+              f"residual <= 2 pi sqrt({tolerance:g}) rad")
+    checks = [
+        Check(f"fraction of neurons single-frequency (tolerance {tolerance:g})", 1.0, fields["fraction_sparse"],
+              tolerance, bool(single.all()), "float",
+              f"weighted by norm share: {fields['weighted_fraction_sparse']:.6g}", informational=True),
+        Check(f"fraction of neurons in the optimal set (tolerance {tolerance:g})", 1.0, fields["fraction_optimal"],
+              tolerance, bool(opt.all()), "float",
+              f"{detail}; weighted by norm share: {fields['weighted_fraction_optimal']:.6g}", informational=True),
+        Check(f"every frequency used by a single-frequency neuron (tolerance {tolerance:g})",
+              theory.frequencies(net.p), covered, tolerance, covered == theory.frequencies(net.p), "float",
+              informational=True),
+    ]
+    return checks, fields
+
+
+def frequency_comparison(net: PolyNetwork, p: int, k: int) -> tuple[list[Check], dict]:
+    """Frequency histogram (norm-share weighted) vs the construction's uniform histogram (Lemma C.18)."""
+    nf = neuron_fourier(net)
+    share = norm_shares(net)
+    counts = np.bincount(nf.frequency, minlength=p // 2 + 1)
+    mass = np.bincount(nf.frequency, weights=share, minlength=p // 2 + 1)
+    freqs = theory.frequencies(p)
+    uniform = np.zeros(p // 2 + 1)
+    uniform[freqs] = 1.0 / len(freqs)
+    tv = 0.5 * float(np.abs(mass - uniform).sum())
+    fields = {"frequency_histogram": counts, "frequency_mass": mass, "frequency_tv_to_construction": tv}
+    check = Check("norm mass per frequency vs the construction's uniform split (total variation)", 0.0, tv, None,
+                  tv <= 1e-9, "float", "0 = every frequency carries the same share of ||theta||^(k+1)",
+                  informational=True)
+    return [check], fields
+
+
+def multidim_dft_sign(result: VerificationResult) -> Check:
+    """Lemma C.20's sign claim alone: ``Re f^(j,...,j,-j) > 0`` for all ``j != 0`` (``verify_network`` also asks
+    the imaginary part to vanish to float64 accuracy, which a trained network only meets approximately)."""
+    values = np.asarray(result.fields["multidim_dft"], dtype=complex)
+    scale = float(np.abs(values).max())
+    rel_imag = float(np.abs(values.imag).max()) / scale if scale > 0 else 0.0
+    return Check("Re f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20, sign only)", "> 0", float(values.real.min()),
+                 None, bool(values.real.min() > 0), "float",
+                 f"normalized network; max |imag| / max |value| = {rel_imag:.3e}", informational=True)
+
+
+def construction_comparison(net: PolyNetwork, p: int, k: int, margin: float, max_memory: int) -> tuple[list, dict]:
+    """The construction's measured normalized margin and width next to the network's."""
+    ref = build_construction(p, k)
+    res = exhaustive_margin(ref, max_memory)
+    ratio = margin / res.normalized_margin
+    fields = {"construction_width": ref.m, "construction_normalized_margin": res.normalized_margin,
+              "ratio_to_construction": ratio, "width_over_theorem_width": net.m / theory.construction_width(p, k)}
+    check = Check("normalized margin / construction's normalized margin", 1.0, ratio, res.normalized_tolerance,
+                  abs(ratio - 1.0) <= res.normalized_tolerance / res.normalized_margin + 1e-12, "float",
+                  f"construction (m={ref.m}) measured {res.normalized_margin:.15g}", informational=True)
+    return [check], fields
+
+
+def analyze_network(net: PolyNetwork, p: int, k: int, *, max_memory: int = DEFAULT_MAX_MEMORY,
+                    max_seconds: float | None = None, rtol: float | None = None,
+                    tolerance: float = DEFAULT_ANALYSIS_TOLERANCE, compare_construction: bool = True,
+                    title: str | None = None) -> VerificationResult:
+    """``verify_network`` plus the informational measurements of the module docstring."""
+    check_shapes(net, p, k)
+    if not (0 < tolerance < 1):
+        raise InputError(f"tolerance must be in (0, 1), got {tolerance}")
+    result = verify_network(net, p, k, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
+                            title=title or f"analysis of a network (p={p}, k={k}, m={net.m})")
+    unit = net.normalized()
+    result.add(multidim_dft_sign(result))
+    parts = [neuron_analysis(unit, tolerance), frequency_comparison(unit, p, k)]
+    if compare_construction and p % 2 == 1:
+        parts.append(construction_comparison(net, p, k, result.fields["normalized_margin"], max_memory))
+    for checks, fields in parts:
+        result.checks.extend(checks)
+        result.fields.update(fields)
+    if p % 2 == 1:
+        result.notes.append(
+            f"normalized margin = {result.fields['ratio_to_gamma_star']:.6f} x gamma*; "
+            f"{100 * result.fields['weighted_fraction_optimal']:.2f}% of the norm budget is in optimal neurons "
+            f"(tolerance {tolerance:g})"
+        )
+    return result
