@@ -24,7 +24,7 @@ from margintheory.tasks.cogo_algebra import (
     theorem1_loss,
     to_network,
 )
-from margintheory.tasks.cogo_task import potential_sets, verify_cogo
+from margintheory.tasks.cogo_task import memorization_margin, potential_sets, verify_cogo
 
 
 @settings(max_examples=25, deadline=None)
@@ -122,7 +122,9 @@ def test_f46_paper_bias_and_corrected_bias(d: int) -> None:
 def test_memorization_is_zero_loss(d: int) -> None:
     con = cc.build_memorization(d)
     assert con.z.order == d * d
-    assert forward_loss(to_network(con.z)[0]) < 1e-12
+    net = to_network(con.z)[0]
+    assert forward_loss(net) < 1e-12
+    assert exhaustive_margin(net.normalized()).normalized_margin == pytest.approx(memorization_margin(d), rel=1e-12)
 
 
 def test_verify_cogo_results() -> None:

@@ -199,6 +199,13 @@ def margin_connection(
     ]
     nm = core.fields.get("normalized_margin")
     g = theory.gamma_star(d, 2) if d % 2 else None
+    tol = float(core.fields.get("margin_tolerance") or 0.0) + 1e-14 * abs(nm)
+    if con.name == "memorize":
+        expect = memorization_margin(d)
+        checks.append(
+            Check("normalized margin = 2 / (3 sqrt(3 d) (d-1)^1.5) (derived here, see memorization_margin)",
+                  expect, nm, tol, abs(nm - expect) <= tol, "float", "= gamma* sqrt(2/(d-1)) for odd d", True)
+        )
     fields = {
         "normalized_margin": nm,
         "gamma_star": g,
@@ -206,6 +213,14 @@ def margin_connection(
         "core_verdict": core.verdict,
     }
     return checks, fields, list(core.notes)
+
+
+def memorization_margin(d: int) -> float:
+    """``L_{2,3}``-normalized margin of Corollary 3's network, derived (not in the paper): node ``(j1, j2)`` has
+    ``w_a = d^(-2/3) (d delta_{-j1} - 1)`` etc.; summing over nodes, only the ``alpha beta`` cross term survives and
+    ``f(a, b)[c] = 2 (d delta_{c = a+b} - 1)`` (margin ``2d``); each node has squared norm ``3 d^(-1/3) (d-1)``,
+    so ``||theta||^3 = d^2 (3 d^(-1/3) (d-1))^1.5`` and the normalized margin is ``2 / (3 sqrt(3d) (d-1)^1.5)``."""
+    return 2.0 / (3.0 * math.sqrt(3.0 * d) * (d - 1) ** 1.5)
 
 
 def algebra_checks(d: int) -> tuple[list[Check], dict]:
