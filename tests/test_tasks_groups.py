@@ -66,7 +66,7 @@ def test_s5_character_table_matches_paper_table_d1() -> None:
     assert ours == {tuple(r) for r in paper.tolist()}
     sizes = [len(G.conjugacy_classes()[i]) for i in order]
     assert sizes == [1, 10, 15, 20, 30, 24, 20]
-    standard = [r for r, R in zip(X[:, order].tolist(), irreps, strict=True) if R.name == "[4,1]"][0]
+    standard = [r for r, R in zip(X[:, order].tolist(), irreps, strict=True) if R.name == "(4,1)"][0]
     assert standard[1] == 2
 
 

@@ -79,11 +79,11 @@ CLAIMS = {  # which of Lemma 1's sets the paper claims for each construction (Tr
     "F46": {"R_g": True, "R_c": True, "R_n": False, "R_*": True, "R_n_summed": True, "zero_loss": True},
 }
 SET_LABELS = {
-    "R_g": "r[k,k,k] = 1 (1-set R_g)",
-    "R_c": "r[k1,k2,k] = 0 unless k1=k2=k (0-set R_c)",
-    "R_n": "r_p[k',-k',k] = 0 (0-set R_n)",
-    "R_*": "r_p[k',m-k',k] = 0, m != 0 (0-set R_*)",
-    "R_n_summed": "sum_p sum_k' r_p[k',-k',k] = 0 (Corollary 5's weaker condition)",
+    "R_g": "r(k,k,k) = 1 (1-set R_g)",
+    "R_c": "r(k1,k2,k) = 0 unless k1=k2=k (0-set R_c)",
+    "R_n": "r_p(k',-k',k) = 0 (0-set R_n)",
+    "R_*": "r_p(k',m-k',k) = 0, m != 0 (0-set R_*)",
+    "R_n_summed": "sum_p sum_k' r_p(k',-k',k) = 0 (Corollary 5's weaker condition)",
 }
 
 

@@ -210,8 +210,8 @@ def characterization_checks(net: ParityNetwork, tol: float = CHAR_TOL) -> list[C
     names = {
         "support": "spt(u_i) = S",
         "w_along_b": "w_i in span(1, -1)",
-        "equal_magnitudes": "|u_i[j]| = ||w_i|| for j in S",
-        "sign": "prod_S u_i[j] (w_i . b) >= 0",
+        "equal_magnitudes": "|u_i(j)| = ||w_i|| for j in S",
+        "sign": "prod_S u_i(j) (w_i . b) >= 0",
     }
     out = []
     for key, label in names.items():
@@ -256,7 +256,7 @@ def margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = None) -
             f"{int((~on).sum())} of {len(g)} points off",
         ),
         close_check(
-            "mean margin E_q*[g] = gamma* (Lemma 7.5, uniform q*)", gamma, float(g.mean()), tol / gamma
+            "mean margin E_q*(g) = gamma* (Lemma 7.5, uniform q*)", gamma, float(g.mean()), tol / gamma
         ),
     ]
     return checks, {"normalized_margin": h, "relative_error": abs(h - gamma) / gamma, "margin_tolerance": tol}

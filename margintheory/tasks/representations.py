@@ -133,7 +133,7 @@ def symmetric_irreps(G: FiniteGroup) -> list[Irrep]:
             mats = extend_from_generators(
                 G, gens, [young_orthogonal_generator(tabs, i) for i in range(n - 1)]
             )
-        irreps.append(Irrep("[" + ",".join(map(str, lam)) + "]", mats))
+        irreps.append(Irrep("(" + ",".join(map(str, lam)) + ")", mats))
     return irreps
 
 
