@@ -69,3 +69,24 @@ def test_run_task_modular_addition_wraps_core() -> None:
     res = run_task(args)
     assert res.verdict == "verified" and res.fields["task"]["name"] == "modular-addition"
     assert np.isclose(res.fields["normalized_margin"], res.fields["gamma_star"], rtol=1e-12)
+
+
+def test_group_and_cogo_network_files(tmp_path, capsys) -> None:
+    from margintheory.tasks import group_margin as gm
+    from margintheory.tasks.cogo_algebra import to_network
+    from margintheory.tasks.cogo_constructions import build_f6
+    from margintheory.tasks.groups import symmetric_group
+    from margintheory.tasks.representations import real_irreps
+
+    irreps = real_irreps(symmetric_group(3))
+    net = gm.mixture_network(irreps, gm.theorem79_weights(np.array([R.dim for R in irreps])))
+    path = tmp_path / "s3.npz"
+    net.save(path)
+    code, out = _json(capsys, ["verify", "--task", "group", "--group", "S3", "--network", str(path)])
+    assert code == 0 and out["verdict"] == "verified"
+    assert main(["verify", "--task", "group", "--group", "S4", "--network", str(path)]) == 2
+    capsys.readouterr()
+    cogo = tmp_path / "f6.npz"
+    to_network(build_f6(5).z)[0].save(cogo)
+    code, out = _json(capsys, ["verify", "--task", "cogo", "--network", str(cogo)])
+    assert code == 0 and out["loss"] < 1e-12 and out["core_verdict"] == "verified"
