@@ -1,0 +1,10 @@
+"""Symbolic derivations and exact verification (issue 3): every proof step of THEORY.md sections 3-4 as a
+machine-checked object.
+
+* :mod:`.derivation`        the ``Derivation`` / ``Step`` objects (checks: exact | numeric | assumed).
+* :mod:`.cyclotomic`        exact arithmetic in ``Q(omega_N)`` with integer vectors.
+* :mod:`.identities`        Lemma C.16 (sum-to-product) and (C.21) (cosine expansion).
+* :mod:`.fourier_reduction` Lemma C.14 for symbolic weight vectors.
+* :mod:`.bound_chain`       Lemma C.15 with ``p`` and ``k`` as symbols: the closed form of ``gamma*``.
+* :mod:`.exact`             exact verification of the Lemma C.18 construction; the per-frequency cosine sum.
+"""

@@ -1,0 +1,371 @@
+"""Exact verification of the construction of Lemma C.18 (Shi 8388-8520) for small ``(p, k)``.
+
+Every logit of the (unnormalized) construction is an integer combination of products of ``cos`` and ``sin`` of
+``2 pi t / p``; it is computed exactly in ``Z[omega_N]``, ``N = lcm(p, 4)`` (:mod:`.cyclotomic`), reduced modulo
+the cyclotomic polynomial and read off as a rational number.  The neurons are taken from
+:func:`margintheory.construction.construction_neuron_specs` (not re-derived here).  From the exact logits:
+
+* the margin ``h``, the wrong-label values, "every point on the margin", "all wrong labels equal" (condition C.1);
+* the network function against ``sum_{zeta=1}^{(p-1)/2} cos(2 pi zeta (a_1+...+a_k-c)/p)``, itself computed
+  exactly for every residue ``x = a_1+...+a_k-c`` (:func:`per_frequency_cosine_sum_exact`);
+* the norm: the construction splits each coefficient evenly over its ``k+1`` vectors (balanced amplitudes,
+  ``build_construction``), so ``||theta_i||^(k+1) = |c_i| Q_i^((k+1)/2)`` with ``Q_i`` the exact sum of the squared
+  norms of its ``k+1`` unit-amplitude cos/sin vectors (each computed exactly; ``p/2`` for odd ``p``);
+* ``normalized margin = h / sum_i ||theta_i||^(k+1)`` compared with ``gamma*`` exactly (both are positive with
+  rational squares, so equality of the squares is equality; sympy's difference is also reported);
+* each neuron's single-neuron objective ``eta(0) - E_{delta != 0} eta(delta)`` (Def. C.12-C.13) computed exactly
+  from its definition, and compared with ``gamma* ||theta_i||^(k+1)`` (Lemma C.15: equality <=> optimal neuron);
+* the sum of the neuron objectives against the mean class-weighted margin of the exact logits (Lemma C.5).
+
+The per-frequency sum for *all* odd ``p`` (symbolically, ``p = 2n + 1``) is :func:`per_frequency_sum_derivation`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from functools import reduce
+
+import numpy as np
+import sympy as sp
+
+from margintheory import theory
+from margintheory.checks import Check, VerificationResult, bool_check
+from margintheory.construction import NeuronSpec, construction_neuron_specs
+from margintheory.errors import RefusedError
+from margintheory.margins import input_grid
+from margintheory.symbolic.cyclotomic import (
+    cyclic_mul,
+    cyclic_pow,
+    field_order,
+    rational_parts,
+    rational_value,
+    twice_cos,
+    twice_trig,
+)
+from margintheory.symbolic.derivation import Derivation
+
+MAX_ENTRIES = 30_000_000  # p^(k+1) * lcm(p, 4) integers held at once (int64): 240 MB
+
+
+# ---------------------------------------------------------------- the per-frequency cosine sum
+
+def per_frequency_cosine_sum_exact(p: int, x: int) -> sp.Rational:
+    """``sum_{zeta=1}^{floor((p-1)/2)} cos(2 pi zeta x / p)`` exactly, in ``Q(omega_N)`` (Shi 8380, 8440)."""
+    p, _ = theory.validate_pk(p, 1)
+    n = field_order(p)
+    total = reduce(np.add, (twice_cos(z * x, p) for z in theory.frequencies(p)), np.zeros(n, dtype=np.int64))
+    return rational_value(total) / 2
+
+
+def per_frequency_sum_derivation(p_max: int = 31) -> Derivation:
+    """``S(x) = sum_{zeta=1}^{n} cos(2 pi zeta x / p)``, ``p = 2n + 1``: ``n`` if ``p | x``, else ``-1/2``.
+
+    Proved for all odd ``p`` with ``n`` and ``x`` symbols (steps 1-5; step 4 is the one argued fact), and checked
+    exactly per ``p`` in ``Q(omega_p)`` for every odd ``p <= p_max`` and every residue ``x``.  The paper
+    (Shi Lemma C.17 line 8380, Lemma C.18 line 8442) states ``0`` for ``x != 0``: the computed value is ``-1/2``.
+    """
+    n = sp.Symbol("n", integer=True, positive=True)
+    x, z = sp.Symbol("x", integer=True), sp.Symbol("zeta", integer=True)
+    r, theta = sp.Symbol("r"), sp.Symbol("theta", real=True)
+    p = 2 * n + 1
+    S = sp.Function("S")(x)
+    d = Derivation("Per-frequency cosine sum S(x) = sum_{zeta=1}^{(p-1)/2} cos(2 pi zeta x/p), p = 2n+1 odd")
+    d.exact(sp.Eq(2 * sp.cos(z * theta), sp.exp(sp.I * z * theta) + sp.exp(-sp.I * z * theta)),
+            "Euler's formula, termwise (r = exp(i theta), theta = 2 pi x / p)", "Shi 8380 (second step)",
+            proof=lambda: sp.simplify((2 * sp.cos(z * theta)).rewrite(sp.exp)
+                                      - sp.exp(sp.I * z * theta) - sp.exp(-sp.I * z * theta)) == 0,
+            scope="all integers zeta, real theta")
+    two_sided = sp.Sum(r**z, (z, -n, n))
+    d.exact(sp.Eq(1 + sp.Sum(r**z + r**(-z), (z, 1, n)), two_sided),
+            "re-indexing zeta -> -zeta: 1 + 2 S(x) is the two-sided geometric sum", "Shi 8380",
+            proof=lambda: _reindexing_holds(r, z, n),
+            method="sympy summation of the three geometric sums; both branches (r = 1, r != 1) simplified to 0",
+            scope="all n >= 1, all r")
+    closed = r**(-n) * (1 - r**p) / (1 - r)
+    d.exact(sp.Eq(two_sided, closed), "geometric series for r != 1", "Shi 8380",
+            proof=lambda: sp.simplify(sp.summation(r**z, (z, -n, n)).args[1][0] - closed) == 0,
+            method="sympy summation (branch r != 1) minus the closed form simplified to 0", scope="all n >= 1")
+    d.exact(sp.Eq(sp.exp(2 * sp.pi * sp.I * x / p) ** p, 1), "r^p = exp(2 pi i x) = 1 for integer x",
+            "Shi 8380", proof=lambda: sp.simplify(sp.exp(2 * sp.pi * sp.I * x / p) ** p) == 1,
+            scope="all integers x, all n")
+    d.assumed(sp.Eq(sp.exp(2 * sp.pi * sp.I * x / p), 1), "r = 1 exactly when p divides x", "standard",
+              reason="exp(i t) = 1 iff t is in 2 pi Z; not machine-checked")
+    d.exact(sp.Eq(S, sp.Piecewise((n, sp.Eq(sp.Mod(x, p), 0)), (sp.Rational(-1, 2), True))),
+            "p | x: S = n = (p-1)/2 (sum of n ones); otherwise 1 + 2 S = r^(-n)(1 - r^p)/(1 - r) = 0",
+            "Shi 8380 (corrected)",
+            proof=lambda: sp.summation(sp.Integer(1), (z, 1, n)) == n and sp.simplify(closed.subs(r**p, 1)) == 0,
+            method="sympy: sum of ones = n; closed form with r^p = 1 is 0", scope="all odd p = 2n + 1")
+    odd = [q for q in range(3, p_max + 1, 2)]
+    d.exact(sp.Eq(S, sp.Piecewise(((sp.Symbol("p") - 1) / 2, sp.Eq(x, 0)), (sp.Rational(-1, 2), True))),
+            f"exact per p in Q(omega_lcm(p,4)) for every residue x, odd p = 3..{p_max}", "Shi 8380 (corrected)",
+            proof=lambda: all(per_frequency_cosine_sum_exact(q, t) == (sp.Rational(q - 1, 2) if t == 0
+                                                                      else sp.Rational(-1, 2))
+                              for q in odd for t in range(q)),
+            method="cyclotomic-field arithmetic, reduced modulo Phi_N", scope=f"p in {{3, 5, ..., {p_max}}}")
+    d.notes.append("The paper (Shi 8380 for k = 3, 8442 for general k) states S(x) = 0 for x != 0; the computed "
+                   "value is -1/2. Its intermediate step sum_{zeta=1}^{p-1} exp(2 pi i zeta x/p)/2 is correct and "
+                   "also equals -1/2. The conclusions survive: all wrong labels are equal (C.1) and the "
+                   "unnormalized margin is (p-1)/2 - (-1/2) = p/2, not (p-1)/2.")
+    return d
+
+
+def _reindexing_holds(r: sp.Symbol, z: sp.Symbol, n: sp.Symbol) -> bool:
+    """``1 + sum_1^n r^z + sum_1^n r^-z - sum_-n^n r^z = 0`` in both branches of sympy's closed forms."""
+    parts = [sp.summation(r**z, (z, 1, n)), sp.summation(r**(-z), (z, 1, n)), sp.summation(r**z, (z, -n, n))]
+    if not all(isinstance(e, sp.Piecewise) and len(e.args) == 2 for e in parts):
+        return False
+    return all(sp.simplify(1 + parts[0].args[i][0] + parts[1].args[i][0] - parts[2].args[i][0]) == 0
+               for i in (0, 1))
+
+
+# ---------------------------------------------------------------- exact logits of the construction
+
+@dataclass(frozen=True)
+class ExactLogits:
+    """``logits = numerators / denominator`` exactly; rows in :func:`margintheory.margins.input_grid` order."""
+
+    p: int
+    k: int
+    numerators: np.ndarray   # (p**k, p) int64
+    denominator: int
+    all_rational: bool
+    neuron_objectives: list[sp.Rational | None]  # exact single-neuron objective per spec (None: irrational)
+    seconds: float
+
+
+def _coefficient_scale(specs: list[NeuronSpec]) -> int:
+    """Least common denominator ``L`` of the coefficients (so that ``L * c_i`` are integers)."""
+    return reduce(math.lcm, (int(sp.Rational(s.coefficient).q) for s in specs), 1)
+
+
+def _factor_tables(p: int, zetas: list[int]) -> dict[tuple[int, int, int], np.ndarray]:
+    """``2 phi(zeta * sign * x)`` for ``x = 0..p-1`` as ``(p, N)`` integer arrays, keyed ``(zeta, is_sine, sign)``."""
+    return {(z, kind, sgn): np.stack([twice_trig(kind, sgn * z * x, p) for x in range(p)])
+            for z in zetas for kind in (0, 1) for sgn in (1, -1)}
+
+
+def _neuron_objective(uk_by_label: np.ndarray, w_table: np.ndarray, p: int, k: int) -> sp.Rational | None:
+    """``eta(0) - E_{delta != 0} eta(delta)`` of one neuron with unit-amplitude factors (Def. C.12-C.13).
+
+    ``uk_by_label[y] = sum_{a: a_1+...+a_k = y} (2u(a))^k`` and ``w_table[c] = 2 w(c)``; so
+    ``eta(delta) = 2^-(k+1) p^-k sum_y uk_by_label[y] w_table[y - delta]`` and, with ``sum_delta eta(delta)`` fixed,
+    the objective is ``p/(p-1) (eta(0) - mean_delta eta(delta))``.
+    """
+    at_label = cyclic_mul(uk_by_label, w_table).sum(axis=0)
+    total = cyclic_mul(uk_by_label.sum(axis=0), w_table.sum(axis=0))
+    consts, ok = rational_parts(np.stack([at_label, total]))
+    if not ok:
+        return None
+    eta0, eta_sum = (sp.Integer(int(v)) for v in consts)
+    scale = sp.Integer(2) ** (k + 1) * sp.Integer(p) ** k
+    return sp.Rational(p, p - 1) * (eta0 - eta_sum / p) / scale
+
+
+def exact_construction_logits(p: int, k: int, max_entries: int = MAX_ENTRIES) -> ExactLogits:
+    """All ``p^k x p`` logits of the unnormalized construction, exactly (module docstring)."""
+    p, k = theory.validate_pk(p, k)
+    n = field_order(p)
+    if p ** (k + 1) * n > max_entries:
+        raise RefusedError(f"exact verification holds p^(k+1) * lcm(p,4) = {p ** (k + 1) * n} integers; the limit is "
+                           f"{max_entries}: use the float verifier (margintheory verify without --exact)")
+    start = time.perf_counter()
+    specs = construction_neuron_specs(p, k)
+    scale = _coefficient_scale(specs)
+    grid = input_grid(p, k)
+    labels = grid.sum(axis=1) % p
+    tables = _factor_tables(p, sorted({s.frequency for s in specs}))
+    groups: dict[tuple[int, int], np.ndarray] = {}
+    objectives: list[sp.Rational | None] = []
+    for spec in specs:
+        z, b = spec.frequency, spec.term
+        u = sum(sgn * tables[(z, b[j], 1)][grid[:, j]] for j, sgn in enumerate(spec.signs))
+        uk = cyclic_pow(np.asarray(u, dtype=np.int64), k)
+        by_label = np.zeros((p, n), dtype=np.int64)
+        np.add.at(by_label, labels, uk)
+        w_table = tables[(z, b[k], -1)]
+        obj = _neuron_objective(by_label, w_table, p, k)
+        objectives.append(None if obj is None else sp.Rational(spec.coefficient) * obj)
+        key = (z, b[k])
+        groups[key] = groups.get(key, 0) + int(sp.Rational(spec.coefficient) * scale) * uk
+    full = np.zeros((p**k, p, n), dtype=np.int64)
+    for (z, kind), acc in groups.items():
+        full += cyclic_mul(acc[:, None, :], tables[(z, kind, -1)][None, :, :])
+    consts, ok = rational_parts(full)
+    return ExactLogits(p, k, consts, 2 ** (k + 1) * scale, ok, objectives, time.perf_counter() - start)
+
+
+# ---------------------------------------------------------------- norms and the verdict
+
+def factor_squared_norm(p: int, zeta: int, is_sine: int) -> sp.Rational:
+    """``sum_x phi(2 pi zeta x / p)^2`` exactly (``p/2`` for ``2 zeta != 0 mod p``)."""
+    table = np.stack([twice_trig(is_sine, zeta * x, p) for x in range(p)])
+    return rational_value(cyclic_mul(table, table).sum(axis=0)) / 4
+
+
+def neuron_norm_powers(specs: list[NeuronSpec], p: int, k: int) -> list[sp.Expr]:
+    """``||theta_i||_2^(k+1) = |c_i| Q_i^((k+1)/2)`` with balanced amplitudes (``build_construction``'s split)."""
+    cache: dict[tuple[int, int], sp.Rational] = {}
+
+    def sq(z: int, kind: int) -> sp.Rational:
+        if (z, kind) not in cache:
+            cache[(z, kind)] = factor_squared_norm(p, z, kind)
+        return cache[(z, kind)]
+
+    return [abs(sp.Rational(s.coefficient)) * sum(sq(s.frequency, b) for b in s.term) ** sp.Rational(k + 1, 2)
+            for s in specs]
+
+
+def _exact_margin_stats(ex: ExactLogits) -> dict:
+    """Margin, wrong-label extremes and the per-point margins from exact integer numerators."""
+    F, D = ex.numerators, ex.denominator
+    p, k = ex.p, ex.k
+    labels = input_grid(p, k).sum(axis=1) % p
+    rows = np.arange(F.shape[0])
+    correct = F[rows, labels]
+    wrong = F.copy()
+    wrong[rows, labels] = np.iinfo(np.int64).min
+    wmax = wrong.max(axis=1)
+    wrong[rows, labels] = np.iinfo(np.int64).max
+    wmin = wrong.min(axis=1)
+    g = correct - wmax
+    h = int(g.min())
+    wrong_sum = F.sum(axis=1) - correct
+    cw_total = sp.Rational(int(((p - 1) * correct - wrong_sum).sum()), (p - 1) * D)  # sum_a g'(a), tau uniform
+    return {"h": sp.Rational(h, D), "all_on_margin": bool(np.all(g == h)), "wrong_equal": bool(np.all(wmax == wmin)),
+            "correct_values": sorted({sp.Rational(int(v), D) for v in correct}),
+            "wrong_values": sorted({sp.Rational(int(v), D) for v in np.concatenate([wmax, wmin])}),
+            "mean_class_weighted": cw_total / F.shape[0]}
+
+
+def verify_construction_exact(p: int, k: int, *, max_entries: int = MAX_ENTRIES) -> VerificationResult:
+    """The claims of Theorem C.22 on the Lemma C.18 construction, in exact arithmetic (same shape as the float
+    :func:`margintheory.verification.verify_construction`; every check has ``exactness="exact"``)."""
+    p, k = theory.validate_pk(p, k)
+    start = time.perf_counter()
+    specs = construction_neuron_specs(p, k)
+    ex = exact_construction_logits(p, k, max_entries)
+    applicable = p % 2 == 1
+    gamma = theory.gamma_star_exact(p, k) if applicable else None
+    fields: dict = {"p": p, "k": k, "hypothesis": theory.hypothesis_status(p),
+                    "gamma_star": float(gamma) if gamma is not None else None,
+                    "gamma_star_exact": str(gamma) if gamma is not None else None,
+                    "theorem_width": theory.construction_width(p, k) if applicable else None,
+                    "width": len(specs), "exactness": "exact", "relative_error": None}
+    result = VerificationResult(f"construction of Lemma C.18 (p={p}, k={k}), exact arithmetic", fields=fields)
+    result.applicable = applicable
+    result.add(bool_check("hypothesis: p is an odd prime (as the papers assume)", theory.is_prime(p) and p % 2 == 1,
+                          exactness="exact", detail=f"p = {p} is {fields['hypothesis'].replace('-', ' ')}",
+                          informational=True))
+    if applicable:
+        width = theory.construction_width(p, k)
+        result.add(Check("width = 2^(2k-1)(p-1)/2 (Lemma C.18)", width, len(specs), None, width == len(specs),
+                         "exact"))
+    result.add(bool_check("every logit is a rational number (exact, in Q(omega_N))", ex.all_rational,
+                          exactness="exact", detail=f"{ex.numerators.size} logits reduced modulo Phi_{field_order(p)}"))
+    if not ex.all_rational:
+        return result
+    stats = _exact_margin_stats(ex)
+    _add_function_checks(result, ex, stats)
+    _add_margin_checks(result, specs, ex, stats, gamma)
+    fields["seconds"] = time.perf_counter() - start
+    result.notes.append("exact: logits computed as integer polynomials in omega_N, reduced modulo the cyclotomic "
+                        "polynomial Phi_N; norms with the "
+                        "balanced split of build_construction; no floating point in any check.")
+    if not applicable:
+        result.notes.append(f"p = {p} is even: gamma* is not applicable; the exact margin is reported.")
+    return result
+
+
+def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dict) -> None:
+    """The stated network function ``sum_zeta cos_zeta(a_1+...+a_k-c)`` and the paper's value 0 for wrong labels."""
+    p, k = ex.p, ex.k
+    S = [per_frequency_cosine_sum_exact(p, x) for x in range(p)]
+    labels = input_grid(p, k).sum(axis=1) % p
+    diff = (labels[:, None] - np.arange(p)[None, :]) % p
+    expected_num = np.array([int(S[x] * 2) for x in range(p)], dtype=np.int64)[diff]  # 2 S(x) is an integer
+    matches = bool(np.array_equal(2 * ex.numerators, expected_num * ex.denominator))
+    result.add(bool_check("network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)", matches,
+                          exactness="exact", detail=f"all {ex.numerators.size} logits compared as rationals"))
+    correct, wrong = stats["correct_values"], stats["wrong_values"]
+    result.add(Check("correct-label logit (unnormalized) = (p-1)/2", str(sp.Rational(p - 1, 2)), _fmt(correct), None,
+                     correct == [sp.Rational(p - 1, 2)], "exact"))
+    result.add(Check("wrong-label logit (unnormalized) = sum_zeta cos(2 pi zeta x/p), x != 0", str(S[1]),
+                     _fmt(wrong), None, wrong == [S[1]] and len(set(S[1:])) == 1, "exact"))
+    result.add(Check("paper's stated wrong-label value 0 (Shi Lemma C.17, line 8380)", "0", _fmt(wrong), None,
+                     wrong == [0], "exact", "the paper's claim; the computed value differs" if wrong != [0] else "",
+                     informational=True))
+    result.fields.update(construction_correct_logit=float(correct[0]) if len(correct) == 1 else None,
+                         construction_wrong_logit=float(wrong[0]) if len(wrong) == 1 else None,
+                         construction_correct_logit_exact=_fmt(correct), construction_wrong_logit_exact=_fmt(wrong))
+
+
+def _add_margin_checks(result: VerificationResult, specs: list[NeuronSpec], ex: ExactLogits, stats: dict,
+                       gamma: sp.Expr | None) -> None:
+    """Margin = gamma*, points on the margin, C.1, optimal neurons, frequency coverage, Lemma C.5 consistency."""
+    p, k = ex.p, ex.k
+    norms = neuron_norm_powers(specs, p, k)
+    total_norm = sp.nsimplify(sum(norms))
+    h = stats["h"]
+    nm = sp.nsimplify(h / total_norm)
+    fields = result.fields
+    fields.update(normalized_margin=float(nm), normalized_margin_exact=str(nm), margin_exact=str(h),
+                  norm_power_exact=str(total_norm), all_on_margin=stats["all_on_margin"],
+                  fraction_on_margin=1.0 if stats["all_on_margin"] else None,
+                  wrong_logits_equal=stats["wrong_equal"], max_wrong_spread=0.0 if stats["wrong_equal"] else None,
+                  normalized_correct_logit=float(stats["correct_values"][0] / total_norm),
+                  normalized_wrong_logit=float(stats["wrong_values"][0] / total_norm))
+    if gamma is not None:
+        equal = equal_positive(nm, gamma)
+        rel = sp.simplify((nm - gamma) / gamma)
+        fields["relative_error"] = float(rel)
+        fields["relative_error_exact"] = str(rel)
+        result.add(Check("normalized margin = gamma* (Theorem C.22)", str(gamma), str(nm), 0.0, equal, "exact",
+                         f"both positive with equal rational squares; (margin - gamma*)/gamma* = {rel}"))
+    result.add(bool_check("every point on the margin (spt q* = D_p, Lemma C.6)", stats["all_on_margin"],
+                          exactness="exact", detail=f"all {p ** k} margins equal h = {h}"))
+    result.add(bool_check("all wrong-label logits equal (condition C.1)", stats["wrong_equal"], exactness="exact"))
+    _add_neuron_checks(result, specs, ex, norms, gamma, stats)
+
+
+def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: ExactLogits, norms: list[sp.Expr],
+                       gamma: sp.Expr | None, stats: dict) -> None:
+    p = ex.p
+    sq_norms = {factor_squared_norm(p, z, kind) for z in {s.frequency for s in specs} for kind in (0, 1)}
+    result.add(Check("every cos/sin factor has squared norm p/2 (equal amplitudes)", str(sp.Rational(p, 2)),
+                     _fmt(sorted(sq_norms)), None, sq_norms == {sp.Rational(p, 2)}, "exact"))
+    objectives = ex.neuron_objectives
+    if gamma is not None:
+        optimal = [obj is not None and equal_positive(obj, gamma * nrm) for obj, nrm in zip(objectives, norms,
+                                                                                             strict=True)]
+        result.add(Check("every neuron in the optimal single-neuron set (Lemma C.15)", len(specs), sum(optimal), None,
+                         all(optimal), "exact", "objective eta(0) - E_{delta != 0} eta(delta) = gamma* "
+                         "||theta_i||^(k+1), computed from Definition C.12-C.13"))
+        result.fields["neurons_in_optimal_set"] = all(optimal)
+        result.fields["fraction_in_optimal_set"] = sum(optimal) / len(specs)
+    if all(obj is not None for obj in objectives):
+        total = sum(objectives)
+        result.add(Check("sum of neuron objectives = mean class-weighted margin of the logits (Lemma C.5)",
+                         str(stats["mean_class_weighted"]), str(total), None,
+                         total == stats["mean_class_weighted"], "exact"))
+    covered = sorted({s.frequency for s in specs})
+    wanted = theory.frequencies(p)
+    result.fields["frequencies_covered"] = covered
+    result.add(Check("every frequency 1..(p-1)/2 used (Lemma C.20)", wanted, covered, None, covered == wanted,
+                     "exact"))
+
+
+def equal_positive(a: sp.Expr, b: sp.Expr) -> bool:
+    """Exact ``a == b`` for positive algebraic numbers: compare rational squares, else ``simplify(a - b) == 0``."""
+    a, b = sp.nsimplify(a), sp.nsimplify(b)
+    if not (a.is_positive and b.is_positive):
+        return False
+    a2, b2 = sp.expand(a**2), sp.expand(b**2)
+    if a2.is_Rational and b2.is_Rational:
+        return a2 == b2
+    return sp.simplify(a - b) == 0
+
+
+def _fmt(values: list) -> str:
+    return ", ".join(str(v) for v in values)
