@@ -14,8 +14,8 @@ Objective (Shi Lemma 4.7 / Edelman Thm 7.1, THEORY.md section 5):
 Gradients (derived by hand, checked against finite differences in ``tests/test_training_objective.py``):
 
 * ``dCE/dlogits = (softmax - onehot) / n``; ``dW = act^T dlogits`` with ``act = z^k``;
-* ``dz = (dlogits W^T) * k z^(k-1)``; ``dU[:, j, v] = sum_{points with a_j = v} dz`` (one matrix product with the
-  one-hot encoding of position ``j``);
+* ``dz = (dlogits W^T) * k z^(k-1)``; ``dU[:, j, v] = sum_{points with a_j = v} dz`` (a sparse product with the
+  one-hot scatter matrix of position ``j``, ``O(n m)``);
 * ``d||theta||_{2,k+1} / dtheta_i = ||theta_i||^(k-1) theta_i / ||theta||_{2,k+1}^k``.
 """
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from margintheory.errors import InputError
 
@@ -32,11 +33,12 @@ REGULARIZERS = ("norm", "norm-power", "l2", "none")
 
 @dataclass(frozen=True)
 class Batch:
-    """Inputs ``a`` (n, k) int, labels ``y`` (n,) and the one-hot encodings ``onehot[j]`` (n, p) of each position."""
+    """Inputs ``a`` (n, k) int, labels ``y`` (n,) and, per position ``j``, the sparse (CSR) ``p x n`` matrix
+    ``scatter[j][v, r] = [a_j(r) = v]`` that sums a per-point quantity into the ``p`` symbols (cost ``O(n m)``)."""
 
     inputs: np.ndarray
     labels: np.ndarray
-    onehot: np.ndarray  # (k, n, p) float64
+    scatter: tuple[sparse.csr_matrix, ...]
 
     @classmethod
     def from_inputs(cls, inputs: np.ndarray, p: int) -> Batch:
@@ -44,16 +46,16 @@ class Batch:
         a = np.asarray(inputs, dtype=np.int64)
         if a.ndim != 2:
             raise InputError(f"inputs must have shape (n, k), got {a.shape}")
+        n = a.shape[0]
         labels = a.sum(axis=1) % p
-        onehot = np.zeros((a.shape[1], a.shape[0], p))
-        rows = np.arange(a.shape[0])
-        for j in range(a.shape[1]):
-            onehot[j, rows, a[:, j]] = 1.0
-        return cls(a, labels, onehot)
+        cols = np.arange(n)
+        ones = np.ones(n)
+        scatter = tuple(sparse.csr_matrix((ones, (a[:, j], cols)), shape=(p, n)) for j in range(a.shape[1]))
+        return cls(a, labels, scatter)
 
     def subset(self, index: np.ndarray) -> Batch:
         """The batch restricted to the rows ``index``."""
-        return Batch(self.inputs[index], self.labels[index], self.onehot[:, index])
+        return Batch.from_inputs(self.inputs[index], self.scatter[0].shape[0])
 
     @property
     def n(self) -> int:
@@ -71,16 +73,31 @@ class Forward:
 
 def preactivations(U: np.ndarray, inputs: np.ndarray) -> np.ndarray:
     """``z[n, i] = sum_j U[i, j, a_j(n)]`` by indexing (no one-hot product needed in the forward pass)."""
-    z = U[:, 0, inputs[:, 0]].T.copy()
+    table = np.ascontiguousarray(U.transpose(1, 2, 0))  # (k, p, m): row gathers are contiguous
+    z = table[0][inputs[:, 0]]
     for j in range(1, U.shape[1]):
-        z += U[:, j, inputs[:, j]].T
+        z += table[j][inputs[:, j]]
     return z
+
+
+def int_power(x: np.ndarray, e: int) -> np.ndarray:
+    """``x**e`` for an integer ``e >= 0`` by repeated squaring (numpy's ``**`` with an int exponent calls ``pow``,
+    ~20x slower on large arrays)."""
+    result = np.ones_like(x)
+    base = x
+    while e:
+        if e & 1:
+            result = result * base
+        e >>= 1
+        if e:
+            base = base * base
+    return result
 
 
 def forward(U: np.ndarray, W: np.ndarray, inputs: np.ndarray) -> Forward:
     """Pre-activations, activations ``z^k`` and logits ``act @ W`` (one matrix product)."""
     z = preactivations(U, inputs)
-    act = z ** U.shape[1]
+    act = int_power(z, U.shape[1])
     return Forward(z, act, act @ W)
 
 
@@ -156,10 +173,10 @@ def objective_and_grad(U: np.ndarray, W: np.ndarray, batch: Batch, lam: float, r
     fwd = forward(U, W, batch.inputs)
     data_loss, dlogits = cross_entropy(fwd.logits, batch.labels)
     grad_W = fwd.act.T @ dlogits
-    dz = (dlogits @ W.T) * (k * fwd.z ** (k - 1))
+    dz = (dlogits @ W.T) * (k * int_power(fwd.z, k - 1))
     grad_U = np.empty_like(U)
     for j in range(k):
-        grad_U[:, j, :] = dz.T @ batch.onehot[j]
+        grad_U[:, j, :] = (batch.scatter[j] @ dz).T
     penalty, gU, gW = regularizer_value_and_grad(U, W, regularizer)
     if lam:
         grad_U += lam * gU

@@ -1,0 +1,134 @@
+"""``analyze``: exact properties of the construction, trained-network measurements, loading and clear errors."""
+
+import importlib.util
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from margintheory import theory
+from margintheory.construction import build_construction
+from margintheory.errors import InputError, NetworkFormatError
+from margintheory.network import PolyNetwork
+from margintheory.training.analysis import analyze_network
+from margintheory.training.io import load_network, state_dict_to_network
+
+EXE = shutil.which("margintheory")
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+@pytest.mark.parametrize("p,k", [(5, 2), (7, 2), (5, 3)])
+def test_construction_reports_its_known_properties(p, k):
+    net = build_construction(p, k)
+    res = analyze_network(net, p, k)
+    f = res.fields
+    assert res.verdict == "verified"
+    assert all(c.passed for c in res.checks)
+    gamma = theory.gamma_star(p, k)
+    assert abs(f["normalized_margin"] - gamma) <= f["margin_tolerance"] + 1e-15
+    assert f["ratio_to_gamma_star"] == pytest.approx(1.0, abs=1e-12)
+    assert f["fraction_optimal"] == 1.0 and f["weighted_fraction_optimal"] == pytest.approx(1.0, abs=1e-12)
+    assert f["fraction_sparse"] == 1.0 and f["neuron_max_power_min"] == pytest.approx(1.0, abs=1e-12)
+    assert f["phase_residual_max"] <= 1e-12
+    # Lemma C.18: 2^(2k-1) neurons on each frequency 1..(p-1)/2, none on 0
+    hist = np.asarray(f["frequency_histogram"])
+    assert hist[0] == 0 and list(hist[1:]) == [2 ** (2 * k - 1)] * ((p - 1) // 2)
+    assert f["frequency_tv_to_construction"] <= 1e-12
+    assert f["frequencies_covered"] == theory.frequencies(p) == f["frequencies_covered_at_tolerance"]
+    assert f["width"] == theory.construction_width(p, k) == f["construction_width"]
+    assert f["ratio_to_construction"] == pytest.approx(1.0, abs=1e-12)
+    assert f["multidim_dft_min_real"] > 0
+
+
+def test_a_perturbed_construction_is_measured_not_verified():
+    net = build_construction(7, 2)
+    rng = np.random.default_rng(0)
+    noisy = PolyNetwork(net.U + 1e-3 * rng.normal(size=net.U.shape), net.W + 1e-3 * rng.normal(size=net.W.shape))
+    res = analyze_network(noisy, 7, 2, tolerance=1e-2)
+    assert res.verdict == "refuted"  # strict float tolerance: not exactly max-margin
+    assert 0.9 < res.fields["ratio_to_gamma_star"] < 1.0
+    assert res.fields["fraction_sparse"] == 1.0  # within the stated 1e-2 tolerance
+    relaxed = analyze_network(noisy, 7, 2, rtol=0.2, tolerance=1e-2)
+    names = {c.name: c.passed for c in relaxed.checks}
+    assert names["normalized margin = gamma* (Theorem C.22)"]
+
+
+def test_shape_mismatch_is_a_clear_input_error():
+    net = build_construction(5, 2)
+    with pytest.raises(InputError, match="k=2 inputs and p=5"):
+        analyze_network(net, 7, 2)
+    with pytest.raises(InputError, match="k=2"):
+        analyze_network(net, 5, 3)
+
+
+def test_state_dict_layout_a_and_b_map_to_the_same_network():
+    net = build_construction(5, 2)
+    a = state_dict_to_network({"module.U": net.U, "module.W": net.W})
+    b = state_dict_to_network({"model.embed.0.weight": net.U[:, 0].T, "model.embed.1.weight": net.U[:, 1].T,
+                               "model.out.weight": net.W.T})
+    for got in (a, b):
+        np.testing.assert_array_equal(got.U, net.U)
+        np.testing.assert_array_equal(got.W, net.W)
+
+
+@pytest.mark.parametrize("sd,match", [
+    ({"U": np.zeros((2, 2, 5)), "W": np.zeros((2, 4))}, "W has shape"),
+    ({"U": np.zeros((2, 2, 5)), "W": np.zeros((2, 5)), "b": np.zeros(5)}, "unexpected tensors"),
+    ({"embed.0.weight": np.zeros((5, 3)), "out.weight": np.zeros((5, 3)), "out.bias": np.zeros(5)}, "bias"),
+    ({"embed.0.weight": np.zeros((5, 3)), "embed.2.weight": np.zeros((5, 3)), "out.weight": np.zeros((5, 3))},
+     "numbered"),
+    ({"embed.0.weight": np.zeros((5, 3)), "out.weight": np.zeros((4, 3))}, "out.weight has shape"),
+    ({"fc.weight": np.zeros((5, 3))}, "unrecognized state dict"),
+    ({"U": np.full((1, 1, 3), np.nan), "W": np.zeros((1, 3))}, "non-finite"),
+])
+def test_malformed_state_dicts_are_refused(sd, match):
+    with pytest.raises(NetworkFormatError, match=match):
+        state_dict_to_network(sd)
+
+
+@pytest.mark.skipif(HAS_TORCH, reason="torch is installed: the missing-torch message does not apply")
+def test_pytorch_file_without_torch_is_a_clear_error(tmp_path):
+    path = tmp_path / "net.pt"
+    path.write_bytes(b"\x80\x02}q\x00.")
+    with pytest.raises(InputError, match="needs torch"):
+        load_network(path)
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch not installed (optional dependency)")
+def test_pytorch_state_dict_round_trip(tmp_path):  # pragma: no cover - runs only where torch is installed
+    import torch
+
+    net = build_construction(5, 2)
+    path = tmp_path / "net.pt"
+    torch.save({"U": torch.tensor(net.U), "W": torch.tensor(net.W)}, path)
+    got = load_network(path)
+    np.testing.assert_array_equal(got.U, net.U)
+
+
+def _run(*args):
+    return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.skipif(EXE is None, reason="console script not installed")
+def test_analyze_cli_json_plots_and_errors(tmp_path):
+    net = build_construction(5, 2)
+    path = tmp_path / "c.npz"
+    net.save(path)
+    proc = _run("analyze", str(path), "--p", "5", "--k", "2", "--json", "--plots", str(tmp_path / "plots"))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["verdict"] == "verified" and {"checks", "notes", "ratio_to_gamma_star"} <= set(doc)
+    assert all(set(c) >= {"name", "expected", "measured", "tolerance", "passed"} for c in doc["checks"])
+    for name in ("embeddings.png", "embeddings.pdf", "frequencies.png", "frequencies.pdf"):
+        assert (tmp_path / "plots" / name).stat().st_size > 0
+    # shape mismatch, malformed file, missing file: one line on stderr, exit 2
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"garbage")
+    np.savez(tmp_path / "w.npz", U=np.zeros((2, 2, 5)), W=np.zeros((2, 4)))
+    cases = [(str(path), "7"), (str(bad), "5"), (str(tmp_path / "none.npz"), "5"), (str(tmp_path / "w.npz"), "5")]
+    for args in ((f, "--p", p, "--k", "2") for f, p in cases):
+        proc = _run("analyze", *args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

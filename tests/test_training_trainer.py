@@ -1,0 +1,124 @@
+"""The training loop: margin increases, exact resume, checkpoints on interruption, configuration errors, CLI."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from margintheory.errors import InputError
+from margintheory.margins import exhaustive_margin
+from margintheory.network import PolyNetwork
+from margintheory.theory import gamma_star
+from margintheory.training.checkpoint import load_checkpoint
+from margintheory.training.metrics import HISTORY_FIELDS
+from margintheory.training.trainer import TrainConfig, history_csv, train, train_mask
+
+EXE = shutil.which("margintheory")
+
+
+def small_config(**kw):
+    base = dict(p=7, k=2, width=24, steps=300, lam=1e-3, lr=1e-2, log_every=10, checkpoint_every=50)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_short_run_increases_the_normalized_margin_and_sparsifies():
+    res = train(small_config())
+    first, last = res.history[0], res.history[-1]
+    assert first["step"] == 0 and last["step"] == 300
+    assert last["normalized_margin"] > first["normalized_margin"]
+    assert last["normalized_margin"] > 0 and last["train_acc"] == 1.0
+    assert last["mean_max_power"] > first["mean_max_power"]
+    # the recorded margin is the exhaustive engine's margin of the returned network
+    engine = exhaustive_margin(res.network).normalized_margin
+    assert last["normalized_margin"] == pytest.approx(engine, rel=1e-9)
+    assert last["ratio"] == pytest.approx(engine / gamma_star(7, 2), rel=1e-9)
+    assert last["normalized_margin"] <= gamma_star(7, 2) * (1 + 1e-9)  # weak duality
+
+
+@pytest.mark.parametrize("opts", [
+    dict(),
+    dict(optimizer="adamw", weight_decay=1e-2, regularizer="none", batch_size=16, train_fraction=0.8),
+    dict(optimizer="gd", lr=0.05, schedule="doubling", milestones=[60, 120], regularizer="norm-power"),
+])
+def test_resume_equals_uninterrupted_run(tmp_path, opts):
+    cfg = small_config(steps=200, **opts)
+    whole = train(cfg, checkpoint=tmp_path / "a.npz")
+    part = train(cfg, checkpoint=tmp_path / "b.npz", stop_after=73)
+    assert not part.finished and part.history[-1]["step"] == 70
+    rest = train(cfg, checkpoint=tmp_path / "b.npz", resume=True)
+    assert rest.finished
+    np.testing.assert_array_equal(rest.network.U, whole.network.U)
+    np.testing.assert_array_equal(rest.network.W, whole.network.W)
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in rest.history]
+    np.testing.assert_equal(strip, [{k: v for k, v in r.items() if k != "seconds"} for r in whole.history])
+
+
+def test_interrupt_writes_a_checkpoint_and_resume_loses_nothing(tmp_path):
+    cfg = small_config(steps=120, checkpoint_every=1000)
+    ck = tmp_path / "ck.npz"
+
+    def interrupt(row, target):
+        if row["step"] == 40:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, checkpoint=ck, hook=interrupt)
+    assert load_checkpoint(ck).step == 40  # saved at the interruption, not at the last periodic checkpoint
+    resumed = train(cfg, checkpoint=ck, resume=True)
+    whole = train(cfg)
+    np.testing.assert_array_equal(resumed.network.U, whole.network.U)
+
+
+def test_resume_refuses_a_checkpoint_with_other_settings(tmp_path):
+    ck = tmp_path / "ck.npz"
+    train(small_config(steps=20), checkpoint=ck)
+    with pytest.raises(InputError, match="lam"):
+        train(small_config(steps=40, lam=0.5), checkpoint=ck, resume=True)
+    # extending the number of steps is allowed
+    more = train(small_config(steps=40), checkpoint=ck, resume=True)
+    assert more.history[-1]["step"] == 40
+
+
+def test_seeds_split_and_history_columns():
+    a, b = train(small_config(steps=5)), train(small_config(steps=5))
+    np.testing.assert_array_equal(a.network.U, b.network.U)
+    c = train(small_config(steps=5, seed=1))
+    assert not np.array_equal(a.network.U, c.network.U)
+    mask = train_mask(small_config(train_fraction=0.5))
+    assert mask.sum() == round(0.5 * 49)
+    header = history_csv(a.history).splitlines()[0].split(",")
+    assert header == list(HISTORY_FIELDS)
+
+
+@pytest.mark.parametrize("bad", [dict(width=0), dict(lam=-1.0), dict(train_fraction=0.0), dict(optimizer="sgdx"),
+                                 dict(regularizer="l3"), dict(lr=0.0), dict(p=2), dict(schedule="linear")])
+def test_bad_configuration_is_an_input_error(bad):
+    with pytest.raises(InputError):
+        small_config(**bad)
+
+
+def test_damaged_checkpoint_is_a_clear_error(tmp_path):
+    ck = tmp_path / "ck.npz"
+    ck.write_bytes(b"not a zip file")
+    with pytest.raises(InputError, match="not a readable training checkpoint"):
+        train(small_config(steps=3), checkpoint=ck, resume=True)
+
+
+@pytest.mark.skipif(EXE is None, reason="console script not installed")
+def test_train_cli_writes_network_history_and_figures(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.run([EXE, "train", "--p", "5", "--k", "2", "--width", "16", "--steps", "60", "--lr", "0.01",
+                           "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("network.npz", "initial.npz", "checkpoint.npz", "history.csv", "history.json",
+                 "embeddings.png", "embeddings.pdf", "frequencies.png", "frequencies.pdf", "margin.png", "margin.pdf"):
+        assert (out / name).stat().st_size > 0, name
+    doc = json.loads((out / "history.json").read_text())
+    assert len(doc["history"]) == 61 and doc["config"]["width"] == 16
+    assert PolyNetwork.load(out / "network.npz").U.shape == (16, 2, 5)
+    bad = subprocess.run([EXE, "train", "--p", "5", "--k", "2", "--width", "4", "--lambda", "-1", "--out",
+                          str(tmp_path / "x"), "--no-progress"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "lambda" in bad.stderr
