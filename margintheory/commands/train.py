@@ -51,7 +51,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--log-every", type=positive_int, default=1, help="record history every N steps")
     parser.add_argument("--checkpoint-every", type=positive_int, default=500, help="checkpoint every N steps")
     parser.add_argument("--out", default="train_out", help="output directory (default %(default)s)")
-    parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz if present")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue from OUT/checkpoint.npz if present (same settings; bit-for-bit "
+                        "the uninterrupted run. A larger --steps extends the run: the cosine schedule is then "
+                        "recomputed for the new total)")
     parser.add_argument("--no-figures", action="store_true", help="skip the figures")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
@@ -81,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     written = [] if args.no_figures else figures.training_figures(out)
     last = result.history[-1]
     console = Console(highlight=False)
-    console.print(f"trained p={cfg.p} k={cfg.k} m={cfg.width} for {cfg.steps} steps in {result.seconds:.1f} s")
+    console.print(f"trained p={cfg.p} k={cfg.k} m={cfg.width} for {cfg.steps} steps in {result.seconds:.1f} s "
+                  f"(CPU {result.cpu_seconds:.1f} s)")
     console.print(f"normalized margin {last['normalized_margin']:.6g} = {last['ratio']:.4f} x gamma*; "
                   f"train acc {last['train_acc']:.4f}; mean max power {last['mean_max_power']:.4f}; "
                   f"frequencies covered {last['frequencies_covered']}")

@@ -35,6 +35,7 @@ class TrainState:
     rng_state: dict[str, Any]
     history: list[dict[str, float]] = field(default_factory=list)
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
 
 def save_checkpoint(path: str | os.PathLike[str], state: TrainState) -> None:
@@ -42,6 +43,7 @@ def save_checkpoint(path: str | os.PathLike[str], state: TrainState) -> None:
     meta = {
         "version": CHECKPOINT_VERSION, "config": state.config, "step": state.step, "opt_t": state.opt_t,
         "rng_state": state.rng_state, "history": state.history, "seconds": state.seconds,
+        "cpu_seconds": state.cpu_seconds,
     }
     arrays = {"U": state.U, "W": state.W, "state_json": np.array(json.dumps(meta))}
     arrays.update({"opt__" + k: v for k, v in state.moments.items()})
@@ -64,4 +66,4 @@ def load_checkpoint(path: str | os.PathLike[str]) -> TrainState:
     if meta.get("version") != CHECKPOINT_VERSION:
         raise InputError(f"{path}: unsupported checkpoint version {meta.get('version')!r}")
     return TrainState(meta["config"], U, W, int(meta["step"]), int(meta["opt_t"]), moments, meta["rng_state"],
-                      list(meta["history"]), float(meta["seconds"]))
+                      list(meta["history"]), float(meta["seconds"]), float(meta.get("cpu_seconds", 0.0)))

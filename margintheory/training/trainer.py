@@ -106,6 +106,7 @@ class TrainResult:
     history: list[dict[str, float]]
     seconds: float
     finished: bool
+    cpu_seconds: float = 0.0
 
 
 def initial_parameters(cfg: TrainConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -201,6 +202,11 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
     run = _Run(cfg, state)
     initial = PolyNetwork(*initial_parameters(cfg))
     t_start = time.perf_counter() - state.seconds
+    cpu_start = time.process_time() - state.cpu_seconds
+
+    def clock() -> None:
+        state.seconds = time.perf_counter() - t_start
+        state.cpu_seconds = time.process_time() - cpu_start
     if not state.history:
         run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0)
     target = cfg.steps if stop_after is None else min(cfg.steps, state.step + stop_after)
@@ -215,21 +221,21 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
                 if hook:
                     hook(row, target)
             if checkpoint is not None and state.step % cfg.checkpoint_every == 0:
-                state.seconds = time.perf_counter() - t_start
+                clock()
                 save_checkpoint(checkpoint, run.snapshot())
     except KeyboardInterrupt:
         if checkpoint is not None:
-            state.seconds = time.perf_counter() - t_start
+            clock()
             save_checkpoint(checkpoint, run.snapshot())
         raise
     finally:
         if bar:
             bar.close()
-    state.seconds = time.perf_counter() - t_start
+    clock()
     if checkpoint is not None:
         save_checkpoint(checkpoint, run.snapshot())
     net = PolyNetwork(state.U.copy(), state.W.copy())
-    return TrainResult(cfg, net, initial, state.history, state.seconds, state.step >= cfg.steps)
+    return TrainResult(cfg, net, initial, state.history, state.seconds, state.step >= cfg.steps, state.cpu_seconds)
 
 
 def _initial_state(cfg: TrainConfig, checkpoint: str | os.PathLike[str] | None, resume: bool) -> TrainState:
@@ -285,7 +291,8 @@ def write_history(out_dir: str | os.PathLike[str], result: TrainResult) -> None:
 
     out = Path(out_dir)
     atomic_write_text(out / "history.csv", history_csv(result.history))
-    doc = {"config": result.config.to_dict(), "seconds": result.seconds, "finished": result.finished,
+    doc = {"config": result.config.to_dict(), "seconds": result.seconds, "cpu_seconds": result.cpu_seconds,
+           "finished": result.finished,
            "gamma_star": theory.gamma_star(result.config.p, result.config.k) if result.config.p % 2 else None,
            "history": [{k: _finite_or_none(v) for k, v in row.items()} for row in result.history]}
     atomic_write_text(out / "history.json", json.dumps(doc, indent=1, allow_nan=False))
