@@ -74,6 +74,8 @@ class Step:
 
 def sympy_equal(statement: sp.Basic) -> bool:
     """Default exact check of an ``Eq``: ``simplify(lhs - rhs) == 0`` (sympy returns 0 only when proved)."""
+    if statement is sp.true:
+        raise TypeError("the statement evaluated to True on construction; build it with sp.Eq(..., evaluate=False)")
     if not isinstance(statement, sp.Equality):
         raise TypeError("the default exact check needs an sp.Eq; pass proof= for other statements")
     return sp.simplify(statement.lhs - statement.rhs) == 0

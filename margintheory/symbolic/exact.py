@@ -72,7 +72,7 @@ def per_frequency_sum_derivation(p_max: int = 31) -> Derivation:
     p = 2 * n + 1
     S = sp.Function("S")(x)
     d = Derivation("Per-frequency cosine sum S(x) = sum_{zeta=1}^{(p-1)/2} cos(2 pi zeta x/p), p = 2n+1 odd")
-    d.exact(sp.Eq(2 * sp.cos(z * theta), sp.exp(sp.I * z * theta) + sp.exp(-sp.I * z * theta)),
+    d.exact(sp.Eq(2 * sp.cos(z * theta), sp.exp(sp.I * z * theta) + sp.exp(-sp.I * z * theta), evaluate=False),
             "Euler's formula, termwise (r = exp(i theta), theta = 2 pi x / p)", "Shi 8380 (second step)",
             proof=lambda: sp.simplify((2 * sp.cos(z * theta)).rewrite(sp.exp)
                                       - sp.exp(sp.I * z * theta) - sp.exp(-sp.I * z * theta)) == 0,
@@ -87,7 +87,7 @@ def per_frequency_sum_derivation(p_max: int = 31) -> Derivation:
     d.exact(sp.Eq(two_sided, closed), "geometric series for r != 1", "Shi 8380",
             proof=lambda: sp.simplify(sp.summation(r**z, (z, -n, n)).args[1][0] - closed) == 0,
             method="sympy summation (branch r != 1) minus the closed form simplified to 0", scope="all n >= 1")
-    d.exact(sp.Eq(sp.exp(2 * sp.pi * sp.I * x / p) ** p, 1), "r^p = exp(2 pi i x) = 1 for integer x",
+    d.exact(sp.Eq(sp.exp(2 * sp.pi * sp.I * x / p) ** p, 1, evaluate=False), "r^p = exp(2 pi i x) = 1 for integer x",
             "Shi 8380", proof=lambda: sp.simplify(sp.exp(2 * sp.pi * sp.I * x / p) ** p) == 1,
             scope="all integers x, all n")
     d.assumed(sp.Eq(sp.exp(2 * sp.pi * sp.I * x / p), 1), "r = 1 exactly when p divides x", "standard",
@@ -161,6 +161,24 @@ def _neuron_objective(uk_by_label: np.ndarray, w_table: np.ndarray, p: int, k: i
     eta0, eta_sum = (sp.Integer(int(v)) for v in consts)
     scale = sp.Integer(2) ** (k + 1) * sp.Integer(p) ** k
     return sp.Rational(p, p - 1) * (eta0 - eta_sum / p) / scale
+
+
+def cosine_neuron_objective(p: int, k: int, zeta: int = 1) -> sp.Rational:
+    """Exact objective of the neuron ``u_i[a] = cos(2 pi zeta a/p)``, ``w[c] = cos(2 pi zeta c/p)`` (Def. C.12-C.13).
+
+    All phases are 0, so ``theta_u1 + ... + theta_uk = theta_w``: a Lemma C.15 neuron up to the amplitude ``beta``.
+    """
+    p, k = theory.validate_pk(p, k)
+    n = field_order(p)
+    grid = input_grid(p, k)
+    table = np.stack([twice_cos(zeta * x, p) for x in range(p)])
+    uk = cyclic_pow(sum(table[grid[:, j]] for j in range(k)), k)
+    by_label = np.zeros((p, n), dtype=np.int64)
+    np.add.at(by_label, grid.sum(axis=1) % p, uk)
+    obj = _neuron_objective(by_label, table, p, k)
+    if obj is None:
+        raise ArithmeticError("the objective of a cosine neuron did not reduce to a rational number")
+    return obj
 
 
 def exact_construction_logits(p: int, k: int, max_entries: int = MAX_ENTRIES) -> ExactLogits:

@@ -1,0 +1,80 @@
+"""``margintheory derive``: print a machine-checked derivation (wiring only; the mathematics is in
+:mod:`margintheory.symbolic`).
+
+* ``derive gamma-star [--k K] [--p P]``: Lemma C.15's bound chain, the closed form of ``gamma*``.
+* ``derive identity --k K``: the sum-to-product identity (Lemma C.16) and its half-sum.
+* ``derive expansion --k K``: the cosine expansion (C.21).
+* ``derive fourier --k K --p P``: Lemma C.14 for symbolic weight vectors.
+* ``derive cosine-sum``: the per-frequency sum ``sum_zeta cos(2 pi zeta x/p)`` for all odd ``p``.
+
+Every step carries its check (exact / numeric with tolerance / assumed with reason). Exit code 0 when no check
+failed, 1 otherwise, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from margintheory.cli import positive_int
+from margintheory.errors import InputError
+from margintheory.symbolic.derivation import FORMATS, Derivation
+
+TOPICS = ("gamma-star", "identity", "expansion", "fourier", "cosine-sum")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = sub.add_parser(
+        "derive",
+        help="print a machine-checked derivation (gamma*, identities, Fourier reduction)",
+        description="Print a derivation whose every step is checked exactly, numerically (with its tolerance), "
+        "or labelled as assumed (with the reason). Exit codes: 0 all checks passed, 1 a check failed, 2 bad input.",
+    )
+    parser.add_argument("topic", choices=TOPICS, help="which derivation")
+    parser.add_argument("--k", type=positive_int, help="number of inputs k (required for identity/expansion/fourier)")
+    parser.add_argument("--p", type=positive_int, help="modulus p (required for fourier; optional for gamma-star)")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default %(default)s)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def build_derivation(topic: str, k: int | None, p: int | None) -> Derivation:
+    """The derivation for ``topic``; raises :class:`InputError` for missing or invalid parameters."""
+    if topic == "gamma-star":
+        from margintheory.symbolic.bound_chain import gamma_star_derivation
+
+        return gamma_star_derivation(k=k, p=p)
+    if topic == "cosine-sum":
+        from margintheory.symbolic.exact import per_frequency_sum_derivation
+
+        return per_frequency_sum_derivation()
+    if k is None:
+        raise InputError(f"derive {topic} needs --k")
+    if topic == "identity":
+        from margintheory.symbolic.identities import sum_to_product_derivation
+
+        _limit("k", k, 10)
+        return sum_to_product_derivation(k)
+    if topic == "expansion":
+        from margintheory.symbolic.identities import cosine_expansion_derivation
+
+        _limit("k", k, 20)
+        return cosine_expansion_derivation(k)
+    if p is None:
+        raise InputError("derive fourier needs --p and --k")
+    from margintheory.symbolic.fourier_reduction import fourier_derivation, validate_fourier_pk
+
+    if p < 2:
+        raise InputError(f"p must be an integer >= 2, got {p}")
+    validate_fourier_pk(p, k)
+    return fourier_derivation(p, k)
+
+
+def _limit(name: str, value: int, high: int) -> None:
+    if value > high:
+        raise InputError(f"--{name} must be <= {high} here, got {value}")
+
+
+def run(args: argparse.Namespace) -> int:
+    derivation = build_derivation(args.topic, args.k, args.p)
+    print(derivation.render(args.format))
+    return 0 if derivation.all_passed else 1
