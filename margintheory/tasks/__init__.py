@@ -1,8 +1,8 @@
 """Tasks of the seed papers verified with the same machinery (issue 6; THEORY.md sections 6-7).
 
-``TASK_NAMES``, ``add_task_arguments(parser)`` (options of ``verify`` used by the tasks) and
-``run_task(args) -> VerificationResult`` are the interface used by ``margintheory verify --task``.
-``modular-addition`` wraps :mod:`margintheory.verification` (the ``verify`` command handles it itself).
+``TASK_NAMES``, ``add_task_arguments(parser)`` (options of ``verify`` used by the tasks) and ``run_task(args)
+-> VerificationResult`` are the interface used by ``margintheory verify --task``. ``modular-addition`` wraps
+:mod:`margintheory.verification` (the ``verify`` command handles it itself).
 """
 
 from __future__ import annotations

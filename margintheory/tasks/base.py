@@ -1,10 +1,8 @@
 """The task abstraction: what a task of the seed papers is made of (THEORY.md sections 1, 6, 7).
 
-A :class:`Task` names its dataset, its network form (input encoding, activation degree, output classes),
-its norm,
-its closed-form claims and its constructions, and runs its verification from the ``verify`` arguments; the
-result
-is the common :class:`~margintheory.checks.VerificationResult` (``verdict`` + ``checks``).
+A :class:`Task` names its dataset, its network form (input encoding, activation degree, output classes), its
+norm, its closed-form claims and its constructions, and runs its verification from the ``verify`` arguments;
+the result is the common :class:`~margintheory.checks.VerificationResult` (``verdict`` + ``checks``).
 """
 
 from __future__ import annotations

@@ -1,25 +1,20 @@
-"""CoGO's algebra (Tian, file 002): Fourier coefficients, the semi-ring, monomial potentials, Theorem 1's
-loss.
+"""CoGO's algebra (Tian, file 002): Fourier coefficients, semi-ring, monomial potentials, Theorem 1.
 
 Weights of a quadratic network on ``Z_d`` (Eq. 1-2, lines 45-56): node ``j`` has input weights ``w_a, w_b``
-and
-output weights ``v``; in the character basis ``phi_k(g) = exp(2 pi i k g / d)``
-``w_a = sum_k z[a,k,j] phi_k``, ``w_b = sum_k z[b,k,j] phi_k``, ``v = sum_k z[c,k,j] conj(phi_k)``.
-A :class:`Z` stores ``z`` as a complex array ``(3, d, q)`` (``p`` = a, b, c; frequency ``k = 0..d-1``; node
-``j``);
-real weights require the Hermitian constraint ``z[p, -k] = conj z[p, k]``.
+and output weights ``v``; in the character basis ``phi_k(g) = exp(2 pi i k g / d)`` ``w_a = sum_k z[a,k,j]
+phi_k``, ``w_b = sum_k z[b,k,j] phi_k``, ``v = sum_k z[c,k,j] conj(phi_k)``. A :class:`Z` stores ``z`` as a
+complex array ``(3, d, q)`` (``p`` = a, b, c; frequency ``k = 0..d-1``; node ``j``); real weights require the
+Hermitian constraint ``z[p, -k] = conj z[p, k]``.
 
 * semi-ring (Def. 5, line 95): ``z1 + z2`` concatenates nodes, ``z1 * z2`` is the per-``(p, k)`` Kronecker
-product;
+  product;
 * monomial potentials (Def. 6, Thm 1 line 58): ``r[k1,k2,k] = sum_j z[a,k1,j] z[b,k2,j] z[c,k,j]`` and
-  ``r_p[k1,k2,k] = sum_j z[p,k1,j] z[p,k2,j] z[c,k,j]`` (the main text's ``z_{c k1 i}`` at line 59 is a
-  typo for
-  ``z_{c k i}``, as in the appendix at line 376; the code follows the appendix and the check confirms it);
-* Theorem 1: ``loss = d^-1 sum_{k != 0} l_k + (d-1)/d`` with
-  ``l_k = -2 r[k,k,k] + sum_{k1,k2} |r[k1,k2,k]|^2 + 1/4 |sum_p sum_k' r_p[k',-k',k]|^2
-  + 1/4 sum_{m != 0} sum_p |sum_k' r_p[k', m-k', k]|^2``, the **mean** over the ``d^2`` inputs of
-  ``|| P1perp (o / 2d - e_{a+b}) ||^2`` (the proof's expectation, line 356; Eq. 1 writes a sum);
-  it assumes zero-mean input weights (``z[a,0] = z[b,0] = 0``).
+  ``r_p[k1,k2,k] = sum_j z[p,k1,j] z[p,k2,j] z[c,k,j]`` (the main text's ``z_{c k1 i}`` at line 59 is a typo
+  for ``z_{c k i}``, as in the appendix at line 376; the code follows the appendix and the check confirms it);
+* Theorem 1: ``loss = d^-1 sum_{k != 0} l_k + (d-1)/d`` with ``l_k = -2 r[k,k,k] + sum_{k1,k2} |r[k1,k2,k]|^2
+  + 1/4 |sum_p sum_k' r_p[k',-k',k]|^2 + 1/4 sum_{m != 0} sum_p |sum_k' r_p[k', m-k', k]|^2``, the **mean**
+  over the ``d^2`` inputs of ``|| P1perp (o / 2d - e_{a+b}) ||^2`` (the proof's expectation, line 356; Eq. 1
+  writes a sum); it assumes zero-mean input weights (``z[a,0] = z[b,0] = 0``).
 """
 
 from __future__ import annotations
@@ -88,9 +83,8 @@ def one(d: int) -> Z:
 
 
 def single_frequency(d: int, k: int, abc: np.ndarray) -> Z:
-    """Nodes supported on frequency ``+-k`` with values ``abc`` (``(3,)`` or ``(3, q)``) at ``+k``,
-    conjugates at
-    ``-k`` (Hermitian).  At ``k = d/2`` (even ``d``) the values must be real."""
+    """Nodes supported on frequency ``+-k`` with values ``abc`` (``(3,)`` or ``(3, q)``) at ``+k``, conjugates
+    at ``-k`` (Hermitian).  At ``k = d/2`` (even ``d``) the values must be real."""
     vals = np.asarray(abc, dtype=complex)
     vals = vals[:, None] if vals.ndim == 1 else vals
     if not 0 < k < d:
@@ -169,8 +163,7 @@ def to_network(z: Z) -> tuple[PolyNetwork, float]:
 
 def from_network(net: PolyNetwork) -> Z:
     """Inverse of :func:`to_network`: ``z[a,k] = (1/d) sum_g w_a(g) e^{-2 pi i k g/d}``, ``z[c,k] = (1/d)
-    sum_g v(g)
-    e^{+2 pi i k g/d}``."""
+    sum_g v(g) e^{+2 pi i k g/d}``."""
     if net.k != 2:
         raise InputError(f"CoGO networks are quadratic with two inputs (k = 2); got k = {net.k}")
     d = net.p

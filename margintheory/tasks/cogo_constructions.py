@@ -1,12 +1,10 @@
 """CoGO's generators (Table 1, lines 140-153), polynomial partial solutions (Theorem 4, line 128) and the
-global
-optimizers of Corollaries 2-5 (lines 163-224; proofs 560-640), built from the paper's formulas.
+global optimizers of Corollaries 2-5 (lines 163-224; proofs 560-640), built from the paper's formulas.
 
-Single-frequency generator ``u = [a, b, c]`` = the values ``z[p, k]`` at ``+k`` (conjugates at ``-k``).
-The nine single-frequency potentials of Table 1 (for ``r = sum_j prod z``), with ``x̄`` the ``-k`` entry:
-``ābc = r[-k,k,k]``, ``ab̄c = r[k,-k,k]``, ``abc̄ = r[k,k,-k]``, ``āac = r_a[-k,k,k]``, ``b̄bc =
-r_b[-k,k,k]``,
-``aac = r_a[k,k,k]``, ``bbc = r_b[k,k,k]``, ``āāc = r_a[-k,-k,k]``, ``b̄b̄c = r_b[-k,-k,k]``.
+Single-frequency generator ``u = [a, b, c]`` = the values ``z[p, k]`` at ``+k`` (conjugates at ``-k``). The
+nine single-frequency potentials of Table 1 (for ``r = sum_j prod z``), with ``x̄`` the ``-k`` entry: ``ābc =
+r[-k,k,k]``, ``ab̄c = r[k,-k,k]``, ``abc̄ = r[k,k,-k]``, ``āac = r_a[-k,k,k]``, ``b̄bc = r_b[-k,k,k]``, ``aac
+= r_a[k,k,k]``, ``bbc = r_b[k,k,k]``, ``āāc = r_a[-k,-k,k]``, ``b̄b̄c = r_b[-k,-k,k]``.
 """
 
 from __future__ import annotations
@@ -97,9 +95,8 @@ def distinct(values: np.ndarray, tol: float = ROOT_TOL) -> list[complex]:
 
 def polynomial_solution(u: Z, k: int, roots: list[complex]) -> Z:
     """``prod_{s in roots} (u + s^)`` expanded as ``sum_l c_l * u^(L-l)`` (Eq. 5): coefficient ``e_l`` of
-    ``prod (x - s)`` realized as the order-1 weight ``cbrt(e_l) 1_k`` (real cube root: ``r(c 1_k) = c^3``
-    for every
-    potential only if ``c`` is real, which holds because the root set is closed under conjugation)."""
+    ``prod (x - s)`` realized as the order-1 weight ``cbrt(e_l) 1_k`` (real cube root: ``r(c 1_k) = c^3`` for
+    every potential only if ``c`` is real, which holds because the root set is closed under conjugation)."""
     coeffs = np.poly(np.array(roots, dtype=complex)) if roots else np.array([1.0])
     if np.abs(coeffs.imag).max() > ROOT_TOL:
         raise InputError("polynomial coefficients are not real: the root set is not closed under conjugation")
@@ -208,8 +205,7 @@ def build_f6(d: int, nu: complex = 1.0, variant: str = "paper") -> Construction:
 
 def build_memorization(d: int) -> Construction:
     """Corollary 3 (Eq. 8): nodes ``(j1, j2)``, ``z_a = w^(k j1)``, ``z_b = w^(k j2)``, ``z_c =
-    w^(-k(j1+j2))``,
-    all over ``d^(2/3)``, ``k != 0``."""
+    w^(-k(j1+j2))``, all over ``d^(2/3)``, ``k != 0``."""
     k = np.arange(d)[:, None, None]
     j1 = np.arange(d)[None, :, None]
     j2 = np.arange(d)[None, None, :]
@@ -244,10 +240,9 @@ CORRECTED_BIAS = -(1 + 1j) / 2  # solves 6^-1 * 2 * 6 * const + 4^-1 * 4 (1+i) =
 
 
 def build_f46(d: int, k0: int = 1, xi: complex = 1.0, variant: str = "paper") -> Construction:
-    """Corollary 5 (Eq. 10): ``6^(-1/3) ẑ_F6^(k0) + 4^(-1/3) sum_{k != k0} z_F4^(k)``; ``ẑ`` is
-    ``z_syn^(k0) * z_{nu=1}^(k0)`` with the constant ``const`` added to its ``(c, m)`` entries for every F4
-    frequency ``m`` (conjugate at ``-m``); ``const = -(1+i)/3`` (Eq. 65, 'paper') or ``-(1+i)/2``
-    ('corrected')."""
+    """Corollary 5 (Eq. 10): ``6^(-1/3) ẑ_F6^(k0) + 4^(-1/3) sum_{k != k0} z_F4^(k)``; ``ẑ`` is ``z_syn^(k0) *
+    z_{nu=1}^(k0)`` with the constant ``const`` added to its ``(c, m)`` entries for every F4 frequency ``m``
+    (conjugate at ``-m``); ``const = -(1+i)/3`` (Eq. 65, 'paper') or ``-(1+i)/2`` ('corrected')."""
     ks = half_frequencies(d)
     if k0 not in ks:
         raise InputError(f"k0 must be in 1..{(d - 1) // 2}, got {k0}")

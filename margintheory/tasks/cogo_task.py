@@ -1,15 +1,11 @@
-"""The ``cogo`` task: CoGO's zero-loss constructions (Tian, file 002) checked, and connected to the max
-margin.
+"""The ``cogo`` task: CoGO's zero-loss constructions (Tian, file 002), checked and tied to the max margin.
 
 Per construction: real weights (Hermitian ``z``), order (number of nodes) vs the paper, Theorem 1's loss
-formula
-vs a direct forward pass, the 0/1-sets of Lemma 1 (``R_g`` = 1; ``R_c``, ``R_n``, ``R_*`` = 0), the loss;
-where the
-paper's literal formula does not give zero loss, the computed loss and the corrected construction; then the
-``L_{2,3}``-normalized margin against ``gamma*(d, 2)`` and the core max-margin checks (informational: neither
-paper claims a relation).  Every run also checks the algebra on seeded random weights (Theorem 1, Theorem
-3) and
-Table 1 (its stated potentials and the order of Theorem 4's maximal polynomial).
+formula vs a direct forward pass, the 0/1-sets of Lemma 1 (``R_g`` = 1; ``R_c``, ``R_n``, ``R_*`` = 0), the
+loss; where the paper's literal formula does not give zero loss, the computed loss and the corrected
+construction; then the ``L_{2,3}``-normalized margin against ``gamma*(d, 2)`` and the core max-margin checks
+(informational: neither paper claims a relation).  Every run also checks the algebra on seeded random weights
+(Theorem 1, Theorem 3) and Table 1 (its stated potentials and the order of Theorem 4's maximal polynomial).
 """
 
 from __future__ import annotations
@@ -216,10 +212,11 @@ def margin_connection(
 
 
 def memorization_margin(d: int) -> float:
-    """``L_{2,3}``-normalized margin of Corollary 3's network, derived (not in the paper): node ``(j1, j2)`` has
-    ``w_a = d^(-2/3) (d delta_{-j1} - 1)`` etc.; summing over nodes, only the ``alpha beta`` cross term survives and
-    ``f(a, b)[c] = 2 (d delta_{c = a+b} - 1)`` (margin ``2d``); each node has squared norm ``3 d^(-1/3) (d-1)``,
-    so ``||theta||^3 = d^2 (3 d^(-1/3) (d-1))^1.5`` and the normalized margin is ``2 / (3 sqrt(3d) (d-1)^1.5)``."""
+    """``L_{2,3}``-normalized margin of Corollary 3's network, derived (not in the paper): node ``(j1, j2)``
+    has ``w_a = d^(-2/3) (d delta_{-j1} - 1)`` etc.; summing over nodes, only the ``alpha beta`` cross term
+    survives and ``f(a, b)[c] = 2 (d delta_{c = a+b} - 1)`` (margin ``2d``); each node has squared norm ``3
+    d^(-1/3) (d-1)``, so ``||theta||^3 = d^2 (3 d^(-1/3) (d-1))^1.5`` and the normalized margin is ``2 / (3
+    sqrt(3d) (d-1)^1.5)``."""
     return 2.0 / (3.0 * math.sqrt(3.0 * d) * (d - 1) ** 1.5)
 
 
@@ -363,8 +360,7 @@ def verify_cogo(
     max_memory: int = DEFAULT_MAX_MEMORY,
     max_seconds: float | None = None,
 ) -> VerificationResult:
-    """All checks of the module docstring for construction ``name`` at ``d`` (``nu = e^{i nu_angle}``,
-    ...)."""
+    """All checks of the module docstring for construction ``name`` at ``d`` (``nu = e^{i nu_angle}``, ...)."""
     if isinstance(d, bool) or not isinstance(d, int) or not 3 <= d <= MAX_D:
         raise InputError(f"--d must be an integer in 3..{MAX_D}, got {d!r}")
     if name == "F46" and d < 5:

@@ -1,22 +1,19 @@
-"""Max-margin theory for group composition ``(a, b) -> ab`` (Edelman Thm 7.9 at line 1640; App. D.9 at
-5222-5610).
+"""Max margin of group composition ``(a, b) -> ab`` (Edelman Thm 7.9 at line 1640; D.9 at 5222-5610).
 
 The network is the core quadratic :class:`~margintheory.network.PolyNetwork` with ``k = 2`` and ``p = |G|``;
 only the labels change (``a*b`` instead of ``a+b``).
 
 * condition: ``sum_{R != 1} d_R^1.5 chi_R(C) < 0`` for every non-trivial class ``C`` (Lemma D.14);
 * closed form: ``gamma* = 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5)`` (Thm 7.9);
-* construction (Lemma D.15): per irrep ``R`` and ``i, j, k``, the neuron pair
-  ``(u, v, w) = (R_ij, R_jk, R_ik)`` and ``(R_ij, -R_jk, -R_ik)`` outputs ``4 R(a)_ij R(b)_jk R(c)_ik``, so
-  the
-  ``2 d_R^3`` neurons output ``4 tr(R(a) R(b) R(c)^T) = 4 chi_R(a b c^-1)``;
+* construction (Lemma D.15): per irrep ``R`` and ``i, j, k``, the neuron pair ``(u, v, w) = (R_ij, R_jk,
+  R_ik)`` and ``(R_ij, -R_jk, -R_ik)`` outputs ``4 R(a)_ij R(b)_jk R(c)_ik``, so the ``2 d_R^3`` neurons
+  output ``4 tr(R(a) R(b) R(c)^T) = 4 chi_R(a b c^-1)``;
 * the class LP: with per-block weights ``mu_R`` (``sum mu_R = 1`` = unit ``L_{2,3}`` norm) the margin at wrong
   class ``c`` is ``sum_R mu_R kappa_R (d_R - chi_R(C))``, ``C`` the class of ``(ab)^-1 c``; its LP dual is
   ``min_pi max_R kappa_R sum_C pi_C (d_R - chi_R(C))`` which is Lemma D.13's upper bound (weak duality) for
-  class-constant weights ``tau_c = pi_C / |C|`` (optimal by the task's symmetry), with
-  ``kappa_R = 2 d_R^-1.5 / (3 sqrt 3 |G|^1.5)``.  Primal value = dual value certifies ``gamma*``
-  (up to the LP tolerance) for every group whose irreps are all of real type, whether or not the condition
-  holds.
+  class-constant weights ``tau_c = pi_C / |C|`` (optimal by the task's symmetry), with ``kappa_R = 2 d_R^-1.5
+  / (3 sqrt 3 |G|^1.5)``.  Primal value = dual value certifies ``gamma*`` (up to the LP tolerance) for every
+  group whose irreps are all of real type, whether or not the condition holds.
 """
 
 from __future__ import annotations
@@ -53,9 +50,8 @@ def theorem79_width(dims: np.ndarray) -> int:
 def kappa(order: int, d: int) -> float:
     """Logit of a unit-``L_{2,3}``-norm irrep block per unit of ``chi_R(abc^-1)``: ``2 d^-1.5 (3|G|)^-1.5``.
 
-    Derived from Lemma D.13's optimum ``tr(alpha beta gamma^T) = (d / 3|G|)^1.5`` times the cross-term
-    factor 2
-    of ``(u(a) + v(b))^2``; :func:`irrep_block` is checked against it numerically.
+    Derived from Lemma D.13's optimum ``tr(alpha beta gamma^T) = (d / 3|G|)^1.5`` times the cross-term factor
+    2 of ``(u(a) + v(b))^2``; :func:`irrep_block` is checked against it numerically.
     """
     return 2.0 * d**-1.5 * (3.0 * order) ** -1.5
 
@@ -75,8 +71,8 @@ def irrep_block(R: Irrep, irrep_index: int) -> PolyNetwork:
 
 
 def mixture_network(irreps: list[Irrep], mu: np.ndarray) -> PolyNetwork:
-    """Blocks with ``L_{2,3}`` mass ``mu_R`` (``sum mu = 1``): every neuron of block ``R`` scaled by
-    ``(mu_R / (2 d_R^3))^(1/3)``; blocks with ``mu_R = 0`` and the trivial irrep are left out."""
+    """Blocks with ``L_{2,3}`` mass ``mu_R`` (``sum mu = 1``): every neuron of block ``R`` scaled by ``(mu_R /
+    (2 d_R^3))^(1/3)``; blocks with ``mu_R = 0`` and the trivial irrep are left out."""
     parts = []
     for r, R in enumerate(irreps):
         if r == 0 or mu[r] <= 0:
@@ -113,8 +109,7 @@ class ClassLP:
 
 
 def solve_class_lp(X: np.ndarray, order: int, dims: np.ndarray) -> ClassLP:
-    """Solve both LPs of the module docstring with HiGHS; raise :class:`SolverError` unless both are
-    optimal."""
+    """Solve both LPs of the module docstring with HiGHS; raise :class:`SolverError` unless both are optimal."""
     K = len(dims)
     kap = np.array([kappa(order, int(d)) for d in dims])
     A = kap[1:, None] * (dims[1:, None] - X[1:, 1:])  # (irreps R != 1) x (classes C != e)

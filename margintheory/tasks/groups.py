@@ -4,8 +4,8 @@ A :class:`FiniteGroup` stores its elements as indices ``0..|G|-1`` with the iden
 ``mul[a, b] = index of a*b``, the inverses and the conjugacy classes ``C(a) = {g a g^-1}`` (computed from the
 table, not assumed).  Element order (documented, used by network files of the ``group`` task):
 
-* ``S_n``: permutations of ``0..n-1`` as image tuples in lexicographic order (identity first);
-  the product is composition ``(a*b)(x) = a(b(x))``.
+* ``S_n``: permutations of ``0..n-1`` as image tuples in lexicographic order (identity first); the product is
+  composition ``(a*b)(x) = a(b(x))``.
 * ``C_n``: residues ``0..n-1``; the product is addition mod ``n``.
 """
 
@@ -62,8 +62,7 @@ class FiniteGroup:
         return out
 
     def product_labels(self) -> np.ndarray:
-        """Class index of ``a*b`` for every row ``(a, b)`` of ``input_grid(|G|, 2)`` (``a`` most
-        significant)."""
+        """Class index of ``a*b`` for every row ``(a, b)`` of ``input_grid(|G|, 2)`` (``a`` most significant)."""
         return self.mul.reshape(-1).astype(np.int64)
 
     def is_abelian(self) -> bool:

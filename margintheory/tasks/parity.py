@@ -1,10 +1,9 @@
 """``(n, k)`` sparse parity (Edelman Thm 7.8, line 1603; proof D.7 at 5181).
 
-Inputs: all ``2^n`` points ``x in {+1,-1}^n`` (row ``r``: bit ``j`` of ``r`` set <=> ``x_j = -1``, ``x_0``
-the least
-significant bit); label ``y = prod_{j in S} x_j``, ``|S| = k``.  Network ``f(x) = sum_i (u_i . x)^k w_i`` with
-``u_i in R^n``, ``w_i in R^2``; ``w_i[0]`` is the logit of class ``y = +1``, ``w_i[1]`` of ``y = -1``.
-Norm ``||theta||_{2,k+1} = (sum_i ||(u_i, w_i)||^(k+1))^(1/(k+1))``.
+Inputs: all ``2^n`` points ``x in {+1,-1}^n`` (row ``r``: bit ``j`` of ``r`` set <=> ``x_j = -1``, ``x_0`` the
+least significant bit); label ``y = prod_{j in S} x_j``, ``|S| = k``.  Network ``f(x) = sum_i (u_i . x)^k
+w_i`` with ``u_i in R^n``, ``w_i in R^2``; ``w_i[0]`` is the logit of class ``y = +1``, ``w_i[1]`` of ``y =
+-1``. Norm ``||theta||_{2,k+1} = (sum_i ||(u_i, w_i)||^(k+1))^(1/(k+1))``.
 
 Claims checked: ``gamma* = k! sqrt(2 (k+1)^-(k+1))`` for ``m >= 2^(k-1)``; the ``2^(k-1)``-neuron construction
 ``u = sigma/sqrt(k+1)`` on ``S`` (``sigma_1 = +1``), ``w = prod(sigma) b / sqrt(2(k+1))``, ``b = (1, -1)``,

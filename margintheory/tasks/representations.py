@@ -2,13 +2,13 @@
 
 * ``S_n``: Young's orthogonal form.  For a partition ``lam`` the basis is the standard Young tableaux; the
   adjacent transposition ``s_i = (i i+1)`` acts by ``s_i v_T = (1/r) v_T + sqrt(1 - 1/r^2) v_{s_i T}`` where
-  ``r = content(i+1) - content(i)`` (content = column - row), so ``+1`` on a row, ``-1`` on a column.
-  ``R(g)`` for every ``g`` is obtained by a breadth-first walk ``R(g s_i) = R(g) R(s_i)``; that this defines a
+  ``r = content(i+1) - content(i)`` (content = column - row), so ``+1`` on a row, ``-1`` on a column. ``R(g)``
+  for every ``g`` is obtained by a breadth-first walk ``R(g s_i) = R(g) R(s_i)``; that this defines a
   homomorphism is **checked** (:func:`check_homomorphism`), not assumed.
-* ``C_n``: the real irreducibles: trivial, sign (``n`` even), and the 2-dimensional rotations by ``2 pi j g
-/ n``,
-  ``1 <= j < n/2``.  The rotations are irreducible over R but of *complex type* (Frobenius-Schur indicator 0):
-  Theorem 7.9 assumes real type (absolutely irreducible), which these are not; the checks report it.
+* ``C_n``: the real irreducibles: trivial, sign (``n`` even), and the 2-dimensional rotations by ``2 pi j g /
+  n``, ``1 <= j < n/2``.  The rotations are irreducible over R but of *complex type* (Frobenius-Schur
+  indicator 0): Theorem 7.9 assumes real type (absolutely irreducible), which these are not; the checks report
+  it.
 """
 
 from __future__ import annotations
@@ -204,8 +204,7 @@ def schur_orthogonality_error(irreps: list[Irrep]) -> float:
 
 
 def character_table(G: FiniteGroup, irreps: list[Irrep]) -> np.ndarray:
-    """``X[R, C] = chi_R(C)`` (rows = irreps, columns = conjugacy classes in :meth:`conjugacy_classes`
-    order)."""
+    """``X[R, C] = chi_R(C)`` (rows = irreps, columns = conjugacy classes in :meth:`conjugacy_classes` order)."""
     classes = G.conjugacy_classes()
     reps = [int(c[0]) for c in classes]
     return np.array([[R.character()[g] for g in reps] for R in irreps])
