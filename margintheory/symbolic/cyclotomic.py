@@ -29,15 +29,20 @@ INT64_SAFE = 2**62
 
 @lru_cache(maxsize=64)
 def reduction_matrix(n: int) -> np.ndarray:
-    """Integer matrix ``R`` (``n`` x ``phi(n)``): row ``t`` holds the coefficients of ``X^t mod Phi_n(X)``."""
+    """Integer matrix ``R`` (``n`` x ``phi(n)``): row ``t`` holds the coefficients of ``X^t mod Phi_n(X)``.
+
+    Built by the recurrence ``X^(t+1) = X * X^t`` with ``X^d = -(c_0 + ... + c_(d-1) X^(d-1))`` (``Phi_n`` monic).
+    """
     x = sp.Symbol("x")
-    phi = sp.Poly(sp.cyclotomic_poly(n, x), x)
-    deg = phi.degree()
+    coeffs = [int(c) for c in reversed(sp.Poly(sp.cyclotomic_poly(n, x), x).all_coeffs())]  # c_0 .. c_d
+    deg = len(coeffs) - 1
+    tail = -np.array(coeffs[:deg], dtype=np.int64)
     rows = np.zeros((n, deg), dtype=np.int64)
-    for t in range(n):
-        rem = sp.Poly(x**t, x).rem(phi)
-        for (power,), coeff in rem.terms():
-            rows[t, power] = int(coeff)
+    rows[0, 0] = 1
+    for t in range(1, n):
+        prev = rows[t - 1]
+        rows[t, 1:] = prev[:-1]
+        rows[t] += prev[-1] * tail
     rows.setflags(write=False)
     return rows
 

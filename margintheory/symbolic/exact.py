@@ -282,11 +282,15 @@ def verify_construction_exact(p: int, k: int, *, max_entries: int = MAX_ENTRIES)
                          "exact"))
     result.add(bool_check("every logit is a rational number (exact, in Q(omega_N))", ex.all_rational,
                           exactness="exact", detail=f"{ex.numerators.size} logits reduced modulo Phi_{field_order(p)}"))
-    if not ex.all_rational:
-        return result
-    stats = _exact_margin_stats(ex)
-    _add_function_checks(result, ex, stats)
-    _add_margin_checks(result, specs, ex, stats, gamma)
+    norms = neuron_norm_powers(specs, p, k)
+    if ex.all_rational:
+        stats = _exact_margin_stats(ex)
+        _add_function_checks(result, ex, stats)
+        _add_margin_checks(result, ex, stats, norms, gamma)
+    else:
+        stats = None
+        result.notes.append("some logits are irrational: margin checks skipped (the network is not the construction)")
+    _add_neuron_checks(result, specs, ex, norms, gamma, stats)
     fields["seconds"] = time.perf_counter() - start
     result.notes.append("exact: logits computed as integer polynomials in omega_N, reduced modulo the cyclotomic "
                         "polynomial Phi_N; norms with the "
@@ -319,11 +323,10 @@ def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dic
                          construction_correct_logit_exact=_fmt(correct), construction_wrong_logit_exact=_fmt(wrong))
 
 
-def _add_margin_checks(result: VerificationResult, specs: list[NeuronSpec], ex: ExactLogits, stats: dict,
+def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict, norms: list[sp.Expr],
                        gamma: sp.Expr | None) -> None:
-    """Margin = gamma*, points on the margin, C.1, optimal neurons, frequency coverage, Lemma C.5 consistency."""
+    """Margin = gamma*, every point on the margin, condition C.1."""
     p, k = ex.p, ex.k
-    norms = neuron_norm_powers(specs, p, k)
     total_norm = sp.nsimplify(sum(norms))
     h = stats["h"]
     nm = sp.nsimplify(h / total_norm)
@@ -344,11 +347,11 @@ def _add_margin_checks(result: VerificationResult, specs: list[NeuronSpec], ex: 
     result.add(bool_check("every point on the margin (spt q* = D_p, Lemma C.6)", stats["all_on_margin"],
                           exactness="exact", detail=f"all {p ** k} margins equal h = {h}"))
     result.add(bool_check("all wrong-label logits equal (condition C.1)", stats["wrong_equal"], exactness="exact"))
-    _add_neuron_checks(result, specs, ex, norms, gamma, stats)
 
 
 def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: ExactLogits, norms: list[sp.Expr],
-                       gamma: sp.Expr | None, stats: dict) -> None:
+                       gamma: sp.Expr | None, stats: dict | None) -> None:
+    """Equal amplitudes, Lemma C.15 optimality of every neuron, Lemma C.5 consistency, Lemma C.20 coverage."""
     p = ex.p
     sq_norms = {factor_squared_norm(p, z, kind) for z in {s.frequency for s in specs} for kind in (0, 1)}
     result.add(Check("every cos/sin factor has squared norm p/2 (equal amplitudes)", str(sp.Rational(p, 2)),
@@ -362,7 +365,7 @@ def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: 
                          "||theta_i||^(k+1), computed from Definition C.12-C.13"))
         result.fields["neurons_in_optimal_set"] = all(optimal)
         result.fields["fraction_in_optimal_set"] = sum(optimal) / len(specs)
-    if all(obj is not None for obj in objectives):
+    if stats is not None and all(obj is not None for obj in objectives):
         total = sum(objectives)
         result.add(Check("sum of neuron objectives = mean class-weighted margin of the logits (Lemma C.5)",
                          str(stats["mean_class_weighted"]), str(total), None,

@@ -1,0 +1,107 @@
+"""Exact verification of the construction and the per-frequency cosine sum."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from margintheory import theory
+from margintheory.errors import InputError, RefusedError
+from margintheory.symbolic import exact
+from margintheory.verification import verify_construction
+
+SHARED_KEYS = {"p", "k", "gamma_star", "gamma_star_exact", "width", "normalized_margin", "relative_error",
+               "all_on_margin", "wrong_logits_equal", "neurons_in_optimal_set", "frequencies_covered", "verdict",
+               "checks"}
+
+
+@pytest.mark.parametrize("p,k", [(3, 1), (5, 2), (7, 3), (9, 2), (5, 4)])
+def test_construction_verified_exactly(p, k):
+    res = exact.verify_construction_exact(p, k)
+    assert res.verdict == "verified"
+    d = res.to_dict()
+    assert SHARED_KEYS <= set(d)
+    assert d["relative_error"] == 0.0 and d["relative_error_exact"] == "0"
+    assert d["normalized_margin_exact"] == str(theory.gamma_star_exact(p, k))
+    assert d["construction_correct_logit_exact"] == str(sp_half(p - 1))
+    assert d["construction_wrong_logit_exact"] == "-1/2"
+    assert all(c["exactness"] == "exact" for c in d["checks"])
+    paper = [c for c in res.checks if c.name.startswith("paper's stated wrong-label value 0")]
+    assert len(paper) == 1 and paper[0].informational and not paper[0].passed
+
+
+def sp_half(n):
+    import sympy as sp
+
+    return sp.Rational(n, 2)
+
+
+def test_same_shape_and_values_as_float_verifier():
+    ex = exact.verify_construction_exact(7, 3).to_dict()
+    fl = verify_construction(7, 3).to_dict()
+    assert SHARED_KEYS <= set(fl)
+    assert ex["width"] == fl["width"] and ex["frequencies_covered"] == fl["frequencies_covered"]
+    assert abs(ex["normalized_margin"] - fl["normalized_margin"]) <= 1e-12 * ex["normalized_margin"]
+    assert abs(ex["construction_wrong_logit"] - fl["construction_wrong_logit"]) < 1e-9
+
+
+def test_even_p_not_applicable_and_limits():
+    res = exact.verify_construction_exact(4, 2)
+    assert res.verdict == "not-applicable"
+    with pytest.raises(RefusedError):
+        exact.verify_construction_exact(31, 4)
+    with pytest.raises(InputError):
+        exact.verify_construction_exact(1, 2)
+
+
+def test_a_broken_construction_is_refuted(monkeypatch):
+    """Drop one neuron / flip one coefficient: the exact verifier must refute."""
+    real = exact.construction_neuron_specs
+    monkeypatch.setattr(exact, "construction_neuron_specs", lambda p, k: real(p, k)[1:])
+    assert exact.verify_construction_exact(5, 2).verdict == "refuted"
+    import dataclasses
+
+    def flipped(p, k):
+        specs = real(p, k)
+        return [dataclasses.replace(specs[0], coefficient=-specs[0].coefficient)] + specs[1:]
+
+    monkeypatch.setattr(exact, "construction_neuron_specs", flipped)
+    res = exact.verify_construction_exact(5, 2)
+    assert res.verdict == "refuted"
+    failed = {c.name for c in res.checks if not c.passed and not c.informational}
+    assert "every neuron in the optimal single-neuron set (Lemma C.15)" in failed
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 20).map(lambda n: 2 * n + 1), st.integers(-50, 50))
+def test_per_frequency_sum(p, x):
+    value = exact.per_frequency_cosine_sum_exact(p, x)
+    direct = sum(math.cos(2 * math.pi * z * x / p) for z in range(1, (p - 1) // 2 + 1))
+    assert abs(float(value) - direct) < 1e-10 * p
+    assert value == (sp_half(p - 1) if x % p == 0 else sp_half(-1))
+
+
+def test_per_frequency_sum_derivation():
+    d = exact.per_frequency_sum_derivation(p_max=15)
+    assert d.all_passed
+    assert d.counts()["assumed"] == 1 and d.counts()["failed"] == 0
+
+
+def test_cosine_neuron_objective_is_gamma_star():
+    import sympy as sp
+
+    for p, k in [(3, 1), (5, 2), (7, 3)]:
+        beta = sp.sqrt(sp.Rational(2, (k + 1) * p))
+        assert sp.simplify(beta ** (k + 1) * exact.cosine_neuron_objective(p, k) - theory.gamma_star_exact(p, k)) == 0
+
+
+def test_exact_logits_match_float_logits():
+    from margintheory.construction import build_construction
+    from margintheory.margins import logits
+
+    ex = exact.exact_construction_logits(5, 3)
+    fl = logits(build_construction(5, 3, normalize=False))
+    assert ex.all_rational
+    assert np.max(np.abs(ex.numerators / ex.denominator - fl)) < 1e-9
