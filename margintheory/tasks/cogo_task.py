@@ -83,6 +83,25 @@ SET_LABELS = {
 }
 
 
+def loss_decomposition(z: Z) -> dict[str, float]:
+    """Theorem 1 regrouped into non-negative parts (for Hermitian ``z``, ``r[-k,-k,-k] = conj r[k,k,k]``):
+    ``loss = d^-1 sum_k |1 - r[k,k,k]|^2 + d^-1 sum_k sum_{(k1,k2) != (k,k)} |r[k1,k2,k]|^2 + R_n + R_*``."""
+    d = z.d
+    ks = np.arange(1, d)
+    R = r_abc(z)
+    diag = R[ks, ks, ks]
+    lt = theorem1_loss(z)
+    fit = float(np.sum(np.abs(1 - diag) ** 2)) / d
+    off = lt.cross - float(np.sum(np.abs(diag) ** 2)) / d
+    return {"R_g deficit": fit, "R_c (off-diagonal)": max(off, 0.0), "R_n": lt.r_n, "R_*": lt.r_star}
+
+
+def explain_loss(parts: dict[str, float], tol: float = ZERO_TOL) -> str:
+    """Which parts of :func:`loss_decomposition` carry the loss."""
+    nz = [f"{k} {v:.6g}" for k, v in parts.items() if v > tol]
+    return "loss = " + (" + ".join(nz) if nz else "0")
+
+
 def construction_checks(con: cc.Construction, informational: bool = False) -> tuple[list[Check], dict]:
     """Hermitian, order, Theorem 1 vs forward pass, the claimed 0/1-sets and the loss of one construction."""
     z = con.z
@@ -92,6 +111,7 @@ def construction_checks(con: cc.Construction, informational: bool = False) -> tu
     lt = theorem1_loss(z)
     fl = forward_loss(net)
     sets = potential_sets(z)
+    parts = loss_decomposition(z)
     claims = CLAIMS[con.name]
     checks = [
         Check(
@@ -170,6 +190,8 @@ def construction_checks(con: cc.Construction, informational: bool = False) -> tu
             "constant": lt.constant,
         },
         "potential_deviations": sets,
+        "loss_parts": parts,
+        "why": explain_loss(parts),
         "formula": con.formula,
     }
     return checks, fields
@@ -375,6 +397,11 @@ def verify_cogo(
     result.checks += checks
     result.fields["paper"] = fields
     best = paper
+    if name == "F4":
+        result.notes.append(
+            f"F4 alone is not a global optimizer (Corollary 4: R_n is not a 0-set): {fields['why']}; "
+            "Corollary 5 cancels the R_n sums with biased order-6 nodes (F46)."
+        )
     if name in ("F6", "F46") and fields["loss"] > ZERO_TOL:
         fixed = build(name, d, "corrected", nu, xi, k0)
         c2, f2 = construction_checks(fixed, informational=True)
@@ -382,7 +409,8 @@ def verify_cogo(
         result.fields["corrected"] = f2
         best = fixed
         result.notes.append(
-            f"{name}: the paper's formula gives loss {fields['loss']:.12g}, not 0; corrected construction "
+            f"{name}: the paper's formula gives loss {fields['loss']:.12g}, not 0 ({fields['why']}); corrected "
+            f"construction "
             f"({f2['formula']}) has loss {f2['loss']:.3g}."
         )
     try:
