@@ -54,6 +54,9 @@ def test_parity_network_file(tmp_path, capsys) -> None:
     ["verify", "--task", "group"],
     ["verify", "--task", "cogo", "--construction", "F6"],
     ["verify", "--task", "cogo", "--construction", "F6", "--d", "1000"],
+    ["verify", "--task", "cogo", "--construction", "F6", "--p", "7"],
+    ["verify", "--task", "group", "--group", "S3", "--k", "3"],
+    ["verify", "--task", "group", "--group", "S3", "--exact"],
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv) -> None:
     assert main(argv) == 2

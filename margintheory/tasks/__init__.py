@@ -193,4 +193,19 @@ def run_task(args: argparse.Namespace) -> VerificationResult:
     task = TASKS.get(getattr(args, "task", None))
     if task is None:
         raise InputError(f"unknown task {getattr(args, 'task', None)!r}; choose from {', '.join(TASK_NAMES)}")
+    _reject_foreign_options(args)
     return task.run(args)
+
+
+def _reject_foreign_options(args: argparse.Namespace) -> None:
+    """Options of ``verify`` that a task does not use are refused rather than silently ignored."""
+    name = args.task
+    if name == "modular-addition":
+        return
+    if getattr(args, "exact", False):
+        raise InputError(f"--exact applies to --task modular-addition only, not {name}")
+    if getattr(args, "p", None) is not None:
+        hint = {"cogo": " (use --d)", "group": " (use --group)", "parity": " (use --n and --k)"}[name]
+        raise InputError(f"--p is not an option of --task {name}{hint}")
+    if name in ("group", "cogo") and getattr(args, "k", None) not in (None, 2):
+        raise InputError(f"--task {name} uses quadratic networks with two inputs: --k must be 2 or omitted")
