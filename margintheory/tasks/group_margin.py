@@ -148,6 +148,14 @@ def solve_class_lp(X: np.ndarray, order: int, dims: np.ndarray) -> ClassLP:
     return ClassLP(mu, float(-res.fun), pi, float(res2.fun), "optimal")
 
 
+def tight_irreps(lp: ClassLP, X: np.ndarray, order: int, dims: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """Irreps whose single-neuron value under the optimal dual weights equals the dual value: by Lemma 7.6 the
+    only irreps any max-margin network can use (indices into the irrep list)."""
+    kap = np.array([kappa(order, int(d)) for d in dims])
+    vals = kap[1:] * ((dims[1:, None] - X[1:, 1:]) @ lp.pi)
+    return 1 + np.flatnonzero(vals >= lp.dual * (1 - rtol))
+
+
 def irrep_power_fractions(net: PolyNetwork, B: np.ndarray, owner: np.ndarray, dims: np.ndarray) -> np.ndarray:
     """Per neuron and irrep, the fraction of ``||u||^2 + ||v||^2 + ||w||^2`` carried by that irrep's basis
     vectors.

@@ -252,6 +252,7 @@ def theorem79_checks(
         "lp_class_weights": lp.pi.tolist(),
         "theorem_width": width,
         "irreps_used_by_lp": [irreps[r].name for r in np.flatnonzero(lp.mu > 1e-9)],
+        "irreps_tight_under_dual": [irreps[r].name for r in gm.tight_irreps(lp, X, G.order, dims)],
     }
     fields.update(bfields)
     cm = gm.class_margins(gm.theorem79_weights(dims), X, G.order, dims)
@@ -441,7 +442,9 @@ def verify_group(
                 f"{f2['gamma_star_formula']:.12g} is only a lower bound; the class LP gives the max margin "
                 f"{f2['gamma_star_lp']:.12g} (ratio {f2['gamma_star_formula'] / f2['gamma_star_lp']:.9f}), "
                 f"attained "
-                f"with irreps {f2['irreps_used_by_lp']} (cf. D.9.2). The LP upper bound rests on Lemma D.13."
+                f"with irreps {f2['irreps_used_by_lp']} (cf. D.9.2); any max-margin network uses only irreps in "
+                f"{f2['irreps_tight_under_dual']} (tight under the optimal class weights). The LP upper bound "
+                "rests on Lemma D.13."
             )
     else:
         result.notes.append(
