@@ -151,9 +151,14 @@ def parity_labels(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     return np.prod(X[:, S], axis=1)
 
 
-def parity_logits(net: ParityNetwork, X: np.ndarray) -> np.ndarray:
-    """``sum_i (u_i . x)^k w_i`` for every row of ``X``: shape ``(N, 2)``."""
-    return ((X @ net.U.T) ** net.k) @ net.W
+def parity_logits(net: ParityNetwork, X: np.ndarray, chunk_elements: int = 2**23) -> np.ndarray:
+    """``sum_i (u_i . x)^k w_i`` for every row of ``X``: shape ``(N, 2)`` (rows streamed in chunks of about
+    ``chunk_elements`` activations, so memory stays ``O(chunk + N)``)."""
+    step = max(1, chunk_elements // net.m)
+    out = np.empty((X.shape[0], 2))
+    for r0 in range(0, X.shape[0], step):
+        out[r0 : r0 + step] = ((X[r0 : r0 + step] @ net.U.T) ** net.k) @ net.W
+    return out
 
 
 def logit_error_bound(net: ParityNetwork) -> float:
