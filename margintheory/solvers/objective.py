@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from margintheory.errors import InputError
-from margintheory.solvers.polynomial import Polynomial, power_times_linear
 from margintheory.margins import input_grid
+from margintheory.solvers.polynomial import Polynomial, power_times_linear
 from margintheory.theory import validate_pk
 
 

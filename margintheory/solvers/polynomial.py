@@ -68,8 +68,13 @@ def power_times_linear(L: np.ndarray, M: np.ndarray, k: int) -> Polynomial:
     """``sum_a (L[a] . y)^k (M[a] . y)`` expanded into monomials (multinomial theorem; vectorised over ``a``)."""
     n = L.shape[1]
     Ek = monomials_of_degree(n, k)  # (Nk, n)
-    P = np.prod(L[:, None, :] ** Ek[None, :, :], axis=2) * multinomial(Ek)[None, :]  # (na, Nk)
-    T = P.T @ M  # (Nk, n): coefficient of y^alpha * y_l
+    mult = multinomial(Ek)
+    T = np.zeros((len(Ek), n))  # coefficient of y^alpha * y_l
+    step = max(1, 2**22 // max(1, len(Ek) * n))
+    for start in range(0, L.shape[0], step):
+        Lc = L[start:start + step]
+        P = np.prod(Lc[:, None, :] ** Ek[None, :, :], axis=2) * mult[None, :]  # (chunk, Nk)
+        T += P.T @ M[start:start + step]
     exps = (Ek[:, None, :] + np.eye(n, dtype=np.int64)[None, :, :]).reshape(-1, n)
     return collect(exps, T.ravel())
 
