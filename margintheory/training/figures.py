@@ -116,25 +116,41 @@ def plot_frequency_distribution(final: PolyNetwork, stem: str | os.PathLike[str]
     ax.set_ylabel("neurons")
     covered = sum(1 for z in freqs if counts[z] > 0)
     ax.set_title(f"(a) frequencies at the end: {covered}/{len(freqs)} used", fontsize=9)
+    r = final.neuron_norms() / final.neuron_norms().max()
+    share = r ** (final.k + 1) / np.sum(r ** (final.k + 1))
+    mass = np.bincount(fs.dominant_frequency, weights=share, minlength=p // 2 + 1)
+    twin = ax.twinx()
+    twin.plot(np.arange(mass.size), mass, "o", color="tab:red", ms=4, label="share of ||theta||^(k+1)")
+    twin.axhline(1.0 / len(freqs), color="tab:red", ls=":", lw=1, label="construction: uniform")
+    twin.set_ylim(0, 2.2 / len(freqs))
+    twin.set_ylabel("norm share", color="tab:red")
+    twin.legend(fontsize=7, loc="upper right")
     bins = np.linspace(0, 1, 41)
     nets = ([("initialization", initial, "tab:gray")] if initial is not None else []) + [("end", final, "tab:green")]
     for ax, (label, net, color) in zip(axes[1:], nets, strict=True):
-        mp = _embedding_max_power(net)
-        ax.hist(mp, bins=bins, color=color)
+        mp, big = _embedding_max_power(net)
+        ax.hist([mp[big], mp[~big]], bins=bins, stacked=True, color=[color, "tab:orange"],
+                label=["neurons with ||theta_i|| >= max/10", "smaller neurons"])
         ax.set_xlim(0, 1.02)
-        ax.set_xlabel("max normalized power of u_j")
+        ax.set_xlabel("max normalized power of u_j (one-sided)")
         ax.set_ylabel("embedding vectors")
-        ax.set_title(f"({'b' if label == 'initialization' else chr(ord('a') + panels - 1)}) {label}: "
-                     f"mean {mp.mean():.3f}, min {mp.min():.3f}", fontsize=9)
+        ax.legend(fontsize=7, loc="upper left")
+        letter = "b" if label == "initialization" else chr(ord("a") + panels - 1)
+        ax.set_title(f"({letter}) {label}: mean {mp.mean():.3f}; large neurons: mean {mp[big].mean():.3f}, "
+                     f"min {mp[big].min():.3f}", fontsize=8)
     fig.suptitle(title or f"frequency usage and sparsity (p={p}, k={final.k}, m={final.m})", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, stem)
 
 
-def _embedding_max_power(net: PolyNetwork) -> np.ndarray:
+def _embedding_max_power(net: PolyNetwork) -> tuple[np.ndarray, np.ndarray]:
+    """Max normalized power of every ``u_{i,j}`` and whether neuron ``i`` has at least a tenth of the largest norm."""
     P = one_sided_power(net.U)  # (m, k, h)
     tot = P.sum(axis=-1)
-    return np.where(tot > 0, P.max(axis=-1) / np.where(tot > 0, tot, 1.0), 0.0).ravel()
+    mp = np.where(tot > 0, P.max(axis=-1) / np.where(tot > 0, tot, 1.0), 0.0)
+    r = net.neuron_norms()
+    big = np.repeat(r >= 0.1 * r.max(), net.k)
+    return mp.ravel(), big
 
 
 def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.PathLike[str],
@@ -143,7 +159,7 @@ def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.Path
     steps = np.array([h["step"] for h in history], dtype=float)
     nm = np.array([_num(h["normalized_margin"]) for h in history])
     gamma = theory.gamma_star(p, k) if p % 2 else None
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (ax, ax3, ax2) = plt.subplots(1, 3, figsize=(15, 3.6))
     ax.plot(steps, nm, color="tab:blue", label="normalized margin")
     if gamma is not None:
         ax.axhline(gamma, color="tab:red", ls="--", label=f"gamma* = {gamma:.4g}")
@@ -152,6 +168,15 @@ def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.Path
     ax.set_xlabel("step")
     ax.set_ylabel("h(theta / ||theta||_{2,k+1})")
     ax.legend(fontsize=8, loc="lower right")
+    if gamma is not None:
+        gap = 1.0 - nm / gamma
+        ok = gap > 0
+        ax3.semilogy(steps[ok], gap[ok], color="tab:purple")
+        ax3.set_xlabel("step")
+        ax3.set_ylabel("1 - margin / gamma*")
+        ax3.set_title(f"gap to gamma* (final {gap[-1]:.2e})", fontsize=9)
+    else:
+        ax3.axis("off")
     for key, label, color in (("mean_max_power", "mean max normalized power", "tab:green"),
                               ("train_acc", "train accuracy", "tab:gray"), ("test_acc", "test accuracy", "tab:olive")):
         vals = np.array([_num(h.get(key)) for h in history])
