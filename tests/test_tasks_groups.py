@@ -78,6 +78,10 @@ def test_condition_and_closed_form(group) -> None:
     lp = gm.solve_class_lp(X, G.order, dims)
     assert lp.primal == pytest.approx(lp.dual, rel=1e-9)
     assert lp.primal == pytest.approx(gm.gamma_star_theorem79(G.order, dims), rel=1e-9)
+    sizes = np.array([len(c) for c in G.conjugacy_classes()])
+    pi = gm.lemma_d14_weights(X, sizes, dims)  # an independent dual certificate for the formula
+    assert pi.sum() == pytest.approx(1.0) and pi.min() >= 0
+    assert gm.dual_values(pi, X, G.order, dims) == pytest.approx(gm.gamma_star_theorem79(G.order, dims), rel=1e-12)
 
 
 def test_construction_margin_is_closed_form() -> None:
@@ -98,6 +102,8 @@ def test_s6_condition_fails_and_lp_beats_formula() -> None:
     formula = gm.gamma_star_theorem79(G.order, dims)
     assert lp.primal == pytest.approx(lp.dual, rel=1e-9)
     assert lp.primal > formula * (1 + 1e-6)
+    pi = gm.lemma_d14_weights(X, np.array([len(c) for c in G.conjugacy_classes()]), dims)
+    assert pi.min() < 0  # D.14's weights are not a valid dual when the condition fails
     assert gm.class_margins(gm.theorem79_weights(dims), X, G.order, dims).min() == pytest.approx(formula, rel=1e-12)
 
 

@@ -148,11 +148,24 @@ def solve_class_lp(X: np.ndarray, order: int, dims: np.ndarray) -> ClassLP:
     return ClassLP(mu, float(-res.fun), pi, float(res2.fun), "optimal")
 
 
+def lemma_d14_weights(X: np.ndarray, sizes: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """Lemma D.14's class masses ``pi_C = |C| tau_C`` with ``tau_C = -sum_{R != 1} z_R chi_R(C)``,
+    ``z_R = d_R^1.5 / sum d^2.5``.  The statement writes ``tau_C = +sum z_R chi_R(C)``; its proof's vector
+    ``tau = [1, -tau_C2, ...]`` carries the minus, and only with it do the masses sum to 1 (checked)."""
+    z = np.where(np.arange(len(dims)) == 0, 0.0, dims**1.5) / np.sum(dims[1:] ** 2.5)
+    return -(z @ X)[1:] * sizes[1:]
+
+
+def dual_values(pi: np.ndarray, X: np.ndarray, order: int, dims: np.ndarray) -> np.ndarray:
+    """Per non-trivial irrep, the best unit neuron's class-weighted margin under class masses ``pi`` (D.13)."""
+    kap = np.array([kappa(order, int(d)) for d in dims])
+    return kap[1:] * ((dims[1:, None] - X[1:, 1:]) @ pi)
+
+
 def tight_irreps(lp: ClassLP, X: np.ndarray, order: int, dims: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
     """Irreps whose single-neuron value under the optimal dual weights equals the dual value: by Lemma 7.6 the
     only irreps any max-margin network can use (indices into the irrep list)."""
-    kap = np.array([kappa(order, int(d)) for d in dims])
-    vals = kap[1:] * ((dims[1:, None] - X[1:, 1:]) @ lp.pi)
+    vals = dual_values(lp.pi, X, order, dims)
     return 1 + np.flatnonzero(vals >= lp.dual * (1 - rtol))
 
 

@@ -222,6 +222,33 @@ def theorem79_checks(
                 f"{formula / lp.primal:.9f}; the formula is still attained by the mu ∝ d^2.5 network",
             )
         )
+    sizes = np.array([len(c) for c in G.conjugacy_classes()])
+    pi14 = gm.lemma_d14_weights(X, sizes, dims)
+    v14 = gm.dual_values(pi14, X, G.order, dims)
+    ok14 = abs(pi14.sum() - 1) <= LP_REL_TOL and float(np.ptp(v14)) <= LP_REL_TOL * formula
+    checks.append(
+        Check(
+            "Lemma D.14 weights (tau_C = -sum z_R chi_R(C)) sum to 1 and equalize every irrep at the formula",
+            formula,
+            float(v14.max()),
+            LP_REL_TOL,
+            bool(ok14 and abs(v14.max() - formula) <= LP_REL_TOL * formula),
+            "float",
+            f"sum |C| tau_C = {pi14.sum():.15g}; min |C| tau_C = {pi14.min():.6g} (>= 0 iff the condition holds); "
+            "the statement's sign (+) gives sum -1",
+        )
+    )
+    if holds:
+        checks.append(
+            Check(
+                "Lemma D.14 weights are non-negative (a valid dual: formula is an upper bound)",
+                ">= 0",
+                float(pi14.min()),
+                0.0,
+                bool(pi14.min() >= 0),
+                "float",
+            )
+        )
     lp_margin = float(gm.class_margins(lp.mu, X, G.order, dims).min())
     checks.append(
         close_check(
