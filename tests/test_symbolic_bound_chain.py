@@ -51,3 +51,30 @@ def test_bad_input():
         bc.gamma_star_derivation(p=4)
     with pytest.raises(InputError):
         bc.gamma_star_derivation(k=0)
+
+
+nonneg = st.fractions(min_value=0, max_value=20, max_denominator=30)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda k: st.lists(nonneg, min_size=k + 1, max_size=k + 1)))
+def test_qm_gm_exact_at_random_rationals(x):
+    """(C.15) squared, exactly: (prod x_i)^2 <= (sum x_i^2 / (k+1))^(k+1), equality when all x_i are equal."""
+    import math
+
+    n = len(x)
+    lhs, rhs = math.prod(x) ** 2, (sum(v * v for v in x) / n) ** n
+    assert lhs <= rhs
+    assert (lhs == rhs) == (len(set(x)) == 1 or (lhs == 0 and rhs == 0))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 7), st.lists(nonneg, min_size=1, max_size=8))
+def test_concentration_exact_at_random_rationals(k, z):
+    """sum z_j^q <= (sum z_j)^q for q = (k+1)/2 >= 1, compared exactly (sympy), equality iff one z_j is non-zero."""
+    q = sp.Rational(k + 1, 2)
+    zs = [sp.Rational(v.numerator, v.denominator) for v in z]
+    lhs, rhs = sum(v**q for v in zs), sum(zs) ** q
+    assert sp.simplify(rhs - lhs) >= 0
+    if sum(1 for v in zs if v != 0) <= 1:
+        assert sp.simplify(rhs - lhs) == 0

@@ -105,3 +105,12 @@ def test_exact_logits_match_float_logits():
     fl = logits(build_construction(5, 3, normalize=False))
     assert ex.all_rational
     assert np.max(np.abs(ex.numerators / ex.denominator - fl)) < 1e-9
+
+
+@pytest.mark.parametrize("p,k", [(5, 2), (7, 3)])
+def test_multidim_dft_diagonal_exact(p, k):
+    """Lemma C.20: f^(j,...,j,-j) = p^k sum_x S(x) omega^(-jx) = p^k * p/2 > 0 for every j != 0."""
+    import sympy as sp
+
+    values = exact.multidim_dft_diagonal(exact.exact_construction_logits(p, k))
+    assert values == [sp.Rational(p ** (k + 1), 2)] * (p - 1)

@@ -287,6 +287,7 @@ def verify_construction_exact(p: int, k: int, *, max_entries: int = MAX_ENTRIES)
         stats = _exact_margin_stats(ex)
         _add_function_checks(result, ex, stats)
         _add_margin_checks(result, ex, stats, norms, gamma)
+        _add_multidim_dft_check(result, ex)
     else:
         stats = None
         result.notes.append("some logits are irrational: margin checks skipped (the network is not the construction)")
@@ -347,6 +348,34 @@ def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict,
     result.add(bool_check("every point on the margin (spt q* = D_p, Lemma C.6)", stats["all_on_margin"],
                           exactness="exact", detail=f"all {p ** k} margins equal h = {h}"))
     result.add(bool_check("all wrong-label logits equal (condition C.1)", stats["wrong_equal"], exactness="exact"))
+
+
+def multidim_dft_diagonal(ex: ExactLogits) -> list[sp.Rational | None]:
+    """``f^(j, ..., j, -j) = sum_{a, c} f(a, c) omega_p^(-j (a_1 + ... + a_k - c))`` for ``j = 1..p-1``, exactly
+    (Lemma C.20, Shi 8538); ``None`` where the value is not rational.  Unnormalized logits."""
+    p, k = ex.p, ex.k
+    n = field_order(p)
+    e = n // p
+    labels = input_grid(p, k).sum(axis=1) % p
+    x = (labels[:, None] - np.arange(p)[None, :]) % p
+    by_x = np.zeros(p, dtype=np.int64)
+    np.add.at(by_x, x.ravel(), ex.numerators.ravel())
+    out = []
+    for j in range(1, p):
+        vec = np.zeros(n, dtype=np.int64)
+        np.add.at(vec, (-e * j * np.arange(p)) % n, by_x)
+        const, ok = rational_parts(vec)
+        out.append(sp.Rational(int(const), ex.denominator) if ok else None)
+    return out
+
+
+def _add_multidim_dft_check(result: VerificationResult, ex: ExactLogits) -> None:
+    values = multidim_dft_diagonal(ex)
+    ok = all(v is not None and v > 0 for v in values)
+    distinct = sorted({v for v in values if v is not None})
+    result.add(Check("f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)", "> 0", _fmt(distinct), None, ok, "exact",
+                     "multidimensional DFT of the unnormalized logits, computed in Q(omega_N) for j = 1..p-1"))
+    result.fields["multidim_dft_exact"] = [str(v) for v in values]
 
 
 def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: ExactLogits, norms: list[sp.Expr],
