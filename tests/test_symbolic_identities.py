@@ -15,7 +15,7 @@ from margintheory.symbolic import identities as idt
 rationals = st.fractions(min_value=-10, max_value=10, max_denominator=50)
 
 
-@pytest.mark.parametrize("k", range(1, 8))
+@pytest.mark.parametrize("k", range(1, 9))
 def test_sum_to_product_exact_substitution(k):
     res = idt.check_sum_to_product(k, "substitution")
     assert res.ok and res.monomials_per_term == math.comb(2 * k - 1, k)

@@ -159,7 +159,7 @@ def _reduction_steps(d, P, K, j, i, aw, au) -> None:
     what, uhat = sp.Function("what"), sp.Function("uhat_i")
     d.exact(sp.Eq(sp.Symbol("objective"), sp.factorial(K) / ((P - 1) * P**K)
                   * sp.Sum(what(-j) * sp.Product(uhat(j), (i, 1, K)), (j, 1, P - 1))),
-            "Lemma C.14: only the fully mixed monomial survives", "Lemma C.14 (Shi 8038)",
+            "Fourier reduction: only the fully mixed monomial survives", "Lemma C.14 (Shi 8038)",
             proof=lambda: all(check_fourier_reduction(pp, kk).matches for pp, kk in inst),
             method="both sides expanded exactly in symbolic weights (fourier_reduction)",
             scope="instances p in {3, 5}, k in {1, 2, 3}; the general case is the lemma's proof")
@@ -186,7 +186,9 @@ def _inequality_steps(d, P, K, j, z, q, aw, au) -> None:
               "Lemma C.15 (C.13)-(C.14) (Shi 8128-8140)", max_error=lambda: _max_violation(_phase_alignment),
               tolerance=INEQUALITY_SLACK, method=f"{NUMERIC_TRIALS} random instances, seed 0, relative violation",
               scope="random odd p in 3..31, k in 1..5")
-    d.exact(sp.Eq(sp.Symbol("sum_j |uhat(j)|^2"), P * sp.Symbol("||u||^2")), "Plancherel",
+    jj, a = sp.symbols("j a", integer=True)
+    d.exact(sp.Eq(sp.Sum(au(jj) ** 2, (jj, 0, P - 1)), P * sp.Sum(sp.Function("u")(a) ** 2, (a, 0, P - 1))),
+            "Plancherel",
             "Lemma C.15 (Shi 8134)", proof=lambda: all(plancherel_exact(pp) for pp in range(3, 32, 2)),
             method="coefficients of u_a u_b computed in Q(omega_p), reduced modulo Phi_p",
             scope="odd p = 3..31 (per p); standard for all p")
@@ -199,8 +201,11 @@ def _inequality_steps(d, P, K, j, z, q, aw, au) -> None:
               max_error=lambda: _max_violation(_qm_gm), tolerance=INEQUALITY_SLACK,
               method=f"{NUMERIC_TRIALS} random non-negative vectors, seed 0", scope="k in 1..5")
     t = sp.Symbol("t", positive=True)
-    d.exact(sp.Eq(t ** (K + 1), ((K + 1) * t**2 / (K + 1)) ** q, evaluate=False),
-            "equality case: all k+1 magnitudes equal to t", "Lemma C.15 (Shi 8160)", scope="all k, t > 0")
+    zt = sp.Symbol("z", positive=True)
+    d.exact(sp.Eq(t ** (K + 1), (zt / (K + 1)) ** q, evaluate=False),
+            "equality case: all k+1 magnitudes equal to t, so z = (k+1) t^2", "Lemma C.15 (Shi 8160)",
+            proof=lambda: sp.simplify(((K + 1) * t**2 / (K + 1)) ** q - t ** (K + 1)) == 0,
+            method="sympy: substitute z = (k+1) t^2, simplify the difference to 0", scope="all k, t > 0")
     d.numeric(sp.Le(sp.Sum(z(j) ** q, (j, 1, (P - 1) / 2)), sp.Sum(z(j), (j, 1, (P - 1) / 2)) ** q),
               "concentration: x -> x^q is superadditive for q = (k+1)/2 >= 1 (INEQUALITY, argued; the text cites "
               "||z||_2 <= ||z||_1, which is the k = 3 case only)", "Lemma C.15 (Shi 8152)",
