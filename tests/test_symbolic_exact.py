@@ -47,6 +47,19 @@ def test_same_shape_and_values_as_float_verifier():
     assert abs(ex["construction_wrong_logit"] - fl["construction_wrong_logit"]) < 1e-9
 
 
+def test_exact_norm_matches_the_float_construction():
+    """The exact norm assumes build_construction's balanced split; check it against the float network."""
+    import sympy as sp
+
+    from margintheory.construction import build_construction
+
+    for p, k in [(5, 2), (7, 3)]:
+        res = exact.verify_construction_exact(p, k)
+        raw = build_construction(p, k, normalize=False)
+        exact_norm = float(sp.sympify(res.fields["norm_power_exact"]))
+        assert abs(raw.norm() ** (k + 1) - exact_norm) <= 1e-12 * exact_norm
+
+
 def test_even_p_not_applicable_and_limits():
     res = exact.verify_construction_exact(4, 2)
     assert res.verdict == "not-applicable"

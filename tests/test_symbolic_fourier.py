@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from margintheory.errors import InputError, RefusedError
 from margintheory.symbolic import fourier_reduction as fr
 
-CASES = [(2, 1), (3, 1), (3, 2), (5, 2), (5, 3), (3, 3), (7, 2)]
+# Lemma C.14 needs neither primality nor oddness: composite and even p are included
+CASES = [(2, 1), (3, 1), (3, 2), (5, 2), (5, 3), (3, 3), (7, 2), (4, 2), (6, 2), (9, 2)]
 
 
 @pytest.mark.parametrize("p,k", CASES)
