@@ -57,7 +57,7 @@ def build_derivation(topic: str, k: int | None, p: int | None) -> Derivation:
     if topic == "expansion":
         from margintheory.symbolic.identities import cosine_expansion_derivation
 
-        _limit("k", k, 20)
+        _limit("k", k, 12)
         return cosine_expansion_derivation(k)
     if p is None:
         raise InputError("derive fourier needs --p and --k")
