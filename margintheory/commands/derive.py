@@ -52,7 +52,7 @@ def build_derivation(topic: str, k: int | None, p: int | None) -> Derivation:
     if topic == "identity":
         from margintheory.symbolic.identities import sum_to_product_derivation
 
-        _limit("k", k, 10)
+        _limit("k", k, 9)
         return sum_to_product_derivation(k)
     if topic == "expansion":
         from margintheory.symbolic.identities import cosine_expansion_derivation
