@@ -123,12 +123,18 @@ def test_analyze_cli_json_plots_and_errors(tmp_path):
     assert all(set(c) >= {"name", "expected", "measured", "tolerance", "passed"} for c in doc["checks"])
     for name in ("embeddings.png", "embeddings.pdf", "frequencies.png", "frequencies.pdf"):
         assert (tmp_path / "plots" / name).stat().st_size > 0
-    # shape mismatch, malformed file, missing file: one line on stderr, exit 2
-    bad = tmp_path / "bad.npz"
-    bad.write_bytes(b"garbage")
+
+
+@pytest.mark.parametrize("case", ["mismatch", "garbage", "missing", "wrong-shapes"])
+def test_analyze_cli_errors_are_one_line_exit_2(tmp_path, capsys, case):
+    from margintheory.cli import main
+
+    path = tmp_path / "c.npz"
+    build_construction(5, 2).save(path)
+    (tmp_path / "bad.npz").write_bytes(b"garbage")
     np.savez(tmp_path / "w.npz", U=np.zeros((2, 2, 5)), W=np.zeros((2, 4)))
-    cases = [(str(path), "7"), (str(bad), "5"), (str(tmp_path / "none.npz"), "5"), (str(tmp_path / "w.npz"), "5")]
-    for args in ((f, "--p", p, "--k", "2") for f, p in cases):
-        proc = _run("analyze", *args)
-        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
-        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    file, p = {"mismatch": (path, "7"), "garbage": (tmp_path / "bad.npz", "5"),
+               "missing": (tmp_path / "none.npz", "5"), "wrong-shapes": (tmp_path / "w.npz", "5")}[case]
+    assert main(["analyze", str(file), "--p", p, "--k", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "error" in err

@@ -119,6 +119,12 @@ def test_train_cli_writes_network_history_and_figures(tmp_path):
     doc = json.loads((out / "history.json").read_text())
     assert len(doc["history"]) == 61 and doc["config"]["width"] == 16
     assert PolyNetwork.load(out / "network.npz").U.shape == (16, 2, 5)
-    bad = subprocess.run([EXE, "train", "--p", "5", "--k", "2", "--width", "4", "--lambda", "-1", "--out",
-                          str(tmp_path / "x"), "--no-progress"], capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "lambda" in bad.stderr
+
+
+def test_train_cli_bad_input_is_one_line_exit_2(tmp_path, capsys):
+    from margintheory.cli import main
+
+    assert main(["train", "--p", "5", "--k", "2", "--width", "4", "--lambda", "-1", "--out", str(tmp_path),
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "lambda" in err and len(err.strip().splitlines()) == 1
