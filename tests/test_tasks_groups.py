@@ -175,6 +175,6 @@ def test_group_axioms_and_names() -> None:
         G = parse_group(name)
         assert all(G.check_axioms().values())
     assert [len(c) for c in symmetric_group(4).conjugacy_classes()] == [1, 3, 6, 6, 8]
-    for bad in ("Q8", "S9", "C1", ""):
+    for bad in ("Q8", "S9", "S1", "C1", ""):
         with pytest.raises(InputError):
             parse_group(bad)

@@ -88,8 +88,8 @@ class FiniteGroup:
 
 def symmetric_group(n: int) -> FiniteGroup:
     """``S_n`` with elements in lexicographic order of their image tuples; ``(a*b)(x) = a(b(x))``."""
-    if not 1 <= n <= MAX_SYMMETRIC_DEGREE:
-        raise InputError(f"S_n is supported for 1 <= n <= {MAX_SYMMETRIC_DEGREE}, got n={n}")
+    if not 2 <= n <= MAX_SYMMETRIC_DEGREE:
+        raise InputError(f"S_n is supported for 2 <= n <= {MAX_SYMMETRIC_DEGREE}, got n={n}")
     perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64).reshape(-1, n)
     weights = n ** np.arange(n - 1, -1, -1, dtype=np.int64)
     codes = perms @ weights  # increasing, since the order is lexicographic
