@@ -101,23 +101,11 @@ def polynomial_solution(u: Z, k: int, roots: list[complex]) -> Z:
     if np.abs(coeffs.imag).max() > ROOT_TOL:
         raise InputError("polynomial coefficients are not real: the root set is not closed under conjugation")
     L = len(coeffs) - 1
-    d = u.d
-    one_k = single_frequency(d, k, np.ones(3))
-    power = one_k
-    terms = []
-    for lvl in range(L, -1, -1):  # coefficient of u^(L - lvl)... build powers upward
-        del lvl
-    powers = [one_k]
+    powers = [single_frequency(u.d, k, np.ones(3))]  # u^0 = 1_k, u^1, ..., u^L (ring powers)
     for _ in range(L):
         powers.append(powers[-1] * u)
-    for idx, e in enumerate(coeffs.real):
-        if abs(e) > ROOT_TOL:
-            terms.append(powers[L - idx].scaled(float(np.cbrt(e))))
-    del power
-    out = terms[0]
-    for t in terms[1:]:
-        out = out + t
-    return out
+    terms = [powers[L - idx].scaled(float(np.cbrt(e))) for idx, e in enumerate(coeffs.real) if abs(e) > ROOT_TOL]
+    return _sum(terms)
 
 
 def maximal_polynomial(u: Z, k: int) -> tuple[Z, list[complex]]:
