@@ -8,6 +8,7 @@ import sys
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from margintheory.checks import Check, VerificationResult
@@ -41,7 +42,7 @@ def checks_table(checks: list[Check], title: str | None = None) -> Table:
             verdict += " (info)"
         style = "green" if c.passed else ("yellow" if c.informational else "red")
         tol = "-" if c.tolerance is None else f"{c.tolerance:.1e}"
-        table.add_row(c.name, format_value(c.expected), format_value(c.measured), tol, c.exactness,
+        table.add_row(escape(c.name), escape(format_value(c.expected)), escape(format_value(c.measured)), tol, c.exactness,
                       f"[{style}]{verdict}[/{style}]")
     return table
 
@@ -57,12 +58,12 @@ def render_text(
     console.print(checks_table(result.checks, title=result.title))
     for name in show_fields or []:
         if name in result.fields:
-            console.print(f"{name}: {format_value(result.fields[name])}")
+            console.print(f"{name}: {escape(format_value(result.fields[name]))}")
     for c in result.checks:
         if c.detail and not c.passed:
-            console.print(f"[dim]{c.name}: {c.detail}[/dim]")
+            console.print(f"[dim]{escape(c.name)}: {escape(c.detail)}[/dim]")
     for note in result.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(note)}")
     style = _VERDICT_STYLE[result.verdict]
     console.print(f"verdict: [{style}]{result.verdict}[/{style}]")
 

@@ -110,3 +110,19 @@ def test_bad_network_files(tmp_path):
     assert_clean_error(run("verify", "--network", str(truncated)))
     assert_clean_error(run("verify", "--network", str(good), "--p", "7"))
     assert_clean_error(run("verify", "--network", str(tmp_path / "missing.npz")))
+
+
+def test_report_keeps_square_brackets():
+    import io
+
+    from rich.console import Console
+
+    from margintheory.checks import Check, VerificationResult
+    from margintheory.report import render_text
+
+    result = VerificationResult("t", [Check("E_q*[g] >= 0", "[1, 2]", 0.5, None, False, detail="a [b] c")],
+                                notes=["note [x]"])
+    buf = io.StringIO()
+    render_text(result, Console(file=buf, width=200))
+    text = buf.getvalue()
+    assert "E_q*[g] >= 0" in text and "a [b] c" in text and "note [x]" in text
