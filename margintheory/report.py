@@ -42,8 +42,8 @@ def checks_table(checks: list[Check], title: str | None = None) -> Table:
             verdict += " (info)"
         style = "green" if c.passed else ("yellow" if c.informational else "red")
         tol = "-" if c.tolerance is None else f"{c.tolerance:.1e}"
-        table.add_row(escape(c.name), escape(format_value(c.expected)), escape(format_value(c.measured)), tol, c.exactness,
-                      f"[{style}]{verdict}[/{style}]")
+        expected, measured = escape(format_value(c.expected)), escape(format_value(c.measured))
+        table.add_row(escape(c.name), expected, measured, tol, c.exactness, f"[{style}]{verdict}[/{style}]")
     return table
 
 
