@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from margintheory import tasks
 from margintheory.cli import byte_size
 from margintheory.errors import InputError
 from margintheory.margins import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
@@ -17,16 +18,6 @@ from margintheory.theory import validate_pk
 
 MODULAR = "modular-addition"
 
-
-def _tasks():
-    """The task registry of :mod:`margintheory.tasks` (``None`` while that sub-package is not installed)."""
-    try:
-        from margintheory import tasks
-    except ModuleNotFoundError as exc:
-        if exc.name != "margintheory.tasks":
-            raise
-        return None
-    return tasks if hasattr(tasks, "run_task") else None
 SUMMARY_FIELDS = [
     "gamma_star", "gamma_star_exact", "normalized_margin", "relative_error", "width", "frequencies_covered",
     "normalized_correct_logit", "normalized_wrong_logit", "construction_correct_logit", "construction_wrong_logit",
@@ -40,9 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Check every claim of Theorem C.22 (Fourier circuits) for modulus p and k inputs, on the "
         "paper's construction or on a network file. Exit codes: 0 verified, 1 refuted, 2 bad input or refused.",
     )
-    registry = _tasks()
-    names = registry.TASK_NAMES if registry is not None else (MODULAR,)
-    parser.add_argument("--task", default=MODULAR, choices=names, help="task to verify (default %(default)s)")
+    parser.add_argument("--task", default=MODULAR, choices=tasks.TASK_NAMES, help="task to verify (default %(default)s)")
     parser.add_argument("--p", type=int, help="modulus p (integer >= 3; the papers assume an odd prime)")
     parser.add_argument("--k", type=int, help="number of inputs k (integer >= 1); also the activation degree")
     parser.add_argument("--network", metavar="FILE.npz", help="check this network instead of the construction")
@@ -56,15 +45,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--rtol", type=float, default=None,
                         help="relative tolerance for 'equals gamma*' claims on a given network (default: the float64 "
                         "error bound only)")
-    if registry is not None:
-        registry.add_task_arguments(parser)
+    tasks.add_task_arguments(parser)
     parser.set_defaults(func=run)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     if args.task != MODULAR:
-        return emit(_tasks().run_task(args), args.json)
+        return emit(tasks.run_task(args), args.json)
     return emit(_modular_result(args), args.json, SUMMARY_FIELDS)
 
 
