@@ -31,7 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Check every claim of Theorem C.22 (Fourier circuits) for modulus p and k inputs, on the "
         "paper's construction or on a network file. Exit codes: 0 verified, 1 refuted, 2 bad input or refused.",
     )
-    parser.add_argument("--task", default=MODULAR, choices=tasks.TASK_NAMES, help="task to verify (default %(default)s)")
+    parser.add_argument("--task", default=MODULAR, choices=tasks.TASK_NAMES,
+                        help="task to verify (default %(default)s)")
     parser.add_argument("--p", type=int, help="modulus p (integer >= 3; the papers assume an odd prime)")
     parser.add_argument("--k", type=int, help="number of inputs k (integer >= 1); also the activation degree")
     parser.add_argument("--network", metavar="FILE.npz", help="check this network instead of the construction")
