@@ -1,0 +1,195 @@
+"""``margintheory solve``: an independent numeric answer to "what is the max margin for (p, k)?" with a bracket.
+
+Wiring only: the mathematics lives in :mod:`margintheory.solvers` (single-neuron bracket, column generation,
+width MILP).  Nothing here uses the construction; ``gamma*`` from :mod:`margintheory.theory` is only the
+*expected* value the computed bracket is compared with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+
+import numpy as np
+
+from margintheory.checks import Check, VerificationResult, bool_check, close_check
+from margintheory.cli import positive_int
+from margintheory.errors import InputError, SolverError
+from margintheory.report import emit
+from margintheory.theory import gamma_star, hypothesis_status, validate_pk
+
+GAP_TOL = 1e-6
+#: the width MILP asks for the LP margin to this relative slack (leaving room below GAP_TOL for MILP tolerances)
+WIDTH_RTOL = 1e-7
+#: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
+EVAL_RTOL = 1e-12
+SUMMARY_FIELDS = ["gamma_star", "lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds",
+                  "width", "solver"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = sub.add_parser(
+        "solve",
+        help="numeric max margin for (p, k): certified single-neuron bracket or column-generation LP",
+        description="Compute the max margin numerically, independently of the proof: a certified bracket "
+        "[lower, upper] for the single-neuron problem (--single-neuron) or the network-level LP solved by column "
+        "generation from random neurons. Exit codes: 0 verified, 1 refuted, 2 bad input or solver failure.",
+    )
+    parser.add_argument("--p", type=int, required=True, help="modulus p (integer >= 3)")
+    parser.add_argument("--k", type=int, required=True, help="number of inputs k (integer >= 2)")
+    parser.add_argument("--single-neuron", action="store_true", help="bracket the single-neuron problem only")
+    parser.add_argument("--max-width", type=positive_int, metavar="M",
+                        help="restrict the network to at most M neurons (MILP on the column-generation dictionary)")
+    parser.add_argument("--min-width", action="store_true",
+                        help="also search the smallest width reaching the LP margin to 1e-6 (MILP)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random start (default %(default)s)")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="SEC", help="overall time limit")
+    parser.add_argument("--sdp-solver", default="CLARABEL", choices=("CLARABEL", "SCS"), help="SOS solver")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
+    parser.add_argument("--out", metavar="FILE.npz", help="save the network found (PolyNetwork .npz)")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    p, k = validate_pk(args.p, args.k)
+    if k < 2:
+        raise InputError("solve needs k >= 2 (for k = 1 the neuron is bilinear and the relaxation is not set up)")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise InputError(f"--time-limit must be positive, got {args.time_limit}")
+    if args.single_neuron and (args.max_width or args.min_width):
+        raise InputError("--max-width / --min-width apply to the network problem, not to --single-neuron")
+    result = _single_neuron(p, k, args) if args.single_neuron else _network(p, k, args)
+    return emit(result, args.json, SUMMARY_FIELDS)
+
+
+def _bracket_checks(g: float, lower: float, upper: float, certified: bool) -> list[Check]:
+    how = "certified" if certified else "float"
+    gap = (upper - lower) / abs(lower) if lower > 0 else float("inf")
+    return [
+        bool_check("lower bound <= gamma* (a value attained by a unit network)", lower <= g * (1 + EVAL_RTOL),
+                   tolerance=EVAL_RTOL, detail=f"lower {lower:.15g}, gamma* {g:.15g}"),
+        bool_check("gamma* <= upper bound", g <= upper, exactness=how,
+                   detail=f"upper {upper:.15g} ({'certified' if certified else 'NOT certified: heuristic'})"),
+        bool_check(f"relative gap (upper - lower) / lower < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL,
+                   exactness=how, detail=f"gap {gap:.3e}"),
+    ]
+
+
+def _single_neuron(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
+    from margintheory.solvers.single_neuron import solve_single_neuron
+
+    g = gamma_star(p, k)
+    b = solve_single_neuron(p, k, seed=args.seed, solver=args.sdp_solver, time_limit=args.time_limit)
+    res = VerificationResult(f"single-neuron max margin, p={p}, k={k} (uniform q and tau)")
+    for c in _bracket_checks(g, b.lower, b.upper, b.upper_certified):
+        res.add(c)
+    fd = b.fourier_description()
+    res.add(bool_check("maximiser is single-frequency with equal amplitudes and aligned phases (Lemma C.15)",
+                       fd["in_optimal_set"], tolerance=1e-8,
+                       detail=f"frequency {fd['frequency']}, phase residual {fd['phase_residual']:.2e}"))
+    if b.method == "fourier-blocks":
+        res.add(bool_check("objective couples only equal frequencies (Lemma C.14; computed cross-frequency mass)",
+                           b.cross_frequency_l1 <= 1e-12, tolerance=1e-12,
+                           detail=f"sum |cross-frequency coefficients| = {b.cross_frequency_l1:.2e} (added to bound)"))
+    res.fields.update(_common_fields(p, k, g, b.lower, b.upper, b.upper_certified, 0, 1, b.sos_summary()))
+    res.fields.update({"method": b.method, "certification": b.certification, "maximiser_fourier": fd,
+                       "block_frequencies": b.block_frequencies, "seed": args.seed,
+                       "local_values_top": b.local.values[:5], "seconds": b.seconds})
+    res.notes.append(b.certification)
+    _hypothesis_note(res, p)
+    if args.out:
+        b.maximiser_network().save(args.out)
+        res.fields["network_file"] = args.out
+    return res
+
+
+def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
+    from margintheory.margins import exhaustive_margin
+    from margintheory.solvers.column_generation import column_generation
+    from margintheory.solvers.width import fewest_orbits, smallest_width, width_generators
+
+    g = gamma_star(p, k)
+    with _progress(not args.json) as report:
+        cg = column_generation(p, k, seed=args.seed, time_limit=args.time_limit, progress=report)
+    if not cg.converged:
+        raise SolverError(f"column generation stopped ({cg.status}) after {len(cg.rounds)} rounds: bracket "
+                          f"[{cg.primal_margin:.12g}, {cg.dual_bound:.12g}]; raise --time-limit")
+    net, lower = cg.network, cg.primal_margin
+    res = VerificationResult(f"network max margin by column generation, p={p}, k={k}")
+    width_info: dict[str, object] = {}
+    used = int(np.count_nonzero(cg.weights > 0))
+    gens = width_generators(cg.generators, cg.weights, cg.lp_value * (1 - 1e-9)) \
+        if (args.max_width or args.min_width) else None
+    if args.max_width:
+        wr = smallest_width(gens, max_width=args.max_width, time_limit=args.time_limit or 120.0)
+        net, lower = wr.network, wr.margin
+        res.add(bool_check(f"width <= {args.max_width}", wr.width <= args.max_width, exactness="exact"))
+        width_info["max_width"] = {"width": wr.width, "margin": wr.margin, "milp_status": wr.status,
+                                   "dictionary": wr.dictionary_size, "seconds": wr.seconds}
+    if args.min_width:
+        target = cg.lp_value * (1 - WIDTH_RTOL)
+        gens = gens[fewest_orbits(gens, target)]
+        wr = smallest_width(gens, target=target, time_limit=args.time_limit or 120.0)
+        width_info["min_width"] = {"width": wr.width, "margin": wr.margin, "milp_status": wr.status,
+                                   "dictionary": wr.dictionary_size, "seconds": wr.seconds,
+                                   "theorem_width": 2 ** (2 * k - 1) * (p - 1) // 2}
+        if not args.max_width:
+            net, lower = wr.network, wr.margin
+    for c in _bracket_checks(g, lower, cg.dual_bound, cg.dual_certified):
+        res.add(c)
+    res.add(close_check("network margin = gamma* (relative 1e-6)", g, lower, GAP_TOL))
+    em = exhaustive_margin(net)
+    res.add(close_check("margin recomputed by the exhaustive engine (margins.exhaustive_margin)", lower,
+                        float(em.normalized_margin), max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300))))
+    res.fields.update(_common_fields(p, k, g, lower, cg.dual_bound, cg.dual_certified, len(cg.rounds), net.m,
+                                     {"name": "HIGHS (LP) + " + str(cg.pricing_solver.get("name")) + " (pricing SOS)",
+                                      "status": cg.status + "; pricing " + str(cg.pricing_solver.get("status")),
+                                      "time": cg.seconds}))
+    res.fields.update({"lp_value": cg.lp_value, "heuristic_dual_bound": cg.heuristic_dual_bound,
+                       "dual_weights": cg.dual_summary(), "orbits_in_support": used,
+                       "column_generation_width": cg.width, "theorem_width": 2 ** (2 * k - 1) * (p - 1) // 2,
+                       "seed": args.seed, "round_log": [r.__dict__ for r in cg.rounds], **width_info})
+    res.notes.append("upper bound: weak duality (THEORY.md sec. 2) with the final LP dual, pricing bounded by the "
+                     "certified per-frequency SOS relaxation" if cg.dual_certified else
+                     "upper bound NOT certified (pricing by local search only)")
+    _hypothesis_note(res, p)
+    if args.out:
+        net.save(args.out)
+        res.fields["network_file"] = args.out
+    return res
+
+
+def _common_fields(p, k, g, lower, upper, certified, rounds, width, solver) -> dict[str, object]:
+    gap = (upper - lower) / abs(lower) if lower > 0 else float("inf")
+    return {"p": p, "k": k, "gamma_star": g, "lower_bound": lower, "upper_bound": upper,
+            "upper_bound_certified": bool(certified), "relative_gap": gap, "rounds": rounds, "width": width,
+            "solver": solver}
+
+
+def _hypothesis_note(res: VerificationResult, p: int) -> None:
+    status = hypothesis_status(p)
+    if status != "odd-prime":
+        res.notes.append(f"p = {p} is {status}: the papers assume an odd prime; the numbers above are computed anyway")
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool):
+    """A rich status line on stderr updated every column-generation round (nothing when ``enabled`` is false)."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(file=sys.stderr), transient=False) as prog:
+        task = prog.add_task("column generation: starting", total=None)
+
+        def report(rec) -> None:
+            gap = (rec.priced_upper - rec.lp_value) / rec.lp_value if rec.lp_value > 0 else float("inf")
+            prog.update(task, description=f"round {rec.round}: LP {rec.lp_value:.12g}  priced <= "
+                        f"{rec.priced_upper:.12g}  gap {gap:.2e}  orbits {rec.orbits} (+{rec.added})")
+
+        yield report

@@ -1,0 +1,78 @@
+"""``margintheory solve``: JSON shape, saved networks, failure paths (exit 2, one line, no traceback)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from margintheory.cli import main
+from margintheory.network import PolyNetwork
+from margintheory.theory import gamma_star
+
+REQUIRED = ("verdict", "checks", "gamma_star", "lower_bound", "upper_bound", "upper_bound_certified",
+            "relative_gap", "rounds", "width", "solver")
+
+
+def _run_json(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_single_neuron_json_and_saved_maximiser(capsys, tmp_path):
+    path = tmp_path / "neuron.npz"
+    code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "3", "--single-neuron", "--json", "--out", str(path)])
+    assert code == 0 and data["verdict"] == "verified"
+    assert all(key in data for key in REQUIRED)
+    assert data["upper_bound_certified"] is True
+    assert data["lower_bound"] <= gamma_star(3, 3) * (1 + 1e-12) <= data["upper_bound"] * (1 + 1e-12)
+    assert set(data["solver"]) >= {"name", "status", "time"}
+    net = PolyNetwork.load(path)
+    assert net.m == 1 and net.k == 3 and net.p == 3
+
+
+def test_network_json_with_max_width_and_verify_roundtrip(capsys, tmp_path):
+    path = tmp_path / "net.npz"
+    code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "2", "--json", "--min-width", "--out", str(path)])
+    assert code == 0 and data["verdict"] == "verified"
+    assert data["rounds"] >= 1 and data["min_width"]["width"] == data["width"]
+    assert PolyNetwork.load(path).m == data["width"]
+    code = main(["verify", "--network", str(path), "--p", "3", "--k", "2", "--json", "--rtol", "1e-6"])
+    verify = json.loads(capsys.readouterr().out)
+    assert "verdict" in verify
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["solve", "--p", "2", "--k", "2"], "p must be"),
+    (["solve", "--p", "5", "--k", "1"], "k >= 2"),
+    (["solve", "--p", "5", "--k", "2", "--time-limit", "-1"], "time-limit"),
+    (["solve", "--p", "5", "--k", "2", "--single-neuron", "--max-width", "3"], "--max-width"),
+])
+def test_bad_input_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_solver_missing_exit_2(capsys, monkeypatch):
+    import cvxpy as cp
+
+    monkeypatch.setattr(cp, "installed_solvers", lambda: ["SCS"])
+    assert main(["solve", "--p", "3", "--k", "2", "--single-neuron", "--json"]) == 2
+    assert "not installed" in capsys.readouterr().err
+
+
+def test_time_limit_exit_2(capsys):
+    assert main(["solve", "--p", "7", "--k", "2", "--time-limit", "0.01", "--json"]) == 2
+    assert "time" in capsys.readouterr().err
+
+
+def test_max_width_caps_the_network(capsys, tmp_path):
+    path = tmp_path / "small.npz"
+    code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "2", "--json", "--max-width", "4", "--out", str(path)])
+    assert data["width"] <= 4 and PolyNetwork.load(path).m == data["width"]
+    width_check = [c for c in data["checks"] if c["name"] == "width <= 4"]
+    assert width_check and width_check[0]["passed"]
+    # 4 neurons of these orbits do not reach gamma*(3, 2): the verdict says so (exit 1), it is not hidden
+    assert data["lower_bound"] < gamma_star(3, 2) and code == 1
