@@ -36,7 +36,8 @@ def test_network_json_with_max_width_and_verify_roundtrip(capsys, tmp_path):
     path = tmp_path / "net.npz"
     code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "2", "--json", "--min-width", "--out", str(path)])
     assert code == 0 and data["verdict"] == "verified"
-    assert data["rounds"] >= 1 and data["min_width"]["width"] == data["width"]
+    assert data["rounds"] >= 1 and data["width_search"]["found_width"] == data["width"]
+    assert data["width"] <= data["width_search"]["theorem_width"]
     assert PolyNetwork.load(path).m == data["width"]
     code = main(["verify", "--network", str(path), "--p", "3", "--k", "2", "--json", "--rtol", "1e-6"])
     verify = json.loads(capsys.readouterr().out)

@@ -84,3 +84,19 @@ def test_column_generation_reaches_gamma_star_p3_k2():
 def test_column_generation_time_limit_is_reported():
     with pytest.raises(SolverError):
         column_generation(5, 2, seed=0, time_limit=1e-9)
+
+
+def test_cyclic_lattice_width_below_the_construction_k2():
+    """A 6-point phase lattice per frequency reaches gamma*(5, 2): width 12 < 2^(2k-1)(p-1)/2 = 16 (computed,
+    re-checked by the exhaustive engine)."""
+    from margintheory.solvers.single_neuron import solve_single_neuron
+    from margintheory.solvers.width import min_width_cyclic_lattice, unwanted_phase_moments
+    from margintheory.theory import construction_width
+
+    M = unwanted_phase_moments(2)
+    assert not np.any(np.all(M == 0, axis=1)) and np.any(np.all(M == (1, 1), axis=1))
+    b = solve_single_neuron(5, 2, method="none", n_starts=4)
+    r = min_width_cyclic_lattice(b.maximiser, b.lower * (1 - 1e-7))
+    assert r.width < construction_width(5, 2)
+    em = exhaustive_margin(r.network)
+    assert float(em.normalized_margin) == pytest.approx(gamma_star(5, 2), rel=1e-6)

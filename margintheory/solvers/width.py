@@ -14,6 +14,7 @@ is recomputed over all pairs (:func:`exact_normalised_margin`), not taken from t
 
 from __future__ import annotations
 
+import itertools
 import time
 import warnings
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from margintheory.errors import SolverError
+from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
 from margintheory.solvers.column_generation import (
     exact_normalised_margin,
@@ -176,3 +178,223 @@ def width_generators(generators: np.ndarray, weights: np.ndarray, threshold: flo
     per_orbit = p ** (k1 - 1)
     keep = (support + extra)[: max(len(support), max_columns // per_orbit)]
     return generators[keep]
+
+
+# -- phase-grid dictionary and sparse vertices ---------------------------------------------------------------------
+# In Fourier coordinates one frequency block of the uniform objective is Re(conj(w^) prod_j u_j^) (Lemma C.14), which
+# is invariant under u_j^ -> e^{i phi_j} u_j^, w^ -> e^{i (phi_1 + ... + phi_k)} w^ and under moving the block to any
+# other frequency of the same kind.  So the maximiser found by the single-neuron solver generates a family of
+# maximisers: its amplitudes and (aligned) phases, shifted on a grid of phases, at every frequency.  Membership of
+# every generated column in the optimal set is re-checked numerically (its objective value is recomputed).
+
+
+def phase_family(maximiser: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """The maximiser's amplitudes and phases, shifted by each row ``t`` of ``shifts (n, k)`` (``w`` by ``sum t``),
+    at every frequency ``1..(p-1)/2``; unit neurons of shape ``(n (p-1)/2, k+1, p)``."""
+    from margintheory.fourier import neuron_fourier
+
+    k1, p = maximiser.shape
+    k = k1 - 1
+    nf = neuron_fourier(PolyNetwork(maximiser[None, :k], maximiser[None, k]))
+    amps, phases = nf.amplitudes[0], nf.phases[0]
+    total = np.concatenate([shifts, shifts.sum(axis=1, keepdims=True)], axis=1)  # (n, k+1)
+    x = np.arange(p)
+    out = []
+    for z in range(1, (p - 1) // 2 + 1):
+        ang = phases[None, :, None] + total[:, :, None] + 2 * np.pi * z * x[None, None, :] / p
+        out.append(amps[None, :, None] * np.cos(ang))
+    cols = np.concatenate(out)
+    return cols / np.linalg.norm(cols.reshape(len(cols), -1), axis=1)[:, None, None]
+
+
+def phase_grid_dictionary(maximiser: np.ndarray, grid: int) -> np.ndarray:
+    """Unit neurons ``u_j[x] = A_j cos(phi_j + t_j + 2 pi z x/p)``, ``w[c] = A_w cos(phi_w + t_1+..+t_k + 2 pi z c/p)``
+    for ``t_j`` in ``(2 pi / grid) Z_grid`` and every frequency ``z = 1..(p-1)/2``, from the maximiser's amplitudes
+    ``A`` and phases ``phi`` (:func:`margintheory.fourier.neuron_fourier`).  Shape ``(n, k+1, p)``."""
+    k = maximiser.shape[0] - 1
+    return phase_family(maximiser, 2 * np.pi * input_grid(grid, k) / grid)
+
+
+def sparse_vertices(A: np.ndarray, target: float, *, trials: int = 40, seed: int = 0,
+                    time_limit: float | None = None) -> tuple[np.ndarray, str]:
+    """Sparsity by vertices: the minimal-support points of ``{s >= 0, sum s = 1, A s >= target}`` are vertices, and
+    the simplex method returns vertices.  Minimise ``trials`` random positive costs (HiGHS dual simplex via
+    cvxpy) and keep the smallest support whose exact margin re-check (LP on that support) reaches ``target``."""
+    import cvxpy as cp
+
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    scale = float(np.abs(A).max()) or 1.0
+    n = A.shape[1]
+    s = cp.Variable(n, nonneg=True)
+    c = cp.Parameter(n)
+    prob = cp.Problem(cp.Minimize(c @ s), [(A / scale) @ s >= target / scale, cp.sum(s) == 1])
+    best: np.ndarray | None = None
+    status = "no-vertex-reached-target"
+    for _ in range(trials):
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            status = "time-limit"
+            break
+        c.value = rng.random(n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                prob.solve(solver="HIGHS", primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
+            except cp.error.SolverError:
+                continue
+        if prob.status != "optimal" or s.value is None:
+            continue
+        support = np.flatnonzero(np.asarray(s.value) > 1e-12)
+        if best is not None and len(support) >= len(best):
+            continue
+        if _lp_on(A, support)[1] >= target * (1 - 1e-12):
+            best, status = support, "vertex"
+    if best is None:
+        raise SolverError(f"width search: {status} (no vertex of the target polytope found)")
+    return best, f"{status}; {trials} random vertices"
+
+
+def min_width_on_phase_grid(maximiser: np.ndarray, target: float, grid: int, *, trials: int = 40, seed: int = 0,
+                            time_limit: float | None = None) -> WidthResult:
+    """Smallest support found among vertices over the phase-grid dictionary (an upper bound on the minimal width)."""
+    from margintheory.solvers.objective import SingleNeuronObjective, pair_weights
+
+    t0 = time.perf_counter()
+    cols = phase_grid_dictionary(maximiser, grid)
+    k = cols.shape[1] - 1
+    p = cols.shape[2]
+    obj = SingleNeuronObjective(pair_weights(p, k))
+    values = np.array([obj.value(c.ravel()) for c in cols])
+    U, W = cols[:, :k], cols[:, k]
+    A = neuron_pair_contributions(U, W)[:, _wrong_mask(p, k)].T
+    chosen, status = sparse_vertices(A, target, trials=trials, seed=seed, time_limit=time_limit)
+    s_sel, _ = _lp_on(A, chosen)
+    sv = np.zeros(len(U))
+    sv[chosen] = s_sel
+    net = network_from_columns(U, W, sv)
+    res = WidthResult(net, exact_normalised_margin(net), net.m, len(U), status, time.perf_counter() - t0,
+                      f"min-width on a {grid}-point phase grid")
+    res.column_value_spread = float(values.max() - values.min())  # type: ignore[attr-defined]
+    return res
+
+
+# -- cyclic phase lattices -----------------------------------------------------------------------------------------
+# Expanding (sum_j cos(theta_j + w a_j))^k cos(theta_1 + ... + theta_k + w c) into exponentials, a term with net
+# exponents n in Z^k on the inputs and eps = +-1 on the class carries the phase factor exp(i (n + eps 1) . theta);
+# only n = -eps 1 (the fully mixed term, Lemma C.14) is phase-free.  For p large enough that frequencies do not
+# alias, a weighted set of phase vectors theta gives the max margin iff its moments vanish at every other
+# m = n + eps 1 (|n|_1 <= k, |n|_1 = k mod 2).  The cyclic group {t g 2 pi / N : t in Z_N} has vanishing moments
+# exactly at the m with m . g != 0 mod N.  This derivation only proposes candidates: each one is accepted only
+# after the margin LP on all pairs (and the exhaustive engine) reaches the target for the given p.
+
+
+def unwanted_phase_moments(k: int) -> np.ndarray:
+    """The moment vectors ``m = n + eps 1 != 0`` of the derivation above, shape ``(count, k)``."""
+    rng = range(-k, k + 1)
+    out = set()
+    for n in itertools.product(rng, repeat=k):
+        a = sum(abs(v) for v in n)
+        if a > k or (k - a) % 2:
+            continue
+        for eps in (1, -1):
+            m = tuple(v + eps for v in n)
+            if any(m):
+                out.add(m)
+    return np.array(sorted(out), dtype=np.int64)
+
+
+def cyclic_phase_lattices(k: int, max_order: int) -> list[tuple[int, tuple[int, ...]]]:
+    """``(N, g)`` with ``g`` in ``Z_N^k`` (``g_1 = 1``) such that ``m . g != 0 (mod N)`` for every unwanted ``m``,
+    by increasing ``N``."""
+    M = unwanted_phase_moments(k)
+    found = []
+    for N in range(2, max_order + 1):
+        for rest in itertools.product(range(N), repeat=k - 1):
+            g = np.array((1, *rest))
+            if np.all((M @ g) % N != 0):
+                found.append((N, (1, *rest)))
+    return found
+
+
+def min_width_cyclic_lattice(maximiser: np.ndarray, target: float, *, max_order: int = 40,
+                             time_limit: float | None = None) -> WidthResult:
+    """The first candidate lattice (smallest ``N``) whose phase family, with LP-optimised weights, reaches
+    ``target`` on every pair: width ``<= N (p-1)/2`` (the LP may drop columns)."""
+    t0 = time.perf_counter()
+    k1, p = maximiser.shape
+    k = k1 - 1
+    tried = 0
+    for N, g in cyclic_phase_lattices(k, max_order):
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            break
+        tried += 1
+        shifts = 2 * np.pi * np.outer(np.arange(N), g) / N
+        cols = phase_family(maximiser, shifts)
+        U, W = cols[:, :k], cols[:, k]
+        A = neuron_pair_contributions(U, W)[:, _wrong_mask(p, k)].T
+        s, val = _lp_on(A, np.arange(len(U)))
+        if val >= target:
+            net = network_from_columns(U, W, s)
+            return WidthResult(net, exact_normalised_margin(net), net.m, len(U),
+                               f"cyclic lattice N={N}, g={g} ({tried} candidates tried)", time.perf_counter() - t0,
+                               "min-width over cyclic phase lattices")
+    raise SolverError(f"width search: no cyclic phase lattice of order <= {max_order} reached the target "
+                      f"({tried} candidates tried)")
+
+
+@dataclass
+class WidthSearch:
+    """The best network found and every attempt (method, width, margin, status, seconds)."""
+
+    best: WidthResult
+    attempts: list[dict[str, object]]
+
+
+def search_small_width(maximiser: np.ndarray, generators: np.ndarray, weights: np.ndarray, target: float, *,
+                       max_width: int | None = None, time_limit: float | None = 120.0) -> WidthSearch:
+    """Smallest width reaching ``target`` found by (1) cyclic phase lattices of the solver's maximiser family and
+    (2) the column-generation dictionary (fewest orbits, then backward elimination); with ``max_width``, if no
+    network that small reaches the target, the best one is pruned (LP re-solved each step) down to ``max_width``."""
+    attempts: list[dict[str, object]] = []
+    found: list[WidthResult] = []
+    k = maximiser.shape[0] - 1
+    runs = [("cyclic-lattice", lambda: min_width_cyclic_lattice(maximiser, target, max_order=24 if k <= 3 else 12,
+                                                                time_limit=time_limit)),
+            ("cg-dictionary", lambda: _cg_dictionary_width(generators, weights, target, time_limit))]
+    for name, run in runs:
+        if found:  # the dictionary search only runs when the lattice search failed (it is slower and wider)
+            break
+        try:
+            r = run()
+        except SolverError as exc:
+            attempts.append({"method": name, "status": str(exc)})
+            continue
+        attempts.append({"method": name, "width": r.width, "margin": r.margin, "status": r.status,
+                         "seconds": r.seconds, "dictionary": r.dictionary_size})
+        if r.margin >= target * (1 - 1e-12):
+            found.append(r)
+    if not found:
+        raise SolverError("width search: no method reached the target margin")
+    best = min(found, key=lambda r: r.width)
+    if max_width is not None and best.width > max_width:
+        gens = np.concatenate([best.network.U, best.network.W[:, None, :]], axis=1)
+        gens = gens / np.linalg.norm(gens.reshape(len(gens), -1), axis=1)[:, None, None]
+        U, W = gens[:, :k], gens[:, k]
+        A = neuron_pair_contributions(U, W)[:, _wrong_mask(U.shape[2], k)].T
+        cols, _, status = greedy_prune(A, max_width=max_width, time_limit=time_limit)
+        s_sel, _ = _lp_on(A, cols)
+        sv = np.zeros(len(U))
+        sv[cols] = s_sel
+        net = network_from_columns(U, W, sv)
+        best = WidthResult(net, exact_normalised_margin(net), net.m, len(U), f"pruned to <= {max_width}: {status}",
+                           0.0, f"max-margin at width <= {max_width}")
+        attempts.append({"method": "prune-to-max-width", "width": best.width, "margin": best.margin,
+                         "status": best.status})
+    return WidthSearch(best, attempts)
+
+
+def _cg_dictionary_width(generators: np.ndarray, weights: np.ndarray, target: float,
+                         time_limit: float | None) -> WidthResult:
+    gens = width_generators(generators, weights, target)
+    gens = gens[fewest_orbits(gens, target)]
+    return smallest_width(gens, target=target, time_limit=time_limit)

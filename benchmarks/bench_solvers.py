@@ -1,0 +1,75 @@
+"""Benchmark of :mod:`margintheory.solvers` (issue 4): time and gap for every case; not run by CI.
+
+    python benchmarks/bench_solvers.py [--generic] [--quick]
+
+Prints, per case: the single-neuron bracket (Fourier-block relaxation), the column-generation LP (from random
+neurons, certified dual bound) and the width search, each with wall time and relative gap to gamma*.
+``--generic`` adds the un-reduced relaxation of the full polynomial for (3,2), (3,3) and (5,2) (the baseline the
+symmetry reduction is measured against).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from margintheory.solvers.column_generation import column_generation
+from margintheory.solvers.single_neuron import solve_single_neuron
+from margintheory.solvers.width import fewest_orbits, smallest_width, width_generators
+from margintheory.theory import construction_width, gamma_star
+
+SINGLE = [(3, 2), (5, 2), (3, 3), (7, 2), (5, 3)]
+NETWORK = [(3, 2), (5, 2), (7, 2), (3, 3), (5, 3)]
+GENERIC = [(3, 2), (3, 3), (5, 2)]
+
+
+def _rel(x: float, g: float) -> str:
+    return f"{(x - g) / g:+.2e}"
+
+
+def bench_single(cases, method: str) -> None:
+    print(f"\n== single neuron, uniform weights, method={method} ==")
+    print(f"{'p':>3} {'k':>2} {'time s':>8} {'lower-g*':>10} {'upper-g*':>10} {'gap':>9} {'contains':>8} status")
+    for p, k in cases:
+        t0 = time.perf_counter()
+        b = solve_single_neuron(p, k, method=method, n_starts=16, seed=0)
+        dt = time.perf_counter() - t0
+        g = gamma_star(p, k)
+        ok = b.lower <= g * (1 + 1e-12) and g <= b.upper
+        print(f"{p:>3} {k:>2} {dt:8.2f} {_rel(b.lower, g):>10} {_rel(b.upper, g):>10} {b.relative_gap:9.2e} "
+              f"{ok!s:>8} {b.sos_summary()['status']} gram {b.sos_summary().get('gram_sizes')}")
+
+
+def bench_network(cases) -> None:
+    print("\n== network LP by column generation from random neurons (seed 0) + width search ==")
+    print(f"{'p':>3} {'k':>2} {'time s':>7} {'rounds':>6} {'primal-g*':>10} {'dual-g*':>10} {'gap':>9} cert "
+          f"{'tau min/max':>11} {'CG width':>8} {'found width':>11} {'theorem':>7} {'width s':>7}")
+    for p, k in cases:
+        g = gamma_star(p, k)
+        cg = column_generation(p, k, seed=0)
+        t1 = time.perf_counter()
+        target = cg.lp_value * (1 - 1e-7)
+        gens = width_generators(cg.generators, cg.weights, cg.lp_value * (1 - 1e-9))
+        gens = gens[fewest_orbits(gens, target)]
+        wr = smallest_width(gens, target=target)
+        dw = time.perf_counter() - t1
+        print(f"{p:>3} {k:>2} {cg.seconds:7.2f} {len(cg.rounds):>6} {_rel(cg.primal_margin, g):>10} "
+              f"{_rel(cg.dual_bound, g):>10} {cg.relative_gap:9.2e} {cg.dual_certified!s:>4} "
+              f"{cg.dual_summary()['tau_min_over_max']:11.6f} {cg.width:>8} {wr.width:>11} "
+              f"{construction_width(p, k):>7} {dw:7.2f}  (width margin {_rel(wr.margin, g)})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--generic", action="store_true", help="also run the un-reduced relaxation (slow)")
+    ap.add_argument("--quick", action="store_true", help="only the single-neuron brackets")
+    args = ap.parse_args()
+    bench_single(SINGLE, "auto")
+    if args.generic:
+        bench_single(GENERIC, "generic")
+    if not args.quick:
+        bench_network(NETWORK)
+
+
+if __name__ == "__main__":
+    main()
