@@ -89,7 +89,8 @@ def plot_embeddings(net: PolyNetwork, stem: str | os.PathLike[str], count: int =
         for col in range(k + 1):
             ax.bar(np.arange(share.shape[-1]) + (col - k / 2) * width, share[col], width=width,
                    color=VECTOR_COLORS[col % len(VECTOR_COLORS)], label=names[col])
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.45)
+        ax.set_yticks([0, 0.5, 1])
         ax.tick_params(labelsize=7)
         if row == 0:
             ax.set_title("normalized power by frequency", fontsize=9)
