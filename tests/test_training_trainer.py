@@ -128,3 +128,33 @@ def test_train_cli_bad_input_is_one_line_exit_2(tmp_path, capsys):
                  "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "lambda" in err and len(err.strip().splitlines()) == 1
+
+
+def test_fourier_summary_of_the_construction_and_of_noise():
+    from margintheory.construction import build_construction
+    from margintheory.training.metrics import fourier_summary
+
+    net = build_construction(7, 3)
+    fs = fourier_summary(net.U, net.W)
+    assert fs.mean_max_power == pytest.approx(1.0, abs=1e-12)
+    assert fs.weighted_max_power == pytest.approx(1.0, abs=1e-12)
+    assert fs.frequencies_covered == 3
+    np.testing.assert_array_equal(fs.dominant_frequency, net.metadata["frequency"])
+    rng = np.random.default_rng(0)
+    noise = fourier_summary(rng.normal(size=(50, 3, 7)), rng.normal(size=(50, 7)))
+    assert noise.mean_max_power < 0.7 and noise.frequencies_covered == 0
+
+
+def test_cosine_interpolation_passes_through_the_weights():
+    from margintheory.training.figures import cosine_interpolation
+
+    rng = np.random.default_rng(0)
+    for p in (7, 8, 13):
+        v = rng.normal(size=p)
+        t = np.arange(p, dtype=float)
+        np.testing.assert_allclose(cosine_interpolation(v, t), v, atol=1e-12)
+    # a pure cosine is reproduced between the integers too
+    p, z = 11, 3
+    v = np.cos(2 * np.pi * z * np.arange(p) / p + 0.4)
+    t = np.linspace(0, p - 1, 57)
+    np.testing.assert_allclose(cosine_interpolation(v, t), np.cos(2 * np.pi * z * t / p + 0.4), atol=1e-12)
