@@ -118,3 +118,17 @@ def test_adamw_decay_is_decoupled_and_gd_is_plain():
     assert a["x"][0] == 1.0 and b["x"][0] == pytest.approx(0.95)
     with pytest.raises(InputError):
         OptimizerState("sgdx")
+
+
+def test_row_blocks_do_not_change_the_objective_or_gradient():
+    rng = np.random.default_rng(5)
+    p, k, m = 7, 3, 6
+    U, W = rng.normal(size=(m, k, p)), rng.normal(size=(m, p))
+    one = objective_and_grad(U, W, Batch.from_inputs(input_grid(p, k), p, block_rows=10**6), 0.2, "norm")
+    many = objective_and_grad(U, W, Batch.from_inputs(input_grid(p, k), p, block_rows=7), 0.2, "norm")
+    assert many.total == pytest.approx(one.total, rel=1e-13)
+    np.testing.assert_allclose(many.grad_U, one.grad_U, rtol=1e-11, atol=1e-14)
+    np.testing.assert_allclose(many.grad_W, one.grad_W, rtol=1e-11, atol=1e-14)
+    fd = finite_difference(lambda: objective_and_grad(U, W, Batch.from_inputs(input_grid(p, k), p, 7), 0.2,
+                                                      "norm").total, W)
+    assert np.abs(many.grad_W - fd).max() <= 1e-6 * max(1.0, np.abs(fd).max())
