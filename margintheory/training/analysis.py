@@ -28,6 +28,7 @@ from margintheory.errors import InputError
 from margintheory.fourier import neuron_fourier
 from margintheory.margins import DEFAULT_MAX_MEMORY, exhaustive_margin
 from margintheory.network import PolyNetwork
+from margintheory.training.metrics import norm_shares
 from margintheory.verification import verify_network
 
 DEFAULT_ANALYSIS_TOLERANCE = 1e-2
@@ -39,13 +40,6 @@ def check_shapes(net: PolyNetwork, p: int, k: int) -> None:
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has k={net.k} inputs and p={net.p} classes (U shape {net.U.shape}, W shape "
                          f"{net.W.shape}) but --p {p} --k {k} was requested")
-
-
-def norm_shares(net: PolyNetwork) -> np.ndarray:
-    """``||theta_i||^(k+1) / ||theta||_{2,k+1}^(k+1)``: each neuron's share of the norm budget (sums to 1)."""
-    r = net.neuron_norms() / net.neuron_norms().max()
-    w = r ** (net.k + 1)
-    return w / w.sum()
 
 
 def neuron_analysis(net: PolyNetwork, tolerance: float) -> tuple[list[Check], dict]:

@@ -25,7 +25,7 @@ from margintheory import theory  # noqa: E402
 from margintheory.atomic import atomic_write_bytes  # noqa: E402
 from margintheory.fourier import dft, one_sided_power  # noqa: E402
 from margintheory.network import PolyNetwork  # noqa: E402
-from margintheory.training.metrics import fourier_summary  # noqa: E402
+from margintheory.training.metrics import fourier_summary, norm_shares  # noqa: E402
 
 VECTOR_COLORS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
 
@@ -118,9 +118,7 @@ def plot_frequency_distribution(final: PolyNetwork, stem: str | os.PathLike[str]
     ax.set_ylim(0, 1.45 * max(1, int(counts.max())))
     covered = sum(1 for z in freqs if counts[z] > 0)
     ax.set_title(f"(a) frequencies at the end: {covered}/{len(freqs)} used", fontsize=9)
-    r = final.neuron_norms() / final.neuron_norms().max()
-    share = r ** (final.k + 1) / np.sum(r ** (final.k + 1))
-    mass = np.bincount(fs.dominant_frequency, weights=share, minlength=p // 2 + 1)
+    mass = np.bincount(fs.dominant_frequency, weights=norm_shares(final), minlength=p // 2 + 1)
     twin = ax.twinx()
     twin.plot(np.arange(mass.size), mass, "o", color="tab:red", ms=4, label="share of ||theta||^(k+1)")
     twin.axhline(1.0 / len(freqs), color="tab:red", ls=":", lw=1, label="construction: uniform")

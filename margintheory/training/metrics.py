@@ -18,6 +18,7 @@ import numpy as np
 
 from margintheory import theory
 from margintheory.fourier import one_sided_power
+from margintheory.network import PolyNetwork
 
 SPARSE_THRESHOLD = 0.9
 HISTORY_FIELDS = (
@@ -35,14 +36,12 @@ def margin_from_logits(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return correct - others.max(axis=1)
 
 
-def norm_2_kp1(U: np.ndarray, W: np.ndarray) -> tuple[float, np.ndarray]:
-    """``||theta||_{2,k+1}`` and the per-neuron norms ``||theta_i||_2`` (THEORY.md section 1)."""
-    r = np.sqrt(np.einsum("ijc,ijc->i", U, U) + np.einsum("ic,ic->i", W, W))
-    k = U.shape[1]
-    top = float(r.max())
-    if top == 0.0:
-        return 0.0, r
-    return top * float(np.sum((r / top) ** (k + 1))) ** (1.0 / (k + 1)), r
+def norm_shares(net: PolyNetwork) -> np.ndarray:
+    """``||theta_i||^(k+1) / ||theta||_{2,k+1}^(k+1)``: each neuron's share of the norm budget (sums to 1)."""
+    r = net.neuron_norms()
+    r = r / r.max()
+    w = r ** (net.k + 1)
+    return w / w.sum()
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ def fourier_summary(U: np.ndarray, W: np.ndarray) -> FourierSummary:
 def measure(U: np.ndarray, W: np.ndarray, logits_all: np.ndarray, labels_all: np.ndarray,
             train_mask: np.ndarray, gamma: float | None) -> dict[str, float]:
     """Accuracy on the train / test parts, the normalized margin over ``D_p`` and the Fourier statistics."""
-    norm, _ = norm_2_kp1(U, W)
+    norm = PolyNetwork(U, W).norm()
     k = U.shape[1]
     correct = logits_all.argmax(axis=1) == labels_all
     test = ~train_mask

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -89,11 +90,6 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
 
 
 @dataclass
@@ -287,8 +283,6 @@ def history_csv(history: list[dict[str, float]]) -> str:
 
 def write_history(out_dir: str | os.PathLike[str], result: TrainResult) -> None:
     """``history.csv`` and ``history.json`` (with the configuration and wall time) written atomically."""
-    import json
-
     out = Path(out_dir)
     atomic_write_text(out / "history.csv", history_csv(result.history))
     doc = {"config": result.config.to_dict(), "seconds": result.seconds, "cpu_seconds": result.cpu_seconds,
