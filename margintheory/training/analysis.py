@@ -109,10 +109,11 @@ def multidim_dft_sign(result: VerificationResult) -> Check:
                  f"normalized network; max |imag| / max |value| = {rel_imag:.3e}", informational=True)
 
 
-def construction_comparison(net: PolyNetwork, p: int, k: int, margin: float, max_memory: int) -> tuple[list, dict]:
+def construction_comparison(net: PolyNetwork, p: int, k: int, margin: float, max_memory: int,
+                            max_seconds: float | None = None) -> tuple[list, dict]:
     """The construction's measured normalized margin and width next to the network's."""
     ref = build_construction(p, k)
-    res = exhaustive_margin(ref, max_memory)
+    res = exhaustive_margin(ref, max_memory, max_seconds=max_seconds)
     ratio = margin / res.normalized_margin
     fields = {"construction_width": ref.m, "construction_normalized_margin": res.normalized_margin,
               "ratio_to_construction": ratio, "width_over_theorem_width": net.m / theory.construction_width(p, k)}
@@ -136,7 +137,8 @@ def analyze_network(net: PolyNetwork, p: int, k: int, *, max_memory: int = DEFAU
     result.add(multidim_dft_sign(result))
     parts = [neuron_analysis(unit, tolerance), frequency_comparison(unit, p, k)]
     if compare_construction and p % 2 == 1:
-        parts.append(construction_comparison(net, p, k, result.fields["normalized_margin"], max_memory))
+        parts.append(construction_comparison(net, p, k, result.fields["normalized_margin"], max_memory,
+                                             max_seconds))
     for checks, fields in parts:
         result.checks.extend(checks)
         result.fields.update(fields)
