@@ -15,12 +15,13 @@ import time
 
 from margintheory.solvers.column_generation import column_generation
 from margintheory.solvers.single_neuron import solve_single_neuron
-from margintheory.solvers.width import fewest_orbits, smallest_width, width_generators
+from margintheory.solvers.width import search_small_width
 from margintheory.theory import construction_width, gamma_star
 
 SINGLE = [(3, 2), (5, 2), (3, 3), (7, 2), (5, 3)]
-NETWORK = [(3, 2), (5, 2), (7, 2), (3, 3), (5, 3)]
+NETWORK = [(3, 2), (5, 2), (7, 2), (11, 2), (3, 3), (5, 3), (7, 3)]
 GENERIC = [(3, 2), (3, 3), (5, 2)]
+OUT = "benchmarks/out"
 
 
 def _rel(x: float, g: float) -> str:
@@ -49,14 +50,14 @@ def bench_network(cases) -> None:
         cg = column_generation(p, k, seed=0)
         t1 = time.perf_counter()
         target = cg.lp_value * (1 - 1e-7)
-        gens = width_generators(cg.generators, cg.weights, cg.lp_value * (1 - 1e-9))
-        gens = gens[fewest_orbits(gens, target)]
-        wr = smallest_width(gens, target=target)
+        maxi = solve_single_neuron(p, k, method="none", seed=0).maximiser
+        wr = search_small_width(maxi, cg.generators, cg.weights, target).best
         dw = time.perf_counter() - t1
+        wr.network.save(f"{OUT}/solve_p{p}_k{k}_width{wr.width}.npz")
         print(f"{p:>3} {k:>2} {cg.seconds:7.2f} {len(cg.rounds):>6} {_rel(cg.primal_margin, g):>10} "
               f"{_rel(cg.dual_bound, g):>10} {cg.relative_gap:9.2e} {cg.dual_certified!s:>4} "
               f"{cg.dual_summary()['tau_min_over_max']:11.6f} {cg.width:>8} {wr.width:>11} "
-              f"{construction_width(p, k):>7} {dw:7.2f}  (width margin {_rel(wr.margin, g)})")
+              f"{construction_width(p, k):>7} {dw:7.2f}  (width margin {_rel(wr.margin, g)}; {wr.status})")
 
 
 def main() -> None:
@@ -64,6 +65,9 @@ def main() -> None:
     ap.add_argument("--generic", action="store_true", help="also run the un-reduced relaxation (slow)")
     ap.add_argument("--quick", action="store_true", help="only the single-neuron brackets")
     args = ap.parse_args()
+    import os
+
+    os.makedirs(OUT, exist_ok=True)
     bench_single(SINGLE, "auto")
     if args.generic:
         bench_single(GENERIC, "generic")

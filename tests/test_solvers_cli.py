@@ -46,7 +46,7 @@ def test_network_json_with_max_width_and_verify_roundtrip(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["solve", "--p", "2", "--k", "2"], "p must be"),
-    (["solve", "--p", "5", "--k", "1"], "k >= 2"),
+    (["solve", "--p", "5", "--k", "0"], "k must be"),
     (["solve", "--p", "5", "--k", "2", "--time-limit", "-1"], "time-limit"),
     (["solve", "--p", "5", "--k", "2", "--single-neuron", "--max-width", "3"], "--max-width"),
 ])

@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "generation from random neurons. Exit codes: 0 verified, 1 refuted, 2 bad input or solver failure.",
     )
     parser.add_argument("--p", type=int, required=True, help="modulus p (integer >= 3)")
-    parser.add_argument("--k", type=int, required=True, help="number of inputs k (integer >= 2)")
+    parser.add_argument("--k", type=int, required=True, help="number of inputs k (integer >= 1)")
     parser.add_argument("--single-neuron", action="store_true", help="bracket the single-neuron problem only")
     parser.add_argument("--max-width", type=positive_int, metavar="M",
                         help="restrict the network to at most M neurons (MILP on the column-generation dictionary)")
@@ -54,8 +54,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     p, k = validate_pk(args.p, args.k)
-    if k < 2:
-        raise InputError("solve needs k >= 2 (for k = 1 the neuron is bilinear and the relaxation is not set up)")
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError(f"--time-limit must be positive, got {args.time_limit}")
     if args.single_neuron and (args.max_width or args.min_width):
@@ -127,6 +125,12 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
     em = exhaustive_margin(net)
     res.add(close_check("margin recomputed by the exhaustive engine (margins.exhaustive_margin)", lower,
                         float(em.normalized_margin), max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300))))
+    uniform = _uniform_dual_bound(p, k, args)
+    res.add(bool_check("uniform weights are an optimal dual: certified uniform pricing bound within 1e-6 of the "
+                       "primal margin", uniform <= cg.primal_margin * (1 + GAP_TOL), tolerance=GAP_TOL,
+                       exactness="certified", informational=True,
+                       detail=f"uniform bound {uniform:.15g}, primal {cg.primal_margin:.15g}"))
+    res.fields["uniform_dual_bound"] = uniform
     res.fields.update(_common_fields(p, k, g, lower, cg.dual_bound, cg.dual_certified, len(cg.rounds), net.m,
                                      {"name": "HIGHS (LP) + " + str(cg.pricing_solver.get("name")) + " (pricing SOS)",
                                       "status": cg.status + "; pricing " + str(cg.pricing_solver.get("status")),
@@ -165,6 +169,17 @@ def _width(p: int, k: int, cg, args: argparse.Namespace, res: VerificationResult
                            tolerance=WIDTH_RTOL, informational=True,
                            detail="smallest width FOUND (an upper bound on the minimal width), not proved minimal"))
     return ws.best.network, ws.best.margin
+
+
+def _uniform_dual_bound(p: int, k: int, args: argparse.Namespace) -> float:
+    """Weak duality with uniform ``q``, ``tau``: the certified single-neuron upper bound (``inf`` on failure)."""
+    from margintheory.solvers.single_neuron import solve_single_neuron
+
+    try:
+        b = solve_single_neuron(p, k, n_starts=4, seed=args.seed, solver=args.sdp_solver)
+    except SolverError:
+        return float("inf")
+    return b.upper if b.upper_certified else float("inf")
 
 
 def _common_fields(p, k, g, lower, upper, certified, rounds, width, solver) -> dict[str, object]:

@@ -78,14 +78,20 @@ def max_min_lp(A: np.ndarray, *, solver: str = "HIGHS", time_limit: float | None
     if time_limit is not None:
         opts["time_limit"] = float(max(time_limit, 1.0))
     t0 = time.perf_counter()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            prob.solve(solver=solver, **opts)
-    except cp.error.SolverError as exc:
-        raise SolverError(f"margin LP: {solver} failed ({exc})") from None
-    if prob.status != "optimal" or s.value is None or margin.dual_value is None:
-        raise SolverError(f"margin LP: {solver} returned status {prob.status!r}")
+    status = "not-run"
+    for attempt in (opts, {key: v for key, v in opts.items() if key == "time_limit"}):  # tight, then default tolerances
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                prob.solve(solver=solver, **attempt)
+            status = str(prob.status)
+        except (cp.error.SolverError, ValueError) as exc:  # cvxpy raises ValueError on an UNKNOWN solver status
+            status = f"failed ({exc})"
+            continue
+        if status == "optimal" and s.value is not None and margin.dual_value is not None:
+            break
+    else:
+        raise SolverError(f"margin LP: {solver} returned status {status!r}")
     sv = np.clip(np.asarray(s.value, dtype=float), 0.0, None)
     total = sv.sum()
     if total > 0:  # s = 0 (margin 0) is optimal while the columns cannot separate the data
@@ -93,7 +99,7 @@ def max_min_lp(A: np.ndarray, *, solver: str = "HIGHS", time_limit: float | None
     dual = np.clip(np.asarray(margin.dual_value, dtype=float), 0.0, None)
     if dual.sum() <= 0:
         raise SolverError(f"margin LP: {solver} returned a zero dual")
-    return sv, dual / dual.sum(), str(prob.status), time.perf_counter() - t0
+    return sv, dual / dual.sum(), status, time.perf_counter() - t0
 
 
 def solve_margin_lp(phi: np.ndarray, mask: np.ndarray, *, solver: str = "HIGHS",

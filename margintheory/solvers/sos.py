@@ -128,7 +128,7 @@ def _solve(rel: _Relaxation, solver: str, time_limit: float | None, verbose: boo
         with warnings.catch_warnings():  # the status is checked below; the residuals enter the bound
             warnings.simplefilter("ignore")
             prob.solve(solver=solver, verbose=verbose, **opts)
-    except cp.error.SolverError as exc:
+    except (cp.error.SolverError, ValueError) as exc:  # ValueError: cvxpy on an UNKNOWN status
         raise SolverError(f"SOS relaxation: {solver} failed ({exc})") from None
     status = str(prob.status)
     if status not in ACCEPTED_STATUS or gamma.value is None or Q.value is None:

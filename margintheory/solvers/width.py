@@ -79,7 +79,7 @@ def _milp(A: np.ndarray, *, target: float | None, max_width: int | None, time_li
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             prob.solve(solver="HIGHS", **opts)
-    except cp.error.SolverError as exc:
+    except (cp.error.SolverError, ValueError) as exc:  # ValueError: cvxpy on an UNKNOWN status
         raise SolverError(f"width MILP: HiGHS failed ({exc})") from None
     if s.value is None:
         raise SolverError(f"width MILP: HiGHS returned status {prob.status!r} without a solution")
@@ -240,7 +240,7 @@ def sparse_vertices(A: np.ndarray, target: float, *, trials: int = 40, seed: int
             warnings.simplefilter("ignore")
             try:
                 prob.solve(solver="HIGHS", primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
-            except cp.error.SolverError:
+            except (cp.error.SolverError, ValueError):
                 continue
         if prob.status != "optimal" or s.value is None:
             continue
@@ -352,17 +352,20 @@ class WidthSearch:
 
 def search_small_width(maximiser: np.ndarray, generators: np.ndarray, weights: np.ndarray, target: float, *,
                        max_width: int | None = None, time_limit: float | None = 120.0) -> WidthSearch:
-    """Smallest width reaching ``target`` found by (1) cyclic phase lattices of the solver's maximiser family and
-    (2) the column-generation dictionary (fewest orbits, then backward elimination); with ``max_width``, if no
+    """Smallest width reaching ``target`` found by (1) cyclic phase lattices of the solver's maximiser family,
+    (2) random vertices over a 4-point phase grid of that family and, only if both fail, (3) the column-generation
+    dictionary (fewest orbits, then backward elimination); with ``max_width``, if no
     network that small reaches the target, the best one is pruned (LP re-solved each step) down to ``max_width``."""
     attempts: list[dict[str, object]] = []
     found: list[WidthResult] = []
     k = maximiser.shape[0] - 1
     runs = [("cyclic-lattice", lambda: min_width_cyclic_lattice(maximiser, target, max_order=24 if k <= 3 else 12,
                                                                 time_limit=time_limit)),
+            ("phase-grid-vertices", lambda: min_width_on_phase_grid(maximiser, target, 4, trials=20,
+                                                                    time_limit=time_limit)),
             ("cg-dictionary", lambda: _cg_dictionary_width(generators, weights, target, time_limit))]
     for name, run in runs:
-        if found:  # the dictionary search only runs when the lattice search failed (it is slower and wider)
+        if found and name == "cg-dictionary":  # only when the phase-family searches failed (slower and wider)
             break
         try:
             r = run()
