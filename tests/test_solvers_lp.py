@@ -100,3 +100,17 @@ def test_cyclic_lattice_width_below_the_construction_k2():
     assert r.width < construction_width(5, 2)
     em = exhaustive_margin(r.network)
     assert float(em.normalized_margin) == pytest.approx(gamma_star(5, 2), rel=1e-6)
+
+
+@pytest.mark.parametrize("k, size", [(1, 2), (2, 6)])
+def test_phase_moment_clique_is_a_clique(k, size):
+    """Every pairwise difference of the clique is an unwanted moment; k = 2 gives 6 (= the lattice found above)."""
+    from margintheory.solvers.width import phase_moment_clique, unwanted_phase_moments
+
+    M = {tuple(m) for m in unwanted_phase_moments(k).tolist()}
+    S = phase_moment_clique(k)
+    assert len(S) == size
+    for a in S:
+        for b in S:
+            if a != b:
+                assert tuple(x - y for x, y in zip(a, b, strict=True)) in M

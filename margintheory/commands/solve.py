@@ -152,7 +152,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
 def _width(p: int, k: int, cg, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):
     """The width search of :func:`margintheory.solvers.width.search_small_width`; returns ``(network, margin)``."""
     from margintheory.solvers.single_neuron import solve_single_neuron
-    from margintheory.solvers.width import search_small_width
+    from margintheory.solvers.width import per_frequency_lower_bound, search_small_width
 
     maxi = solve_single_neuron(p, k, method="none", seed=args.seed).maximiser
     target = cg.lp_value * (1 - WIDTH_RTOL)
@@ -160,7 +160,8 @@ def _width(p: int, k: int, cg, args: argparse.Namespace, res: VerificationResult
                             time_limit=args.time_limit or 120.0)
     theorem = construction_width(p, k)
     info["width_search"] = {"target_margin": target, "attempts": ws.attempts, "theorem_width": theorem,
-                            "found_width": ws.best.width, "method": ws.best.status}
+                            "found_width": ws.best.width, "method": ws.best.status,
+                            "lower_bound": per_frequency_lower_bound(p, k) if k <= 3 else None}
     if args.max_width:
         res.add(bool_check(f"width <= {args.max_width}", ws.best.width <= args.max_width, exactness="exact"))
     if args.min_width:

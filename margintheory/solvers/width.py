@@ -401,3 +401,45 @@ def _cg_dictionary_width(generators: np.ndarray, weights: np.ndarray, target: fl
     gens = width_generators(generators, weights, target)
     gens = gens[fewest_orbits(gens, target)]
     return smallest_width(gens, target=target, time_limit=time_limit)
+
+
+def phase_moment_clique(k: int) -> list[tuple[int, ...]]:
+    """A largest set ``S`` of integer vectors whose pairwise differences are all unwanted moments (exact
+    branch-and-bound over the finitely many candidates; ``0 in S`` by translation).
+
+    Lower-bound argument (not solver-certified): if a positive measure ``mu`` with ``N`` atoms has vanishing moments
+    on every unwanted ``m`` (the per-frequency condition derived above), then for
+    ``P(theta) = |sum_{s in S} c_s e^{i s.theta}|^2 >= 0`` one has ``int P dmu = mu(T^k) sum |c_s|^2 > 0``; if
+    ``N < |S|`` some ``c != 0`` makes ``P`` vanish at every atom, a contradiction.  Hence every max-margin network
+    needs ``>= |S|`` neurons per frequency -- under the assumptions that it consists of optimal single-frequency
+    neurons (Lemma C.6 / C.15), that ``p`` is prime and ``p > 2k`` (no aliasing between the patterns
+    ``(n zeta, eps zeta) mod p``), so that the frequencies decouple.
+    """
+    M = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)}
+    cand = sorted(M)
+    adj = {q: {r for r in cand if r != q and tuple(a - b for a, b in zip(q, r, strict=True)) in M} for q in cand}
+    best: list[tuple[int, ...]] = []
+
+    def expand(chosen: list[tuple[int, ...]], pool: set[tuple[int, ...]]) -> None:
+        nonlocal best
+        if len(chosen) > len(best):
+            best = list(chosen)
+        for v in sorted(pool, key=lambda v: (-len(adj[v] & pool), v)):
+            if len(chosen) + len(pool) <= len(best):
+                return
+            expand(chosen + [v], pool & adj[v])
+            pool = pool - {v}
+
+    expand([], set(cand))
+    return [tuple([0] * k), *best]
+
+
+def per_frequency_lower_bound(p: int, k: int) -> dict[str, object]:
+    """``|S|`` of :func:`phase_moment_clique` and whether its assumptions on ``p`` hold (prime, ``p > 2k``)."""
+    from margintheory.theory import is_prime
+
+    clique = phase_moment_clique(k)
+    applies = bool(is_prime(p) and p > 2 * k)
+    return {"neurons_per_frequency_at_least": len(clique), "width_at_least": len(clique) * ((p - 1) // 2),
+            "applies_to_this_p": applies, "clique": clique,
+            "kind": "argument (moment/positivity), assumes optimal single-frequency neurons, p prime, p > 2k"}
