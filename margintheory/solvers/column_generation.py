@@ -243,6 +243,7 @@ def exact_normalised_margin(net: PolyNetwork) -> float:
 def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4, n_starts: int = 8,
                       add_per_round: int = 4, max_rounds: int = 60, rtol: float = 1e-9,
                       time_limit: float | None = None, lp_solver: str = "HIGHS", certify: bool = True,
+                      max_warm_starts: int = 8,
                       progress: Callable[[RoundRecord], None] | None = None) -> ColumnGenerationResult:
     """Column generation over translation-closed dictionaries, from random unit neurons (never the construction).
 
@@ -273,7 +274,8 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
         lp_value = float((np.array(profiles).T @ sv).min())
         weights = pair_weights_from_lambda(p, k, lambda_from_tau(p, k, tau))
         support = np.flatnonzero(sv > 0)
-        warm = gens[support].reshape(len(support), -1) if len(support) else None
+        heavy = support[np.argsort(-sv[support])][:max_warm_starts]  # warm starts: the heaviest support columns
+        warm = gens[heavy].reshape(len(heavy), -1) if len(heavy) else None
         bracket = solve_single_neuron(p, k, weights, method="auto" if certify else "none", n_starts=n_starts,
                                       seed=int(rng.integers(2**31)), extra_starts=warm, time_limit=left)
         solver_info = bracket.sos_summary()

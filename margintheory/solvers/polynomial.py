@@ -57,11 +57,13 @@ def multinomial(exps: np.ndarray) -> np.ndarray:
 
 
 def collect(exps: np.ndarray, coeffs: np.ndarray) -> Polynomial:
-    """Sum the coefficients of equal exponent rows."""
-    uniq, inv = np.unique(exps, axis=0, return_inverse=True)
-    out = np.zeros(len(uniq))
+    """Sum the coefficients of equal exponent rows (rows compared as raw bytes: exact and fast)."""
+    e = np.ascontiguousarray(exps, dtype=np.int64)
+    keys = e.view(np.dtype((np.void, e.dtype.itemsize * e.shape[1]))).ravel()
+    _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+    out = np.zeros(len(first))
     np.add.at(out, inv.ravel(), coeffs)
-    return Polynomial(uniq, out)
+    return Polynomial(e[first], out)
 
 
 def power_times_linear(L: np.ndarray, M: np.ndarray, k: int) -> Polynomial:
@@ -77,6 +79,21 @@ def power_times_linear(L: np.ndarray, M: np.ndarray, k: int) -> Polynomial:
         T += P.T @ M[start:start + step]
     exps = (Ek[:, None, :] + np.eye(n, dtype=np.int64)[None, :, :]).reshape(-1, n)
     return collect(exps, T.ravel())
+
+
+def power_times_linear_abs_mass(L: np.ndarray, M: np.ndarray, k: int) -> float:
+    """``sum`` over all terms of the expansion of :func:`power_times_linear` of ``|term|`` (inputs taken in absolute
+    value, so every term is non-negative and no collection is needed)."""
+    n = L.shape[1]
+    Ek = monomials_of_degree(n, k)
+    mult = multinomial(Ek)
+    La, Ma = np.abs(L), np.abs(M)
+    total = 0.0
+    step = max(1, 2**22 // max(1, len(Ek) * n))
+    for start in range(0, L.shape[0], step):
+        P = np.prod(La[start:start + step, None, :] ** Ek[None, :, :], axis=2) * mult[None, :]
+        total += float((P.sum(axis=1) * Ma[start:start + step].sum(axis=1)).sum())
+    return total
 
 
 def norm_power(n: int, h: int) -> Polynomial:

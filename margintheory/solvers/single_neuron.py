@@ -20,9 +20,9 @@ from margintheory.fourier import neuron_fourier
 from margintheory.network import PolyNetwork
 from margintheory.solvers.local import LocalMaxima, multistart_maximise
 from margintheory.solvers.objective import PairWeights, SingleNeuronObjective, pair_weights
-from margintheory.solvers.polynomial import Polynomial, power_times_linear
+from margintheory.solvers.polynomial import Polynomial, power_times_linear_abs_mass
 from margintheory.solvers.sos import EPS, SOSBound, sphere_max_upper_bound
-from margintheory.solvers.symmetry import split_by_frequency
+from margintheory.solvers.symmetry import BlockSplit, split_by_frequency
 
 METHODS = ("auto", "fourier-blocks", "generic", "none")
 #: cross-frequency coefficient mass (relative to the total) below which the block reduction is used by ``auto``
@@ -86,12 +86,13 @@ def coefficient_error_bound(obj: SingleNeuronObjective, B: np.ndarray) -> float:
         L[:, i * d:(i + 1) * d] = np.abs(B[obj.inputs[:, i]])
     M = np.zeros_like(L)
     M[:, obj.k * d:] = np.abs(obj.G) @ np.abs(B)
-    mass = float(np.abs(power_times_linear(L, M, obj.k).coeffs).sum())
+    mass = power_times_linear_abs_mass(L, M, obj.k)
     return 2.0 * (obj.p**obj.k + obj.k + 4) * EPS * mass
 
 
-def _bound_blocks(obj: SingleNeuronObjective, scale: float, solver: str, time_limit: float | None):
-    split = split_by_frequency(obj)
+def _bound_blocks(obj: SingleNeuronObjective, scale: float, solver: str, time_limit: float | None,
+                  split: BlockSplit | None = None):
+    split = split or split_by_frequency(obj)
     R = np.concatenate([b.basis for b in split.blocks], axis=1)
     # x = R y with R orthogonal only up to rounding: |x| <= (1 + delta) |y|, so F scales by (1 + delta)^(k+1)
     delta = float(np.linalg.norm(R.T @ R - np.eye(obj.p), 2))
@@ -111,7 +112,8 @@ def _bound_blocks(obj: SingleNeuronObjective, scale: float, solver: str, time_li
     return upper, bounds, freqs, split.remainder_l1, err, note
 
 
-def _bound_generic(obj: SingleNeuronObjective, scale: float, solver: str, time_limit: float | None):
+def _bound_generic(obj: SingleNeuronObjective, scale: float, solver: str, time_limit: float | None,
+                   split: BlockSplit | None = None):
     eye = np.eye(obj.p)
     poly: Polynomial = obj.restricted_polynomial(eye)
     err = coefficient_error_bound(obj, eye)
@@ -122,9 +124,8 @@ def _bound_generic(obj: SingleNeuronObjective, scale: float, solver: str, time_l
     return upper, [b], [], float("nan"), err, note
 
 
-def decoupled(obj: SingleNeuronObjective) -> bool:
+def decoupled(split: BlockSplit) -> bool:
     """Whether the Fourier-coordinate expansion has relative cross-frequency mass below ``DECOUPLED_RTOL``."""
-    split = split_by_frequency(obj)
     return split.remainder_l1 <= DECOUPLED_RTOL * split.total_l1
 
 
@@ -145,13 +146,14 @@ def solve_single_neuron(p: int, k: int, weights: PairWeights | None = None, *, m
     if method == "none":
         out.certification = "no relaxation run: upper bound unavailable"
     else:
+        split = split_by_frequency(obj) if method in ("auto", "fourier-blocks") else None
         if method == "auto":
-            method = "fourier-blocks" if decoupled(obj) else "generic"
+            method = "fourier-blocks" if decoupled(split) else "generic"
         out.method = method
         runner = _bound_blocks if method == "fourier-blocks" else _bound_generic
         remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
         scale = local.value if local.value > 0 else None
-        upper, bounds, freqs, cross, err, note = runner(obj, scale or 1.0, solver, remaining)
+        upper, bounds, freqs, cross, err, note = runner(obj, scale or 1.0, solver, remaining, split)
         out.upper, out.sos, out.block_frequencies = upper, bounds, freqs
         out.cross_frequency_l1, out.coefficient_error, out.certification = cross, err, note
         out.upper_certified = True
