@@ -15,7 +15,7 @@ from margintheory.training.objective import (
     REGULARIZERS,
     Batch,
     cross_entropy,
-    forward,
+    forward_logits,
     objective_and_grad,
     regularizer_value_and_grad,
 )
@@ -65,8 +65,9 @@ def test_gradient_on_a_minibatch_subset():
 def test_forward_agrees_with_the_core_logits():
     rng = np.random.default_rng(0)
     net = PolyNetwork(rng.normal(size=(4, 3, 5)), rng.normal(size=(4, 5)))
-    got = forward(net.U, net.W, input_grid(5, 3)).logits
-    np.testing.assert_allclose(got, logits(net), rtol=1e-13, atol=1e-13)
+    for block_rows in (7, 512):
+        got = forward_logits(net.U, net.W, input_grid(5, 3), block_rows=block_rows)
+        np.testing.assert_allclose(got, logits(net), rtol=1e-13, atol=1e-13)
 
 
 def test_cross_entropy_matches_scipy_and_keeps_precision_for_tiny_losses():

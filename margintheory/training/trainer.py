@@ -29,7 +29,7 @@ from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
 from margintheory.training.checkpoint import TrainState, load_checkpoint, save_checkpoint
 from margintheory.training.metrics import HISTORY_FIELDS, measure
-from margintheory.training.objective import REGULARIZERS, Batch, all_logits, cross_entropy, objective_and_grad
+from margintheory.training.objective import REGULARIZERS, Batch, cross_entropy, forward_logits, objective_and_grad
 from margintheory.training.objective import regularizer_value_and_grad as penalty_of
 from margintheory.training.optim import OptimizerState, Schedule
 
@@ -153,7 +153,7 @@ class _Run:
 
     def record(self, lr: float, seconds: float) -> dict[str, float]:
         s = self.state
-        logits_all = all_logits(s.U, s.W, self.all_data.inputs)
+        logits_all = forward_logits(s.U, s.W, self.all_data.inputs)
         data_loss, _ = cross_entropy(logits_all[self.mask], self.all_data.labels[self.mask])
         penalty, _, _ = penalty_of(s.U, s.W, self.cfg.regularizer)
         row = {"step": s.step, "lr": lr, "loss": data_loss + self.cfg.lam * penalty, "data_loss": data_loss}
