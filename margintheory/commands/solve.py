@@ -25,7 +25,7 @@ WIDTH_RTOL = 1e-7
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
 EVAL_RTOL = 1e-12
 SUMMARY_FIELDS = ["gamma_star", "lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds",
-                  "width", "solver"]
+                  "width", "theorem_width", "solver", "uniform_dual_bound"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -164,6 +164,12 @@ def _width(p: int, k: int, cg, args: argparse.Namespace, res: VerificationResult
                             "lower_bound": per_frequency_lower_bound(p, k) if k <= 3 else None}
     if args.max_width:
         res.add(bool_check(f"width <= {args.max_width}", ws.best.width <= args.max_width, exactness="exact"))
+    lb = info["width_search"]["lower_bound"]
+    if lb is not None:
+        res.notes.append(f"width lower bound by argument (not solver-certified; {lb['kind']}): "
+                         f">= {lb['neurons_per_frequency_at_least']} neurons per frequency, i.e. width >= "
+                         f"{lb['width_at_least']}" + ("" if lb["applies_to_this_p"] else
+                                                      " -- its assumptions do NOT hold for this p"))
     if args.min_width:
         res.add(bool_check(f"a network of width {ws.best.width} reaching the LP margin (1e-7) exists "
                            f"(theorem's construction: {theorem})", ws.best.margin >= target, exactness="float",
