@@ -20,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from margintheory import theory  # noqa: E402
 from margintheory.atomic import atomic_write_bytes  # noqa: E402
@@ -116,6 +117,7 @@ def plot_frequency_distribution(final: PolyNetwork, stem: str | os.PathLike[str]
     ax.set_xlabel("dominant frequency")
     ax.set_ylabel("neurons")
     ax.set_ylim(0, 1.45 * max(1, int(counts.max())))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     covered = sum(1 for z in freqs if counts[z] > 0)
     ax.set_title(f"(a) frequencies at the end: {covered}/{len(freqs)} used", fontsize=9)
     mass = np.bincount(fs.dominant_frequency, weights=norm_shares(final), minlength=p // 2 + 1)
@@ -178,6 +180,7 @@ def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.Path
     else:
         ax3.axis("off")
     for key, label, color in (("mean_max_power", "mean max normalized power", "tab:green"),
+                              ("weighted_max_power", "same, weighted by norm share", "tab:cyan"),
                               ("train_acc", "train accuracy", "tab:gray"), ("test_acc", "test accuracy", "tab:olive")):
         vals = np.array([_num(h.get(key)) for h in history])
         if np.isfinite(vals).any():
