@@ -25,7 +25,7 @@ def small_config(**kw):
 
 
 def test_short_run_increases_the_normalized_margin_and_sparsifies():
-    res = train(small_config())
+    res = train(small_config(), progress=True)  # the rich progress bar must not disturb the run
     first, last = res.history[0], res.history[-1]
     assert first["step"] == 0 and last["step"] == 300
     assert last["normalized_margin"] > first["normalized_margin"]

@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     console.print(f"trained p={cfg.p} k={cfg.k} m={cfg.width} for {cfg.steps} steps in {result.seconds:.1f} s "
                   f"(CPU {result.cpu_seconds:.1f} s)")
-    console.print(f"normalized margin {last['normalized_margin']:.6g} = {last['ratio']:.4f} x gamma*; "
+    ratio = f"{last['ratio']:.6f} x gamma*" if cfg.p % 2 else "gamma* not applicable (even p)"
+    console.print(f"normalized margin {last['normalized_margin']:.6g} ({ratio}); "
                   f"train acc {last['train_acc']:.4f}; mean max power {last['mean_max_power']:.4f}; "
                   f"frequencies covered {last['frequencies_covered']}")
     console.print(f"wrote {out}/network.npz, initial.npz, checkpoint.npz, history.csv, history.json"
