@@ -98,3 +98,18 @@ def test_missing_solver_raises(monkeypatch):
     monkeypatch.setattr(cp, "installed_solvers", lambda: ["SCS"])
     with pytest.raises(SolverError, match="not installed"):
         sphere_max_upper_bound(Polynomial(np.array([[1, 1, 1]]), np.array([1.0])), solver="CLARABEL")
+
+
+@pytest.mark.parametrize("shift", [1e-3, -1e-3])
+def test_certified_bound_survives_a_perturbed_certificate(shift):
+    """The a-posteriori bound stays above the true maximum when the solver's Gram matrix and gamma are spoiled:
+    the residual and the negative eigenvalues are charged to the bound (module docstring of ``sos``)."""
+    cubic = Polynomial(np.array([[1, 1, 1]]), np.array([1.0]))
+    rel = sos_module._build(cubic)
+    gamma, Q, lam, _ = sos_module._solve(rel, "CLARABEL", None, False)
+    rng = np.random.default_rng(0)
+    E = rng.standard_normal(Q.shape)
+    bad_Q = Q + shift * (E + E.T)
+    bound, safety, residual, eig = sos_module._certify(rel, gamma - abs(shift), bad_Q, lam, 0.0)
+    assert bound >= 3**-1.5
+    assert residual > 0 and safety > abs(shift)
