@@ -158,3 +158,27 @@ def test_cosine_interpolation_passes_through_the_weights():
     v = np.cos(2 * np.pi * z * np.arange(p) / p + 0.4)
     t = np.linspace(0, p - 1, 57)
     np.testing.assert_allclose(cosine_interpolation(v, t), np.cos(2 * np.pi * z * t / p + 0.4), atol=1e-12)
+
+
+def test_interrupt_before_the_history_row_keeps_the_history_complete(tmp_path, monkeypatch):
+    from margintheory.training import trainer
+
+    cfg = small_config(steps=60, log_every=1, checkpoint_every=1000)
+    original = trainer._Run.record
+    fired = []
+
+    def record_once_interrupted(self, lr, seconds):
+        if self.state.step == 25 and not fired:
+            fired.append(True)
+            raise KeyboardInterrupt
+        return original(self, lr, seconds)
+
+    monkeypatch.setattr(trainer._Run, "record", record_once_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, checkpoint=tmp_path / "ck.npz")
+    monkeypatch.setattr(trainer._Run, "record", original)
+    resumed = train(cfg, checkpoint=tmp_path / "ck.npz", resume=True)
+    whole = train(cfg)
+    assert [r["step"] for r in resumed.history] == list(range(61))
+    np.testing.assert_equal([r["normalized_margin"] for r in resumed.history],
+                            [r["normalized_margin"] for r in whole.history])

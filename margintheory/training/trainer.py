@@ -203,6 +203,7 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
     def clock() -> None:
         state.seconds = time.perf_counter() - t_start
         state.cpu_seconds = time.process_time() - cpu_start
+
     if not state.history:
         run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0)
     target = cfg.steps if stop_after is None else min(cfg.steps, state.step + stop_after)
@@ -221,6 +222,9 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
                 save_checkpoint(checkpoint, run.snapshot())
     except KeyboardInterrupt:
         if checkpoint is not None:
+            due = state.step % cfg.log_every == 0 or state.step == cfg.steps
+            if due and state.history[-1]["step"] != state.step:  # interrupted between update and record
+                run.record(run.sched(state.step), time.perf_counter() - t_start)
             clock()
             save_checkpoint(checkpoint, run.snapshot())
         raise
