@@ -76,17 +76,26 @@ class Batch:
 
 
 class Workspace:
-    """Buffers of shape ``(rows, m)`` reused by every row block of one evaluation.
+    """Buffers of shape ``(rows, m)`` reused by every row block of an evaluation, and across evaluations.
 
-    Fresh multi-megabyte temporaries per block cost more in page faults (system time) than the arithmetic;
-    with these buffers one evaluation allocates four arrays, whatever the number of blocks.
+    Fresh multi-megabyte temporaries cost more in page faults (system time) than the arithmetic; a trainer keeps
+    one workspace for the whole run (:meth:`for_weights` reuses the buffers when the shapes allow it).
     """
 
-    def __init__(self, U: np.ndarray, rows: int) -> None:
-        m, k = U.shape[0], U.shape[1]
-        self.k = k
-        self.table = np.ascontiguousarray(U.transpose(1, 2, 0))  # (k, p, m): row gathers are contiguous
+    def __init__(self, m: int, rows: int) -> None:
         self.z, self.pw, self.act, self.tmp = (np.empty((rows, m)) for _ in range(4))
+        self.table = np.empty((0, 0, m))
+        self.k = 0
+
+    @classmethod
+    def for_weights(cls, U: np.ndarray, rows: int, reuse: Workspace | None = None) -> Workspace:
+        """A workspace loaded with ``U``: ``reuse`` if its buffers fit ``rows`` rows of ``m`` neurons."""
+        m = U.shape[0]
+        ok = reuse is not None and reuse.z.shape[1] == m and reuse.z.shape[0] >= rows
+        ws = reuse if ok else cls(m, rows)
+        ws.k = U.shape[1]
+        ws.table = np.ascontiguousarray(U.transpose(1, 2, 0))  # (k, p, m): row gathers are contiguous
+        return ws
 
     def forward(self, W: np.ndarray, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``z^(k-1)``, ``z^k`` and the logits of a block (views into the buffers, valid until the next call).
@@ -106,12 +115,13 @@ class Workspace:
         return pw, act, act @ W
 
 
-def forward_logits(U: np.ndarray, W: np.ndarray, inputs: np.ndarray, block_rows: int = BLOCK_ROWS) -> np.ndarray:
+def forward_logits(U: np.ndarray, W: np.ndarray, inputs: np.ndarray, block_rows: int = BLOCK_ROWS,
+                   workspace: Workspace | None = None) -> np.ndarray:
     """``f(theta, a)`` for every row of ``inputs`` (``(n, p)``), computed by blocks of rows."""
     inputs = np.asarray(inputs, dtype=np.int64)
     n = inputs.shape[0]
     out = np.empty((n, W.shape[1]))
-    ws = Workspace(U, min(block_rows, max(n, 1)))
+    ws = Workspace.for_weights(U, min(block_rows, max(n, 1)), workspace)
     for start in range(0, n, block_rows):
         out[start:start + block_rows] = ws.forward(W, inputs[start:start + block_rows])[2]
     return out
@@ -187,13 +197,16 @@ class ObjectiveValue:
     grad_W: np.ndarray
 
 
-def objective_and_grad(U: np.ndarray, W: np.ndarray, batch: Batch, lam: float, regularizer: str) -> ObjectiveValue:
-    """``mean CE + lam * R(theta)`` and its analytic gradient (module docstring), accumulated over row blocks."""
+def objective_and_grad(U: np.ndarray, W: np.ndarray, batch: Batch, lam: float, regularizer: str,
+                       workspace: Workspace | None = None) -> ObjectiveValue:
+    """``mean CE + lam * R(theta)`` and its analytic gradient (module docstring), accumulated over row blocks.
+
+    ``workspace``: buffers to reuse (a trainer passes the same one at every step)."""
     k = U.shape[1]
     grad_U = np.zeros_like(U)
     grad_W = np.zeros_like(W)
     loss_sum = 0.0
-    ws = Workspace(U, max(stop - start for start, stop, _ in batch.blocks))
+    ws = Workspace.for_weights(U, max(stop - start for start, stop, _ in batch.blocks), workspace)
     for start, stop, scatter in batch.blocks:
         pw, act, logits = ws.forward(W, batch.inputs[start:stop])
         part, dlogits = cross_entropy_sum(logits, batch.labels[start:stop])

@@ -29,7 +29,15 @@ from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
 from margintheory.training.checkpoint import TrainState, load_checkpoint, save_checkpoint
 from margintheory.training.metrics import HISTORY_FIELDS, measure
-from margintheory.training.objective import REGULARIZERS, Batch, cross_entropy, forward_logits, objective_and_grad
+from margintheory.training.objective import (
+    BLOCK_ROWS,
+    REGULARIZERS,
+    Batch,
+    Workspace,
+    cross_entropy,
+    forward_logits,
+    objective_and_grad,
+)
 from margintheory.training.objective import regularizer_value_and_grad as penalty_of
 from margintheory.training.optim import OptimizerState, Schedule
 
@@ -144,6 +152,7 @@ class _Run:
         self.rng = np.random.default_rng()
         self.rng.bit_generator.state = state.rng_state
         self.gamma = theory.gamma_star(cfg.p, cfg.k) if cfg.p % 2 == 1 else None
+        self.workspace = Workspace(cfg.width, min(BLOCK_ROWS, self.all_data.n))
 
     def batch(self) -> Batch:
         bs = self.cfg.batch_size
@@ -153,7 +162,7 @@ class _Run:
 
     def record(self, lr: float, seconds: float) -> dict[str, float]:
         s = self.state
-        logits_all = forward_logits(s.U, s.W, self.all_data.inputs)
+        logits_all = forward_logits(s.U, s.W, self.all_data.inputs, workspace=self.workspace)
         data_loss, _ = cross_entropy(logits_all[self.mask], self.all_data.labels[self.mask])
         penalty, _, _ = penalty_of(s.U, s.W, self.cfg.regularizer)
         row = {"step": s.step, "lr": lr, "loss": data_loss + self.cfg.lam * penalty, "data_loss": data_loss}
@@ -165,7 +174,7 @@ class _Run:
     def update(self) -> float:
         s = self.state
         lr = self.sched(s.step + 1)
-        val = objective_and_grad(s.U, s.W, self.batch(), self.cfg.lam, self.cfg.regularizer)
+        val = objective_and_grad(s.U, s.W, self.batch(), self.cfg.lam, self.cfg.regularizer, self.workspace)
         if not math.isfinite(val.total):
             raise SolverError(f"training diverged at step {s.step + 1} (objective {val.total}); lower --lr")
         self.opt.step({"U": s.U, "W": s.W}, {"U": val.grad_U, "W": val.grad_W}, lr)
