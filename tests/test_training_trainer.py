@@ -182,3 +182,11 @@ def test_interrupt_before_the_history_row_keeps_the_history_complete(tmp_path, m
     assert [r["step"] for r in resumed.history] == list(range(61))
     np.testing.assert_equal([r["normalized_margin"] for r in resumed.history],
                             [r["normalized_margin"] for r in whole.history])
+
+
+def test_divergence_is_a_solver_error_without_warnings(recwarn):
+    from margintheory.errors import SolverError
+
+    with pytest.raises(SolverError, match="diverged"):
+        train(small_config(optimizer="gd", lr=1e6, schedule="constant", warmup=0, steps=50))
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -174,10 +174,12 @@ class _Run:
     def update(self) -> float:
         s = self.state
         lr = self.sched(s.step + 1)
-        val = objective_and_grad(s.U, s.W, self.batch(), self.cfg.lam, self.cfg.regularizer, self.workspace)
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported just below
+            val = objective_and_grad(s.U, s.W, self.batch(), self.cfg.lam, self.cfg.regularizer, self.workspace)
         if not math.isfinite(val.total):
             raise SolverError(f"training diverged at step {s.step + 1} (objective {val.total}); lower --lr")
-        self.opt.step({"U": s.U, "W": s.W}, {"U": val.grad_U, "W": val.grad_W}, lr)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.opt.step({"U": s.U, "W": s.W}, {"U": val.grad_U, "W": val.grad_W}, lr)
         s.step += 1
         if not (np.all(np.isfinite(s.U)) and np.all(np.isfinite(s.W))):
             raise SolverError(f"training diverged at step {s.step} (non-finite weights); lower --lr")
