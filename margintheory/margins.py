@@ -18,12 +18,15 @@ a margin (difference of two logits) at most twice that.  This bound is reported 
 from __future__ import annotations
 
 import math
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from margintheory._kernels import power_of_sums
+from margintheory._kernels import margin_statistics, power_of_sums
 from margintheory.errors import InputError, RefusedError
 from margintheory.network import PolyNetwork
 
@@ -33,7 +36,7 @@ EPS = float(np.finfo(np.float64).eps)
 # conservative throughput used only for the up-front run-time estimate (2 cores, float64)
 _ESTIMATE_FLOPS = 2.0e10
 _ESTIMATE_ELEMENTS = 3.0e9
-_TARGET_CHUNK_BYTES = 24 * 2**20
+_TARGET_CHUNK_BYTES = 5 * 2**19  # activations of one chunk stay in a core's cache
 
 
 def input_grid(p: int, k: int) -> np.ndarray:
@@ -105,15 +108,16 @@ class CostEstimate:
         return self.fixed_bytes + self.chunk_bytes
 
 
-def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY) -> CostEstimate:
+def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, *, workers: int = 1) -> CostEstimate:
     """Memory layout and a conservative run-time estimate; the chunk is sized to fit ``max_memory``."""
     n = p**k
     fixed = n * (8 + 8 + 1) + 8 * m * (k + 1) * p * 2  # margins, spreads, on-margin flags; the weights
-    per_prefix = 8 * p * m + 8 * m + 8 * 3 * p * p  # activations, prefix sums, logits/work
+    one = 8 * p * m + 8 * m + 8 * 3 * p * p  # one worker's buffers per prefix: activations, prefix sums, logits
+    per_prefix = workers * one
     free = max_memory - fixed
     if free < per_prefix:
         return CostEstimate(n, fixed, per_prefix, 0, math.inf)
-    prefixes = max(1, min(free // per_prefix, max(1, _TARGET_CHUNK_BYTES // per_prefix), p ** (k - 1)))
+    prefixes = max(1, min(free // per_prefix, max(1, _TARGET_CHUNK_BYTES // one), p ** (k - 1)))
     seconds = 2.0 * n * m * p / _ESTIMATE_FLOPS + n * m / _ESTIMATE_ELEMENTS
     return CostEstimate(n, fixed, int(prefixes * per_prefix), int(prefixes), seconds)
 
@@ -180,12 +184,12 @@ class MarginResult:
 
 def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *, labels: np.ndarray | None = None,
                       max_seconds: float | None = None, use_numba: bool | None = None,
-                      chunk_prefixes: int | None = None) -> MarginResult:
+                      chunk_prefixes: int | None = None, workers: int | None = None) -> MarginResult:
     """Stream the logits over all ``p^k`` inputs and measure the margin (module docstring).
 
     ``labels``: optional class per input row of :func:`input_grid` (default ``sum mod p``); ``label_logit_sums``
-    is then indexed by that label.  ``chunk_prefixes`` overrides the automatic chunk size (tests use it to check
-    that chunking does not change the result).
+    is then indexed by that label.  ``chunk_prefixes`` overrides the automatic chunk size and ``workers`` the
+    number of worker threads (tests use both to check that neither changes the result).
     """
     p, k, m = net.p, net.k, net.m
     n = p**k
@@ -193,52 +197,74 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
         labels = np.asarray(labels)
         if labels.shape != (n,) or labels.dtype.kind not in "iu" or labels.min() < 0 or labels.max() >= p:
             raise InputError(f"labels must be {n} integers in 0..{p - 1}")
-    est = estimate_cost(p, k, m, max_memory)
+    n_workers = _worker_count(workers)
+    est = estimate_cost(p, k, m, max_memory, workers=n_workers)
     check_feasible(est, max_memory, max_seconds)
     nb = est.prefixes_per_chunk if chunk_prefixes is None else max(1, int(chunk_prefixes))
-    n_prefix = p ** (k - 1)
     t0 = time.perf_counter()
-    margins = np.empty(n)
-    spread = np.empty(n)
-    M = np.zeros((p, p))
-    T = np.ascontiguousarray(net.U[:, k - 1, :].T)  # (p, m): last coordinate's contribution
-    W = net.W
-    prefix_U = [np.ascontiguousarray(net.U[:, j, :].T) for j in range(k - 1)]
-    A_buf = np.empty((nb * p, m))
-    last = np.arange(p)
-    all_digits = input_grid(p, k - 1) if k > 1 else np.zeros((1, 0), dtype=np.int64)
-    prefix_sums = all_digits.sum(axis=1)
-    for b0 in range(0, n_prefix, nb):
-        b1 = min(n_prefix, b0 + nb)
-        digits = all_digits[b0:b1]
-        S = np.zeros((b1 - b0, m))
-        for j in range(k - 1):
-            S += prefix_U[j][digits[:, j]]
-        rows = (b1 - b0) * p
-        A = A_buf[:rows]
-        power_of_sums(S, T, k, A, use_numba=use_numba)
-        L = A @ W
-        if labels is None:
-            y = ((prefix_sums[b0:b1, None] + last[None, :]) % p).reshape(-1)
-        else:
-            y = labels[b0 * p : b1 * p]
-        r = np.arange(rows)
-        correct = L[r, y]
-        L[r, y] = -np.inf
-        wrong_max = L.max(axis=1)
-        L[r, y] = np.inf
-        wrong_min = L.min(axis=1)
-        L[r, y] = correct
-        margins[b0 * p : b1 * p] = correct - wrong_max
-        spread[b0 * p : b1 * p] = wrong_max - wrong_min
-        _accumulate_by_label(M, y, L)
+    stream = _ChunkStream(net, labels, nb, use_numba)
+    chunks = list(range(0, stream.n_prefix, nb))
+    n_workers = max(1, min(n_workers, len(chunks)))
+    sums = [np.zeros((p, p)) for _ in range(n_workers)]
+    if n_workers == 1:
+        stream.run(chunks, sums[0])
+    else:
+        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_workers) as pool:
+            jobs = [pool.submit(stream.run, chunks[i::n_workers], sums[i]) for i in range(n_workers)]
+            for job in jobs:
+                job.result()
     seconds = time.perf_counter() - t0
-    return _finish(net, margins, spread, M, seconds, nb)
+    return _finish(net, stream.margins, stream.spread, np.sum(sums, axis=0), seconds, nb)
 
 
-def _accumulate_by_label(M: np.ndarray, y: np.ndarray, L: np.ndarray) -> None:
-    """``M[y[r], :] += L[r, :]`` for every row (unbuffered scatter-add; O(rows * p), cheap next to the GEMM)."""
-    np.add.at(M, y, L)
+def _worker_count(workers: int | None) -> int:
+    """Worker threads: the cores this process may use (each runs the compiled kernel + a 1-thread GEMM)."""
+    if workers is not None:
+        return max(1, int(workers))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class _ChunkStream:
+    """The per-chunk work of :func:`exhaustive_margin`; ``run`` processes a list of chunks with its own buffers.
+
+    Chunks write disjoint slices of ``margins`` and ``spread``; each worker accumulates its own label sums.
+    """
+
+    def __init__(self, net: PolyNetwork, labels: np.ndarray | None, nb: int, use_numba: bool | None) -> None:
+        p, k = net.p, net.k
+        self.net, self.labels, self.nb, self.use_numba = net, labels, nb, use_numba
+        self.n_prefix = p ** (k - 1)
+        self.margins = np.empty(p**k)
+        self.spread = np.empty(p**k)
+        self.T = np.ascontiguousarray(net.U[:, k - 1, :].T)  # (p, m): last coordinate's contribution
+        self.prefix_U = [np.ascontiguousarray(net.U[:, j, :].T) for j in range(k - 1)]
+        self.digits = input_grid(p, k - 1) if k > 1 else np.zeros((1, 0), dtype=np.int64)
+        self.prefix_sums = self.digits.sum(axis=1)
+
+    def run(self, chunk_starts: list[int], M: np.ndarray) -> None:
+        net, nb = self.net, self.nb
+        p, k, m = net.p, net.k, net.m
+        A_buf = np.empty((nb * p, m))
+        L_buf = np.empty((nb * p, p))
+        last = np.arange(p)
+        for b0 in chunk_starts:
+            b1 = min(self.n_prefix, b0 + nb)
+            rows = (b1 - b0) * p
+            S = np.zeros((b1 - b0, m))
+            for j in range(k - 1):
+                S += self.prefix_U[j][self.digits[b0:b1, j]]
+            A = A_buf[:rows]
+            power_of_sums(S, self.T, k, A, use_numba=self.use_numba)
+            L = np.matmul(A, net.W, out=L_buf[:rows])
+            if self.labels is None:
+                y = ((self.prefix_sums[b0:b1, None] + last[None, :]) % p).reshape(-1)
+            else:
+                y = self.labels[b0 * p : b1 * p]
+            rs = slice(b0 * p, b1 * p)
+            margin_statistics(L, y, self.margins[rs], self.spread[rs], M, use_numba=self.use_numba)
 
 
 def _finish(net: PolyNetwork, margins: np.ndarray, spread: np.ndarray, M: np.ndarray, seconds: float,

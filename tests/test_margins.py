@@ -8,7 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from margintheory import theory
-from margintheory._kernels import HAVE_NUMBA, power_of_sums, power_of_sums_numpy
+from margintheory._kernels import (
+    HAVE_NUMBA,
+    margin_statistics,
+    margin_statistics_numpy,
+    power_of_sums,
+    power_of_sums_numpy,
+)
 from margintheory.errors import InputError, RefusedError
 from margintheory.margins import (
     class_weighted_margins,
@@ -37,13 +43,14 @@ def test_input_grid_order():
     assert g.tolist() == [[a, b] for a in range(3) for b in range(3)]
 
 
-@given(networks(), st.integers(1, 7))
-def test_chunked_matches_unchunked_and_direct(net, chunk):
-    full = exhaustive_margin(net)
-    chunked = exhaustive_margin(net, chunk_prefixes=chunk)
+@given(networks(), st.integers(1, 7), st.integers(1, 3), st.booleans())
+def test_chunked_matches_unchunked_and_direct(net, chunk, workers, use_numba):
+    full = exhaustive_margin(net, workers=1)
+    chunked = exhaustive_margin(net, chunk_prefixes=chunk, workers=workers, use_numba=use_numba)
     ref = direct_margins(net)
     tol = 8 * full.logit_error_bound
     assert np.max(np.abs(chunked.margins - full.margins)) <= tol
+    assert np.max(np.abs(chunked.wrong_spread - full.wrong_spread)) <= tol
     assert np.max(np.abs(full.margins - ref)) <= tol
     assert np.allclose(chunked.label_logit_sums, full.label_logit_sums, atol=net.p**net.k * tol)
 
@@ -77,6 +84,21 @@ def test_numba_kernel_matches_numpy(nb, p, m, k, seed):
     b = power_of_sums_numpy(S, T, k, np.empty((nb * p, m)))
     assert np.allclose(a, b, rtol=1e-13, atol=0)
     assert np.allclose(b.reshape(nb, p, m), (S[:, None, :] + T[None, :, :]) ** k, rtol=1e-13, atol=0)
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba not installed; only the numpy kernel exists")
+@given(st.integers(1, 40), st.integers(2, 9), st.integers(0, 2**32 - 1))
+def test_numba_margin_statistics_match_numpy(rows, p, seed):
+    rng = np.random.default_rng(seed)
+    L = rng.normal(size=(rows, p))
+    y = rng.integers(0, p, size=rows)
+    out = [(np.empty(rows), np.empty(rows), np.zeros((p, p))) for _ in range(2)]
+    margin_statistics(L.copy(), y, *out[0], use_numba=True)
+    margin_statistics_numpy(L.copy(), y, *out[1])
+    for a, b in zip(out[0], out[1], strict=True):
+        assert np.allclose(a, b, rtol=1e-13, atol=1e-13)
+    correct = L[np.arange(rows), y]
+    assert np.all(out[0][0] <= correct - L.min(axis=1) + 1e-12)
 
 
 def test_error_bound_holds_against_exact_rational_logits():
