@@ -19,6 +19,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix + ".tmp", dir=target.parent)
+    os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp creates 0600; give the file the usual permissions
     try:
         with os.fdopen(fd, mode) as fh:
             yield fh
@@ -29,6 +30,12 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -77,17 +77,26 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
     return checks, fields
 
 
-def neuron_checks(net: PolyNetwork, tolerance: float) -> tuple[list[Check], dict]:
-    """Lemma C.15's optimal set (single frequency, equal amplitudes, phase sum) and Lemma C.20's coverage."""
+def neuron_checks(net: PolyNetwork, tolerance: float, min_share: float = 0.0) -> tuple[list[Check], dict]:
+    """Lemma C.15's optimal set (single frequency, equal amplitudes, phase sum) and Lemma C.20's coverage.
+
+    Neurons whose norm share ``||theta_i||^(k+1) / ||theta||^(k+1)`` is at most ``min_share`` are left out of the
+    per-neuron checks (they contribute at most that fraction to any logit); zero neurons are always left out.
+    """
     nf = neuron_fourier(net, tolerance)
-    m = net.m
-    single, equal, aligned, opt = nf.single_frequency, nf.equal_amplitudes, nf.phase_aligned, nf.in_optimal_set
-    covered = sorted({int(z) for z in nf.frequency[single]})
+    r = net.neuron_norms() ** (net.k + 1)
+    share = r / r.sum()
+    active = share > min_share
+    m = int(active.sum())
+    single, equal = nf.single_frequency[active], nf.equal_amplitudes[active]
+    aligned, opt = nf.phase_aligned[active], nf.in_optimal_set[active]
+    covered = sorted({int(z) for z in nf.frequency[active][single]})
     wanted = theory.frequencies(net.p)
-    max_res = float(np.max(np.abs(nf.phase_residual)))
+    max_res = float(np.max(np.abs(nf.phase_residual[active])))
     checks = [
         Check("neurons single-frequency (max normalized power = 1)", m, int(single.sum()), tolerance,
-              bool(single.all()), "float", f"min max-power {float(nf.max_power.min()):.15g}"),
+              bool(single.all()), "float", f"min max-power {float(nf.max_power[active].min()):.15g}; "
+              f"{net.m - m} neuron(s) with norm share <= {min_share:g} left out"),
         Check("neurons with equal amplitudes ||u_1||=...=||u_k||=||w||", m, int(equal.sum()), tolerance,
               bool(equal.all()), "float"),
         Check("phase condition theta_u1+...+theta_uk = theta_w (mod 2 pi)", 0.0, max_res,
@@ -101,6 +110,8 @@ def neuron_checks(net: PolyNetwork, tolerance: float) -> tuple[list[Check], dict
         "fraction_in_optimal_set": float(opt.mean()),
         "fraction_single_frequency": float(single.mean()),
         "mean_max_normalized_power": float(nf.max_power.mean()),
+        "neurons_checked": m,
+        "min_norm_share": min_share,
         "max_phase_residual": max_res,
         "frequencies_covered": covered,
         "fourier_tolerance": tolerance,
@@ -108,13 +119,14 @@ def neuron_checks(net: PolyNetwork, tolerance: float) -> tuple[list[Check], dict
     return checks, fields
 
 
-def multidim_dft_checks(net: PolyNetwork, res: MarginResult) -> tuple[list[Check], dict]:
+def multidim_dft_checks(net: PolyNetwork, res: MarginResult, rtol: float | None = None) -> tuple[list[Check], dict]:
     """Lemma C.20: ``f^(j,...,j,-j) > 0`` for every ``j != 0``, measured from the exhaustive logits, and its
     agreement with the single-neuron formula of Lemma C.14."""
     direct = res.multidim_dft()[1:] / res.normalization
     formula = multidim_dft_theory(net)[1:] / res.normalization
     scale = float(np.max(np.abs(direct))) if direct.size else 0.0
     tol = (net.p ** net.k) * net.p * res.logit_error_bound / res.normalization * 4 + 64 * EPS * scale
+    tol = max(tol, (rtol or 0.0) * scale)
     min_real = float(direct.real.min())
     max_imag = float(np.abs(direct.imag).max())
     agree = float(np.max(np.abs(direct - formula)))
@@ -172,11 +184,13 @@ def construction_logit_checks(p: int, k: int, max_memory: int, max_seconds: floa
 def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None, *,
                    max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
                    rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL,
-                   title: str | None = None) -> VerificationResult:
+                   min_share: float = 0.0, title: str | None = None) -> VerificationResult:
     """Check the max-margin characterisation of Theorem C.22 on ``net`` (normalized internally).
 
     ``rtol``: relative tolerance for "equals gamma*"-type claims (default: the float64 error bound only, which is
-    right for constructed networks; trained networks need a looser one).
+    right for constructed networks; trained networks need a looser one); ``fourier_tolerance``: leakage allowed
+    in the Fourier checks; ``min_share``: neurons with at most this norm share are left out of the per-neuron
+    checks (see :func:`neuron_checks`).
     """
     p = net.p if p is None else p
     k = net.k if k is None else k
@@ -191,8 +205,8 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
     unit = net.normalized()
     res = exhaustive_margin(unit, max_memory, max_seconds=max_seconds)
     gamma = fields["gamma_star"]
-    for part in (margin_checks(res, gamma, rtol), neuron_checks(unit, fourier_tolerance),
-                 multidim_dft_checks(unit, res)):
+    for part in (margin_checks(res, gamma, rtol), neuron_checks(unit, fourier_tolerance, min_share),
+                 multidim_dft_checks(unit, res, rtol)):
         for c in part[0]:
             result.add(c)
         fields.update(part[1])

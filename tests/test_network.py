@@ -71,3 +71,16 @@ def test_bad_files(tmp_path):
         PolyNetwork.load(truncated)
     with pytest.raises(NetworkFormatError, match="no such file"):
         PolyNetwork.load(tmp_path / "nope.npz")
+
+
+def test_saved_files_respect_the_umask(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "net.npz"
+        PolyNetwork(np.ones((1, 2, 3)), np.ones((1, 3))).save(path)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644

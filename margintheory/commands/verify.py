@@ -46,6 +46,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--rtol", type=float, default=None,
                         help="relative tolerance for 'equals gamma*' claims on a given network (default: the float64 "
                         "error bound only)")
+    parser.add_argument("--fourier-tol", type=float, default=1e-8,
+                        help="leakage allowed in the per-neuron Fourier checks of a given network (default %(default)s)")
+    parser.add_argument("--min-share", type=float, default=0.0,
+                        help="leave neurons with norm share <= this out of the per-neuron checks (default 0)")
     tasks.add_task_arguments(parser)
     parser.set_defaults(func=run)
     return parser
@@ -70,8 +74,11 @@ def _modular_result(args: argparse.Namespace):
         p = net.p if args.p is None else args.p
         k = net.k if args.k is None else args.k
         validate_pk(p, k)
+        if not (0 < args.fourier_tol < 1) or not (0 <= args.min_share < 1):
+            raise InputError("--fourier-tol must be in (0, 1) and --min-share in [0, 1)")
         return verification.verify_network(net, p, k, max_memory=args.max_memory, max_seconds=max_seconds,
-                                           rtol=args.rtol)
+                                           rtol=args.rtol, fourier_tolerance=args.fourier_tol,
+                                           min_share=args.min_share)
     if args.p is None or args.k is None:
         raise InputError("--p and --k are required (or give --network FILE.npz)")
     p, k = validate_pk(args.p, args.k)
