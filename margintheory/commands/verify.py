@@ -47,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="relative tolerance for 'equals gamma*' claims on a given network (default: the float64 "
                         "error bound only)")
     parser.add_argument("--fourier-tol", type=float, default=1e-8,
-                        help="leakage allowed in the per-neuron Fourier checks of a given network (default %(default)s)")
+                        help="leakage allowed in the per-neuron Fourier checks of a network (default %(default)s)")
     parser.add_argument("--min-share", type=float, default=0.0,
                         help="leave neurons with norm share <= this out of the per-neuron checks (default 0)")
     tasks.add_task_arguments(parser)
