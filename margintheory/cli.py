@@ -65,6 +65,22 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-memory``, ``--max-seconds`` and ``--force``: the budget of the exhaustive margin engine."""
+    from margintheory.margins import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
+
+    parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
+                        help="memory budget of the exhaustive engine, e.g. 2G (default 2 GiB)")
+    parser.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
+                        help="refuse runs estimated to take longer (default %(default)s s)")
+    parser.add_argument("--force", action="store_true", help="run even if the time estimate exceeds --max-seconds")
+
+
+def engine_time_limit(args: argparse.Namespace) -> float | None:
+    """The engine's time limit from :func:`add_engine_options` (``None`` with ``--force``)."""
+    return None if getattr(args, "force", False) else getattr(args, "max_seconds", None)
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1 (argparse turns the ValueError into a usage error, exit 2)."""
     value = int(text)

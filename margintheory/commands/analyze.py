@@ -11,9 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
-from margintheory.cli import byte_size
+from margintheory.cli import add_engine_options, engine_time_limit
 from margintheory.errors import InputError
-from margintheory.margins import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
 from margintheory.report import emit
 
 SUMMARY_FIELDS = [
@@ -39,10 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--k", type=int, required=True, help="number of inputs k")
     parser.add_argument("--plots", metavar="DIR", help="write embedding / frequency (and margin) figures to DIR")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
-    parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
-                        help="memory budget of the exhaustive engine (default 2 GiB)")
-    parser.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
-                        help="refuse runs estimated to take longer (default %(default)s s)")
+    add_engine_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
                         help="relative tolerance for 'equals gamma*' claims (default: float64 error bound only)")
     parser.add_argument("--tolerance", type=float, default=1e-2,
@@ -59,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rtol is not None and not (0 <= args.rtol < 1):
         raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
     net = load_network(args.network)
-    result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=args.max_seconds,
+    result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=engine_time_limit(args),
                              rtol=args.rtol, tolerance=args.tolerance,
                              compare_construction=not args.no_construction, title=f"analysis of {args.network}")
     if args.plots:

@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 
 from margintheory import tasks
-from margintheory.cli import byte_size
+from margintheory.cli import add_engine_options, engine_time_limit
 from margintheory.errors import InputError
-from margintheory.margins import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
 from margintheory.network import PolyNetwork
 from margintheory.report import emit
 from margintheory.theory import validate_pk
@@ -38,11 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--network", metavar="FILE.npz", help="check this network instead of the construction")
     parser.add_argument("--exact", action="store_true", help="check the construction in exact arithmetic (small p, k)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
-    parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
-                        help="memory budget of the exhaustive engine, e.g. 2G (default 2 GiB)")
-    parser.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
-                        help="refuse runs estimated to take longer (default %(default)s s)")
-    parser.add_argument("--force", action="store_true", help="run even if the time estimate exceeds --max-seconds")
+    add_engine_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
                         help="relative tolerance for 'equals gamma*' claims on a given network (default: the float64 "
                         "error bound only)")
@@ -64,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 def _modular_result(args: argparse.Namespace):
     from margintheory import verification
 
-    max_seconds = None if args.force else args.max_seconds
+    max_seconds = engine_time_limit(args)
     if args.rtol is not None and not (0 <= args.rtol < 1):
         raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
     if args.network:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from margintheory.checks import VerificationResult
+from margintheory.cli import engine_time_limit
 from margintheory.errors import InputError
 from margintheory.tasks.base import Task
 
@@ -17,7 +18,7 @@ __all__ = ["TASK_NAMES", "TASKS", "Task", "add_task_arguments", "run_task"]
 
 
 def _max_seconds(args: argparse.Namespace) -> float | None:
-    return None if getattr(args, "force", False) else getattr(args, "max_seconds", None)
+    return engine_time_limit(args)
 
 
 def _max_memory(args: argparse.Namespace) -> int:
