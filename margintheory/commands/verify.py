@@ -1,7 +1,8 @@
 """``margintheory verify``: check the theorem for ``(p, k)`` (the construction) or for a given network.
 
-Wiring only: the checks live in :mod:`margintheory.verification` (float), :mod:`margintheory.symbolic.exact`
-(``--exact``) and :mod:`margintheory.tasks` (``--task``).
+Wiring only: every task, modular addition included, is dispatched through :mod:`margintheory.tasks`, which
+calls :mod:`margintheory.verification` (float), :mod:`margintheory.symbolic.exact` (``--exact``) and the other
+tasks' checkers.
 """
 
 from __future__ import annotations
@@ -9,11 +10,8 @@ from __future__ import annotations
 import argparse
 
 from margintheory import tasks
-from margintheory.cli import add_engine_options, engine_time_limit
-from margintheory.errors import InputError
-from margintheory.network import PolyNetwork
+from margintheory.cli import add_engine_options
 from margintheory.report import emit
-from margintheory.theory import validate_pk
 
 MODULAR = "modular-addition"
 
@@ -51,34 +49,5 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.task != MODULAR:
-        return emit(tasks.run_task(args), args.json)
-    return emit(_modular_result(args), args.json, SUMMARY_FIELDS)
-
-
-def _modular_result(args: argparse.Namespace):
-    from margintheory import verification
-
-    max_seconds = engine_time_limit(args)
-    if args.rtol is not None and not (0 <= args.rtol < 1):
-        raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
-    if args.network:
-        if args.exact:
-            raise InputError("--exact checks the construction; it cannot be combined with --network")
-        net = PolyNetwork.load(args.network)
-        p = net.p if args.p is None else args.p
-        k = net.k if args.k is None else args.k
-        validate_pk(p, k)
-        if not (0 < args.fourier_tol < 1) or not (0 <= args.min_share < 1):
-            raise InputError("--fourier-tol must be in (0, 1) and --min-share in [0, 1)")
-        return verification.verify_network(net, p, k, max_memory=args.max_memory, max_seconds=max_seconds,
-                                           rtol=args.rtol, fourier_tolerance=args.fourier_tol,
-                                           min_share=args.min_share)
-    if args.p is None or args.k is None:
-        raise InputError("--p and --k are required (or give --network FILE.npz)")
-    p, k = validate_pk(args.p, args.k)
-    if args.exact:
-        from margintheory.symbolic.exact import verify_construction_exact
-
-        return verify_construction_exact(p, k)
-    return verification.verify_construction(p, k, max_memory=args.max_memory, max_seconds=max_seconds)
+    summary = SUMMARY_FIELDS if args.task == MODULAR else None
+    return emit(tasks.run_task(args), args.json, summary)

@@ -1,8 +1,8 @@
 """Tasks of the seed papers verified with the same machinery (issue 6; THEORY.md sections 6-7).
 
 ``TASK_NAMES``, ``add_task_arguments(parser)`` (options of ``verify`` used by the tasks) and ``run_task(args)
--> VerificationResult`` are the interface used by ``margintheory verify --task``. ``modular-addition`` wraps
-:mod:`margintheory.verification` (the ``verify`` command handles it itself).
+-> VerificationResult`` are the interface used by ``margintheory verify``; ``modular-addition`` (the default task)
+wraps :mod:`margintheory.verification` and :mod:`margintheory.symbolic.exact`.
 """
 
 from __future__ import annotations
@@ -28,26 +28,35 @@ def _max_memory(args: argparse.Namespace) -> int:
 
 
 def _run_modular(args: argparse.Namespace) -> VerificationResult:
+    """Modular addition with ``k`` inputs: the construction (float or ``--exact``) or a given network."""
     from margintheory import verification
     from margintheory.network import PolyNetwork
     from margintheory.theory import validate_pk
 
+    rtol = getattr(args, "rtol", None)
+    if rtol is not None and not (0 <= rtol < 1):
+        raise InputError(f"--rtol must be in [0, 1), got {rtol}")
     if getattr(args, "network", None):
+        if getattr(args, "exact", False):
+            raise InputError("--exact checks the construction; it cannot be combined with --network")
+        fourier_tol = getattr(args, "fourier_tol", 1e-8)
+        min_share = getattr(args, "min_share", 0.0)
+        if not (0 < fourier_tol < 1) or not (0 <= min_share < 1):
+            raise InputError("--fourier-tol must be in (0, 1) and --min-share in [0, 1)")
         net = PolyNetwork.load(args.network)
-        return verification.verify_network(
-            net,
-            args.p or net.p,
-            args.k or net.k,
-            max_memory=_max_memory(args),
-            max_seconds=_max_seconds(args),
-            rtol=getattr(args, "rtol", None),
-        )
+        p = net.p if args.p is None else args.p
+        k = net.k if args.k is None else args.k
+        validate_pk(p, k)
+        return verification.verify_network(net, p, k, max_memory=_max_memory(args), max_seconds=_max_seconds(args),
+                                           rtol=rtol, fourier_tolerance=fourier_tol, min_share=min_share)
     if args.p is None or args.k is None:
-        raise InputError("--p and --k are required for --task modular-addition")
+        raise InputError("--p and --k are required (or give --network FILE.npz)")
     p, k = validate_pk(args.p, args.k)
-    return verification.verify_construction(
-        p, k, max_memory=_max_memory(args), max_seconds=_max_seconds(args)
-    )
+    if getattr(args, "exact", False):
+        from margintheory.symbolic.exact import verify_construction_exact
+
+        return verify_construction_exact(p, k)
+    return verification.verify_construction(p, k, max_memory=_max_memory(args), max_seconds=_max_seconds(args))
 
 
 def _run_parity(args: argparse.Namespace) -> VerificationResult:
