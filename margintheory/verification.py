@@ -140,21 +140,20 @@ def multidim_dft_checks(net: PolyNetwork, res: MarginResult, rtol: float | None 
     return checks, {"multidim_dft_min_real": min_real, "multidim_dft": [complex(z) for z in direct]}
 
 
-def construction_logit_checks(p: int, k: int, max_memory: int, max_seconds: float | None) -> tuple[list[Check], dict]:
+def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list[Check], dict]:
     """The stated network function of Lemma C.17/C.18: ``f(a, c) = sum_zeta cos_zeta(a_1+...+a_k - c)``.
 
-    Measured on the *unnormalized* construction; the expected values are the direct evaluation of the cosine sum.
-    The paper states the value 0 for wrong labels (Shi Lemma C.17, line ~8384); that statement is reported as an
-    informational check so that the discrepancy is visible with the computed value.
+    ``res`` is the exhaustive pass over the *normalized* construction and ``raw_scale = ||theta_raw||^(k+1)`` the
+    factor back to the unnormalized one (homogeneity), so no second pass is needed.  The expected values are the
+    direct evaluation of the cosine sum.  The paper states the value 0 for wrong labels (Shi Lemma C.17, line
+    ~8384); that statement is reported as an informational check so that the discrepancy is visible.
     """
-    raw = build_construction(p, k, normalize=False)
-    res = exhaustive_margin(raw, max_memory, max_seconds=max_seconds)
-    M = res.label_logit_sums  # M[s, c] = sum of logits of class c over the p^(k-1) inputs with label s
+    p, k = res.p, res.k
+    M = res.label_logit_sums * raw_scale  # M[s, c]: sum of raw logits of class c over the inputs with label s
     mean_logit = M / p ** (k - 1)
     x = (np.arange(p)[:, None] - np.arange(p)[None, :]) % p
     expected = per_frequency_cosine_sum(p, x.reshape(-1)).reshape(p, p)
-    # every input with the same label must give the same logits: spread check via margins and wrong spread
-    tol = 8 * res.logit_error_bound
+    tol = 8 * res.logit_error_bound * raw_scale
     dev = float(np.max(np.abs(mean_logit - expected)))
     correct = float(np.mean(np.diag(mean_logit)))
     wrong = float((mean_logit.sum() - np.trace(mean_logit)) / (p * (p - 1)))
@@ -170,13 +169,12 @@ def construction_logit_checks(p: int, k: int, max_memory: int, max_seconds: floa
         Check("paper's stated wrong-label value 0 (Shi Lemma C.17)", 0.0, wrong, 1e-12, abs(wrong) <= 1e-12, "float",
               "the paper's claim; the computed value differs" if abs(wrong) > 1e-12 else "", informational=True),
     ]
-    unit = raw.norm() ** (k + 1)
     fields = {
         "construction_correct_logit": correct,
         "construction_wrong_logit": wrong,
-        "normalized_correct_logit": correct / unit,
-        "normalized_wrong_logit": wrong / unit,
-        "normalized_margin_from_logits": (correct - wrong) / unit,
+        "normalized_correct_logit": correct / raw_scale,
+        "normalized_wrong_logit": wrong / raw_scale,
+        "normalized_margin_from_logits": (correct - wrong) / raw_scale,
     }
     return checks, fields
 
@@ -192,6 +190,14 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
     in the Fourier checks; ``min_share``: neurons with at most this norm share are left out of the per-neuron
     checks (see :func:`neuron_checks`).
     """
+    return _check_network(net, p, k, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
+                          fourier_tolerance=fourier_tolerance, min_share=min_share, title=title)[0]
+
+
+def _check_network(net: PolyNetwork, p: int | None, k: int | None, *, max_memory: int, max_seconds: float | None,
+                   rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL,
+                   min_share: float = 0.0, title: str | None = None) -> tuple[VerificationResult, MarginResult]:
+    """:func:`verify_network` that also returns the exhaustive pass over the normalized network."""
     p = net.p if p is None else p
     k = net.k if k is None else k
     theory.validate_pk(p, k)
@@ -212,20 +218,21 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
         fields.update(part[1])
     fields["seconds"] = res.seconds
     _add_notes(result, p)
-    return result
+    return result, res
 
 
 def verify_construction(p: int, k: int, *, max_memory: int = DEFAULT_MAX_MEMORY,
                         max_seconds: float | None = None) -> VerificationResult:
     """Build the Lemma C.18 network for ``(p, k)`` and check every claim of Theorem C.22 on it."""
     p, k = theory.validate_pk(p, k)
-    net = build_construction(p, k)
-    result = verify_network(net, p, k, max_memory=max_memory, max_seconds=max_seconds,
-                            title=f"construction of Lemma C.18 (p={p}, k={k})")
+    raw = build_construction(p, k, normalize=False)
+    net = raw.normalized()
+    result, res = _check_network(net, p, k, max_memory=max_memory, max_seconds=max_seconds,
+                                 title=f"construction of Lemma C.18 (p={p}, k={k})")
     expected_width = 2 ** (2 * k - 1) * (p - 1) // 2 if p % 2 else None
     result.checks.insert(1, Check("width = 2^(2k-1)(p-1)/2 (Lemma C.18)", expected_width, net.m, None,
                                   expected_width == net.m, "exact", informational=expected_width is None))
-    checks, fields = construction_logit_checks(p, k, max_memory, max_seconds)
+    checks, fields = construction_logit_checks(res, raw.norm() ** (k + 1))
     result.checks.extend(checks)
     result.fields.update(fields)
     if p % 2:
