@@ -11,7 +11,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Exactness = Literal["exact", "certified", "float"]
+#: How sure a check is: ``proved`` (exact arithmetic or an exactly checked certificate), ``certified`` (a solver
+#: certificate with rigorous float error bounds), ``float`` (floating point, with its tolerance and measured error),
+#: ``argued`` (a step that is an argument rather than a computation; its reason is in ``detail``).
+Exactness = Literal["proved", "certified", "float", "argued"]
+EXACTNESS_LEVELS: tuple[Exactness, ...] = ("proved", "certified", "float", "argued")
 Verdict = Literal["verified", "refuted", "not-applicable"]
 
 

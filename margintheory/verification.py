@@ -44,7 +44,7 @@ def _base_fields(p: int, k: int) -> dict:
 def _hypothesis_check(p: int) -> Check:
     status = theory.hypothesis_status(p)
     return bool_check(
-        "hypothesis: p is an odd prime (as the papers assume)", status == "odd-prime", exactness="exact",
+        "hypothesis: p is an odd prime (as the papers assume)", status == "odd-prime", exactness="proved",
         detail=f"p = {p} is {status.replace('-', ' ')}", informational=True,
     )
 
@@ -103,7 +103,7 @@ def neuron_checks(net: PolyNetwork, tolerance: float, min_share: float = 0.0) ->
               2 * math.pi * math.sqrt(tolerance), bool(aligned.all()), "float", "max |residual| in radians"),
         Check("every neuron in the optimal single-neuron set (Lemma C.15)", m, int(opt.sum()), tolerance,
               bool(opt.all()), "float"),
-        Check("every frequency 1..(p-1)/2 used (Lemma C.20)", wanted, covered, None, covered == wanted, "exact"),
+        Check("every frequency 1..(p-1)/2 used (Lemma C.20)", wanted, covered, None, covered == wanted, "proved"),
     ]
     fields = {
         "neurons_in_optimal_set": bool(opt.all()),
@@ -231,7 +231,7 @@ def verify_construction(p: int, k: int, *, max_memory: int = DEFAULT_MAX_MEMORY,
                                  title=f"construction of Lemma C.18 (p={p}, k={k})")
     expected_width = 2 ** (2 * k - 1) * (p - 1) // 2 if p % 2 else None
     result.checks.insert(1, Check("width = 2^(2k-1)(p-1)/2 (Lemma C.18)", expected_width, net.m, None,
-                                  expected_width == net.m, "exact", informational=expected_width is None))
+                                  expected_width == net.m, "proved", informational=expected_width is None))
     checks, fields = construction_logit_checks(res, raw.norm() ** (k + 1))
     result.checks.extend(checks)
     result.fields.update(fields)

@@ -112,7 +112,7 @@ for _ in range(5):
 
 # %% [markdown]
 # ## The bound (Lemma C.15) and the `k = 2` form
-# Every step of the chain is labelled: exact (sympy), numeric (random inputs, with the tolerance) or assumed.
+# Every step of the chain is labelled: proved (sympy), float (random inputs, with the tolerance) or argued.
 
 # %%
 d = gamma_star_derivation(k=K, p=P)

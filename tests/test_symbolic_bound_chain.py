@@ -13,17 +13,17 @@ from margintheory.symbolic import bound_chain as bc
 def test_symbolic_chain_all_checked():
     d = bc.gamma_star_derivation()
     c = d.counts()
-    assert d.all_passed and c["failed"] == 0 and c["assumed"] == 0
-    assert c["numeric"] == 5  # the argued inequalities and the paired form are labelled numeric
+    assert d.all_passed and c["failed"] == 0 and c["argued"] == 0
+    assert c["float"] == 5  # the argued inequalities and the paired form are checked in floating point
     ineq = [s for s in d.steps if "INEQUALITY" in s.justification]
-    assert len(ineq) == 3 and all(s.check.kind == "numeric" and s.check.tolerance for s in ineq)
+    assert len(ineq) == 3 and all(s.check.kind == "float" and s.check.tolerance for s in ineq)
 
 
 def test_instance_includes_exact_attainment():
     d = bc.gamma_star_derivation(k=3, p=7)
     assert d.all_passed
     last = d.steps[-1]
-    assert last.check.kind == "exact" and "p = 7, k = 3" in last.check.scope
+    assert last.check.kind == "proved" and "p = 7, k = 3" in last.check.scope
     assert str(theory.gamma_star_exact(7, 3)) in last.justification
 
 

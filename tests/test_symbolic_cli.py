@@ -21,7 +21,7 @@ def test_gamma_star_latex_labels_every_step(capsys):
     assert main(["derive", "gamma-star", "--format", "latex"]) == 0
     out = capsys.readouterr().out
     items = out.count(r"\item ")
-    labels = sum(out.count(f"check: {kind}") for kind in ("exact", "numeric", "assumed"))
+    labels = sum(out.count(f"check: {kind}") for kind in ("proved", "float", "argued"))
     assert items == labels > 10 and r"\section*" in out
 
 
@@ -46,4 +46,4 @@ class _nullcontext:
 def test_verify_exact_json(capsys):
     assert main(["verify", "--p", "7", "--k", "3", "--exact", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["verdict"] == "verified" and d["relative_error"] == 0.0 and d["exactness"] == "exact"
+    assert d["verdict"] == "verified" and d["relative_error"] == 0.0 and d["exactness"] == "proved"

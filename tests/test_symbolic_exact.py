@@ -27,7 +27,7 @@ def test_construction_verified_exactly(p, k):
     assert d["normalized_margin_exact"] == str(theory.gamma_star_exact(p, k))
     assert d["construction_correct_logit_exact"] == str(sp_half(p - 1))
     assert d["construction_wrong_logit_exact"] == "-1/2"
-    assert all(c["exactness"] == "exact" for c in d["checks"])
+    assert all(c["exactness"] == "proved" for c in d["checks"])
     paper = [c for c in res.checks if c.name.startswith("paper's stated wrong-label value 0")]
     assert len(paper) == 1 and paper[0].informational and not paper[0].passed
 
@@ -99,7 +99,7 @@ def test_per_frequency_sum(p, x):
 def test_per_frequency_sum_derivation():
     d = exact.per_frequency_sum_derivation(p_max=15)
     assert d.all_passed
-    assert d.counts()["assumed"] == 1 and d.counts()["failed"] == 0
+    assert d.counts()["argued"] == 1 and d.counts()["failed"] == 0
 
 
 def test_cosine_neuron_objective_is_gamma_star():

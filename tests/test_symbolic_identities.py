@@ -30,7 +30,7 @@ def test_parts_as_printed_and_derivation():
     for eq in idt.lemma_c16_parts_as_printed().values():
         assert idt._expand_equal(eq)
     d = idt.sum_to_product_derivation(3)
-    assert d.all_passed and d.counts()["exact"] == 4
+    assert d.all_passed and d.counts()["proved"] == 4
 
 
 @settings(max_examples=30, deadline=None)
@@ -76,7 +76,7 @@ def test_cosine_expansion_second_route_and_numeric():
     for k in (7, 9, 12):
         assert idt.cosine_expansion_max_error(k) <= idt.cosine_expansion_tolerance(k)
     d = idt.cosine_expansion_derivation(8)
-    assert d.all_passed and d.counts()["numeric"] == 1
+    assert d.all_passed and d.counts()["float"] == 1
 
 
 def test_mutated_sign_rule_is_caught(monkeypatch):

@@ -7,7 +7,7 @@
 * ``derive fourier --k K --p P``: Lemma C.14 for symbolic weight vectors.
 * ``derive cosine-sum``: the per-frequency sum ``sum_zeta cos(2 pi zeta x/p)`` for all odd ``p``.
 
-Every step carries its check (exact / numeric with tolerance / assumed with reason). Exit code 0 when no check
+Every step carries its check (proved / float with tolerance / argued with reason). Exit code 0 when no check
 failed, 1 otherwise, 2 on bad input.
 """
 
@@ -26,8 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         "derive",
         help="print a machine-checked derivation (gamma*, identities, Fourier reduction)",
-        description="Print a derivation whose every step is checked exactly, numerically (with its tolerance), "
-        "or labelled as assumed (with the reason). Exit codes: 0 all checks passed, 1 a check failed, 2 bad input.",
+        description="Print a derivation whose every step is proved exactly, checked in floating point (with its "
+        "tolerance), or labelled as argued (with the reason). Exit codes: 0 all checks passed, 1 a check failed, "
+        "2 bad input.",
     )
     parser.add_argument("topic", choices=TOPICS, help="which derivation")
     parser.add_argument("--k", type=positive_int, help="number of inputs k (required for identity/expansion/fourier)")

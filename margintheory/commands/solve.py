@@ -163,7 +163,7 @@ def _width(p: int, k: int, cg, args: argparse.Namespace, res: VerificationResult
                             "found_width": ws.best.width, "method": ws.best.status,
                             "lower_bound": per_frequency_lower_bound(p, k) if k <= 3 else None}
     if args.max_width:
-        res.add(bool_check(f"width <= {args.max_width}", ws.best.width <= args.max_width, exactness="exact"))
+        res.add(bool_check(f"width <= {args.max_width}", ws.best.width <= args.max_width, exactness="proved"))
     lb = info["width_search"]["lower_bound"]
     if lb is not None:
         res.notes.append(f"width lower bound by argument (not solver-certified; {lb['kind']}): "

@@ -1,7 +1,7 @@
 """Symbolic derivations and exact verification (issue 3): every proof step of THEORY.md sections 3-4 as a
 machine-checked object.
 
-* :mod:`.derivation`        the ``Derivation`` / ``Step`` objects (checks: exact | numeric | assumed).
+* :mod:`.derivation`        the ``Derivation`` / ``Step`` objects (checks: proved | float | argued).
 * :mod:`.cyclotomic`        exact arithmetic in ``Q(omega_N)`` with integer vectors.
 * :mod:`.identities`        Lemma C.16 (sum-to-product) and (C.21) (cosine expansion).
 * :mod:`.fourier_reduction` Lemma C.14 for symbolic weight vectors.

@@ -1,10 +1,11 @@
 """Machine-checked derivations: an ordered list of steps, each with how (and whether) code checked it.
 
 A :class:`Step` carries a sympy statement, the justification in words, the lemma it comes from (line numbers
-into ``../shared/papers``) and a :class:`StepCheck`.  A step's check can only be ``exact`` or ``numeric`` if
+into ``../shared/papers``) and a :class:`StepCheck`.  A step's check can only be ``proved`` or ``float`` if
 the corresponding :class:`Derivation` method *ran* the check (a sympy simplification, an exact computation
 in a cyclotomic field, or a seeded random test with a stated tolerance); a failed check is recorded as
-``failed`` (never dropped); anything argued but not checked is ``assumed`` with the reason.
+``failed`` (never dropped); anything argued but not checked is ``argued`` with the reason.  The labels are
+the package's exactness levels (:data:`margintheory.checks.Exactness`) plus ``failed``.
 
 Rendering: plain text, Markdown (with ``$$`` LaTeX blocks) and a LaTeX fragment.
 """
@@ -19,7 +20,7 @@ from typing import Literal
 
 import sympy as sp
 
-CheckKind = Literal["exact", "numeric", "assumed", "failed"]
+CheckKind = Literal["proved", "float", "argued", "failed"]
 FORMATS = ("text", "markdown", "latex")
 
 
@@ -28,7 +29,7 @@ class StepCheck:
     """How a step was established.
 
     ``scope`` says for which parameters the check ran ("all p, k" for a symbolic proof, or a list of
-    instances); ``tolerance``/``max_error`` are set for numeric checks; ``reason`` for assumed steps.
+    instances); ``tolerance``/``max_error`` are set for numeric checks; ``reason`` for argued steps.
     """
 
     kind: CheckKind
@@ -45,7 +46,7 @@ class StepCheck:
 
     @property
     def machine_checked(self) -> bool:
-        return self.kind in ("exact", "numeric")
+        return self.kind in ("proved", "float")
 
     def label(self) -> str:
         parts = [self.kind]
@@ -83,7 +84,7 @@ def sympy_equal(statement: sp.Basic) -> bool:
 
 @dataclass
 class Derivation:
-    """An ordered list of :class:`Step`; every ``exact``/``numeric`` label is produced by running a check."""
+    """An ordered list of :class:`Step`; every ``proved``/``float`` label is produced by running a check."""
 
     title: str
     steps: list[Step] = field(default_factory=list)
@@ -95,7 +96,7 @@ class Derivation:
         """Append a step proved by code: ``proof()`` (default :func:`sympy_equal`) must return ``True``."""
         start = time.perf_counter()
         ok = bool(proof()) if proof is not None else sympy_equal(statement)
-        check = StepCheck("exact" if ok else "failed", method, scope, seconds=time.perf_counter() - start)
+        check = StepCheck("proved" if ok else "failed", method, scope, seconds=time.perf_counter() - start)
         return self._append(Step(statement, justification, lemma, check))
 
     def numeric(self, statement: sp.Basic, justification: str, lemma: str, *,
@@ -104,13 +105,13 @@ class Derivation:
         start = time.perf_counter()
         err = float(max_error())
         ok = math.isfinite(err) and err <= tolerance
-        check = StepCheck("numeric" if ok else "failed", method, scope, tolerance, err,
+        check = StepCheck("float" if ok else "failed", method, scope, tolerance, err,
                           seconds=time.perf_counter() - start)
         return self._append(Step(statement, justification, lemma, check))
 
     def assumed(self, statement: sp.Basic, justification: str, lemma: str, *, reason: str) -> Step:
         """Append a step that no code checked, with the reason it is taken as given."""
-        return self._append(Step(statement, justification, lemma, StepCheck("assumed", "", reason=reason)))
+        return self._append(Step(statement, justification, lemma, StepCheck("argued", "", reason=reason)))
 
     def _append(self, step: Step) -> Step:
         self.steps.append(step)
@@ -118,11 +119,11 @@ class Derivation:
 
     @property
     def all_passed(self) -> bool:
-        """No step failed its check (assumed steps count as labelled, not as failed)."""
+        """No step failed its check (argued steps count as labelled, not as failed)."""
         return all(s.check.passed for s in self.steps)
 
     def counts(self) -> dict[str, int]:
-        out = {kind: 0 for kind in ("exact", "numeric", "assumed", "failed")}
+        out = {kind: 0 for kind in ("proved", "float", "argued", "failed")}
         for s in self.steps:
             out[s.check.kind] += 1
         return out
@@ -136,8 +137,8 @@ class Derivation:
     def summary(self) -> str:
         c = self.counts()
         verdict = "all checks passed" if self.all_passed else "SOME CHECKS FAILED"
-        return (f"{len(self.steps)} steps: {c['exact']} exact, {c['numeric']} numeric, "
-                f"{c['assumed']} assumed, {c['failed']} failed ({verdict})")
+        return (f"{len(self.steps)} steps: {c['proved']} proved, {c['float']} float, "
+                f"{c['argued']} argued, {c['failed']} failed ({verdict})")
 
     def _text(self) -> str:
         lines = [self.title, "=" * len(self.title)]

@@ -259,7 +259,7 @@ def _exact_margin_stats(ex: ExactLogits) -> dict:
 
 def verify_construction_exact(p: int, k: int, *, max_entries: int = MAX_ENTRIES) -> VerificationResult:
     """The claims of Theorem C.22 on the Lemma C.18 construction, in exact arithmetic (same shape as the float
-    :func:`margintheory.verification.verify_construction`; every check has ``exactness="exact"``)."""
+    :func:`margintheory.verification.verify_construction`; every check has ``exactness="proved"``)."""
     p, k = theory.validate_pk(p, k)
     start = time.perf_counter()
     specs = construction_neuron_specs(p, k)
@@ -270,18 +270,19 @@ def verify_construction_exact(p: int, k: int, *, max_entries: int = MAX_ENTRIES)
                     "gamma_star": float(gamma) if gamma is not None else None,
                     "gamma_star_exact": str(gamma) if gamma is not None else None,
                     "theorem_width": theory.construction_width(p, k) if applicable else None,
-                    "width": len(specs), "exactness": "exact", "relative_error": None}
+                    "width": len(specs), "exactness": "proved", "relative_error": None}
     result = VerificationResult(f"construction of Lemma C.18 (p={p}, k={k}), exact arithmetic", fields=fields)
     result.applicable = applicable
     result.add(bool_check("hypothesis: p is an odd prime (as the papers assume)", theory.is_prime(p) and p % 2 == 1,
-                          exactness="exact", detail=f"p = {p} is {fields['hypothesis'].replace('-', ' ')}",
+                          exactness="proved", detail=f"p = {p} is {fields['hypothesis'].replace('-', ' ')}",
                           informational=True))
     if applicable:
         width = theory.construction_width(p, k)
         result.add(Check("width = 2^(2k-1)(p-1)/2 (Lemma C.18)", width, len(specs), None, width == len(specs),
-                         "exact"))
+                         "proved"))
     result.add(bool_check("every logit is a rational number (exact, in Q(omega_N))", ex.all_rational,
-                          exactness="exact", detail=f"{ex.numerators.size} logits reduced modulo Phi_{field_order(p)}"))
+                          exactness="proved",
+                          detail=f"{ex.numerators.size} logits reduced modulo Phi_{field_order(p)}"))
     norms = neuron_norm_powers(specs, p, k)
     if ex.all_rational:
         stats = _exact_margin_stats(ex)
@@ -310,14 +311,14 @@ def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dic
     expected_num = np.array([int(S[x] * 2) for x in range(p)], dtype=np.int64)[diff]  # 2 S(x) is an integer
     matches = bool(np.array_equal(2 * ex.numerators, expected_num * ex.denominator))
     result.add(bool_check("network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)", matches,
-                          exactness="exact", detail=f"all {ex.numerators.size} logits compared as rationals"))
+                          exactness="proved", detail=f"all {ex.numerators.size} logits compared as rationals"))
     correct, wrong = stats["correct_values"], stats["wrong_values"]
     result.add(Check("correct-label logit (unnormalized) = (p-1)/2", str(sp.Rational(p - 1, 2)), _fmt(correct), None,
-                     correct == [sp.Rational(p - 1, 2)], "exact"))
+                     correct == [sp.Rational(p - 1, 2)], "proved"))
     result.add(Check("wrong-label logit (unnormalized) = sum_zeta cos(2 pi zeta x/p), x != 0", str(S[1]),
-                     _fmt(wrong), None, wrong == [S[1]] and len(set(S[1:])) == 1, "exact"))
+                     _fmt(wrong), None, wrong == [S[1]] and len(set(S[1:])) == 1, "proved"))
     result.add(Check("paper's stated wrong-label value 0 (Shi Lemma C.17, line 8380)", "0", _fmt(wrong), None,
-                     wrong == [0], "exact", "the paper's claim; the computed value differs" if wrong != [0] else "",
+                     wrong == [0], "proved", "the paper's claim; the computed value differs" if wrong != [0] else "",
                      informational=True))
     result.fields.update(construction_correct_logit=float(correct[0]) if len(correct) == 1 else None,
                          construction_wrong_logit=float(wrong[0]) if len(wrong) == 1 else None,
@@ -343,11 +344,11 @@ def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict,
         rel = sp.simplify((nm - gamma) / gamma)
         fields["relative_error"] = float(rel)
         fields["relative_error_exact"] = str(rel)
-        result.add(Check("normalized margin = gamma* (Theorem C.22)", str(gamma), str(nm), 0.0, equal, "exact",
+        result.add(Check("normalized margin = gamma* (Theorem C.22)", str(gamma), str(nm), 0.0, equal, "proved",
                          f"both positive with equal rational squares; (margin - gamma*)/gamma* = {rel}"))
     result.add(bool_check("every point on the margin (spt q* = D_p, Lemma C.6)", stats["all_on_margin"],
-                          exactness="exact", detail=f"all {p ** k} margins equal h = {h}"))
-    result.add(bool_check("all wrong-label logits equal (condition C.1)", stats["wrong_equal"], exactness="exact"))
+                          exactness="proved", detail=f"all {p ** k} margins equal h = {h}"))
+    result.add(bool_check("all wrong-label logits equal (condition C.1)", stats["wrong_equal"], exactness="proved"))
 
 
 def multidim_dft_diagonal(ex: ExactLogits) -> list[sp.Rational | None]:
@@ -373,7 +374,7 @@ def _add_multidim_dft_check(result: VerificationResult, ex: ExactLogits) -> None
     values = multidim_dft_diagonal(ex)
     ok = all(v is not None and v > 0 for v in values)
     distinct = sorted({v for v in values if v is not None})
-    result.add(Check("f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)", "> 0", _fmt(distinct), None, ok, "exact",
+    result.add(Check("f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)", "> 0", _fmt(distinct), None, ok, "proved",
                      "multidimensional DFT of the unnormalized logits, computed in Q(omega_N) for j = 1..p-1"))
     result.fields["multidim_dft_exact"] = [str(v) for v in values]
 
@@ -384,13 +385,13 @@ def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: 
     p = ex.p
     sq_norms = {factor_squared_norm(p, z, kind) for z in {s.frequency for s in specs} for kind in (0, 1)}
     result.add(Check("every cos/sin factor has squared norm p/2 (equal amplitudes)", str(sp.Rational(p, 2)),
-                     _fmt(sorted(sq_norms)), None, sq_norms == {sp.Rational(p, 2)}, "exact"))
+                     _fmt(sorted(sq_norms)), None, sq_norms == {sp.Rational(p, 2)}, "proved"))
     objectives = ex.neuron_objectives
     if gamma is not None:
         optimal = [obj is not None and equal_positive(obj, gamma * nrm) for obj, nrm in zip(objectives, norms,
                                                                                              strict=True)]
         result.add(Check("every neuron in the optimal single-neuron set (Lemma C.15)", len(specs), sum(optimal), None,
-                         all(optimal), "exact", "objective eta(0) - E_{delta != 0} eta(delta) = gamma* "
+                         all(optimal), "proved", "objective eta(0) - E_{delta != 0} eta(delta) = gamma* "
                          "||theta_i||^(k+1), computed from Definition C.12-C.13"))
         result.fields["neurons_in_optimal_set"] = all(optimal)
         result.fields["fraction_in_optimal_set"] = sum(optimal) / len(specs)
@@ -398,12 +399,12 @@ def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: 
         total = sum(objectives)
         result.add(Check("sum of neuron objectives = mean class-weighted margin of the logits (Lemma C.5)",
                          str(stats["mean_class_weighted"]), str(total), None,
-                         total == stats["mean_class_weighted"], "exact"))
+                         total == stats["mean_class_weighted"], "proved"))
     covered = sorted({s.frequency for s in specs})
     wanted = theory.frequencies(p)
     result.fields["frequencies_covered"] = covered
     result.add(Check("every frequency 1..(p-1)/2 used (Lemma C.20)", wanted, covered, None, covered == wanted,
-                     "exact"))
+                     "proved"))
 
 
 def equal_positive(a: sp.Expr, b: sp.Expr) -> bool:

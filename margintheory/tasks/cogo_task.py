@@ -143,7 +143,7 @@ def construction_checks(con: cc.Construction, informational: bool = False) -> tu
                 z.order,
                 None,
                 z.order == con.claimed_order,
-                "exact",
+                "proved",
                 "",
                 informational,
             )

@@ -56,7 +56,7 @@ def representation_checks(G: FiniteGroup, irreps: list[Irrep]) -> tuple[list[Che
         bool_check(
             "group table: Latin square with identity, associative",
             all(v is not False for v in axioms.values()),
-            exactness="exact",
+            exactness="proved",
             detail=f"{axioms}"
             + (
                 ""
@@ -80,7 +80,7 @@ def representation_checks(G: FiniteGroup, irreps: list[Irrep]) -> tuple[list[Che
             n_complex,
             None,
             len(classes) == n_complex,
-            "exact",
+            "proved",
             "a real irrep of complex type splits into two complex irreps",
         ),
         Check(
@@ -104,7 +104,7 @@ def representation_checks(G: FiniteGroup, irreps: list[Irrep]) -> tuple[list[Che
         schur = schur_orthogonality_error(irreps)
         ch = float(np.abs(ip - np.eye(len(irreps))).max())
         checks += [
-            Check("sum d_R^2 = |G| (Theorem D.5)", G.order, sq, None, sq == G.order, "exact"),
+            Check("sum d_R^2 = |G| (Theorem D.5)", G.order, sq, None, sq == G.order, "proved"),
             Check(
                 "matrix-entry orthogonality B^T B = diag(|G|/d_R) (Lemma D.10 (1)-(2))",
                 0.0,
@@ -266,7 +266,7 @@ def theorem79_checks(
             net.m,
             None,
             net.m == width,
-            "exact",
+            "proved",
         )
     )
     fields = {
@@ -403,7 +403,7 @@ def single_irrep_checks(
                 [irreps[r].name for r in used],
                 None,
                 set(need) <= set(used),
-                "exact",
+                "proved",
             )
         )
     return checks, {"irreps_used": [irreps[r].name for r in used], "min_irrep_power": float(top.min())}
@@ -427,7 +427,7 @@ def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) ->
             diff,
             0.0,
             diff == 0.0,
-            "exact",
+            "proved",
             "max |margin difference| between the two label paths",
         )
     ]
