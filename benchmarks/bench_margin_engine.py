@@ -1,4 +1,4 @@
-"""Benchmark of the exhaustive margin engine at the paper's experiment sizes (issue 2).
+"""Benchmark of the exhaustive margin engine at the paper's experiment sizes.
 
 For each case it times ``exhaustive_margin`` on the Lemma C.18 construction and, in the same run, the bare float64
 GEMM of the same shape ``(p^k x m) @ (m x p)`` (numpy's multi-threaded BLAS, streamed over row chunks: the

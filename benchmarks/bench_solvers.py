@@ -1,4 +1,4 @@
-"""Benchmark of :mod:`margintheory.solvers` (issue 4): time and gap for every case; not run by CI.
+"""Benchmark of :mod:`margintheory.solvers`: time and gap for every case; not run by CI.
 
     python benchmarks/bench_solvers.py [--generic] [--quick]
 

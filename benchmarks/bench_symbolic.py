@@ -1,4 +1,4 @@
-"""Benchmarks of the symbolic / exact layer (issue 3); not run by CI.  Prints measured wall-clock figures.
+"""Benchmarks of the symbolic / exact layer; not run by CI.  Prints measured wall-clock figures.
 
 Targets on the 2-core CI machine: exact construction check (p=11, k=3) < 60 s; sum-to-product identity (k=8) < 30 s.
 

@@ -1,4 +1,4 @@
-"""Benchmarks of the tasks of issue 6 (not run by CI): sizes beyond the test budget, with timings.
+"""Benchmarks of the parity, group and CoGO tasks (not run by CI): sizes beyond the test budget, with timings.
 
 Run: ``python benchmarks/bench_tasks.py [--quick]``.  Prints one line per case: what was computed, the error
 against the claim, and the wall time.

@@ -1,4 +1,4 @@
-"""Benchmark of the trainer (issue 5; not run by CI).
+"""Benchmark of the trainer (not run by CI).
 
 Default: CPU and wall time of one full-batch step (forward + analytic backward over all ``p^k`` points) for the
 reproduction sizes, and the throughput in points x neurons per second.  ``--reproduce DIR`` reruns the README's
@@ -24,7 +24,7 @@ from margintheory.margins import input_grid
 from margintheory.theory import construction_width
 from margintheory.training.objective import Batch, objective_and_grad
 
-# Edelman's full-batch gradient descent (D.2.1, line 4790): lr 0.05 doubled at steps 1e3..10e3, L_{2,3} penalty 1e-4
+# Morwani et al.'s full-batch gradient descent (App. D.2.1): lr 0.05 doubled at steps 1e3..10e3, L_{2,3} penalty 1e-4
 EDELMAN_GD = dict(optimizer="gd", lr=0.05, schedule="doubling", milestones=[1000 * i for i in range(1, 11)],
                   regularizer="norm-power", lam=1e-4, warmup=0)
 # (p, k, width multiple of the theorem's width 2^(2k-1)(p-1)/2, steps, settings other than the defaults)
@@ -74,7 +74,7 @@ def reproduce(out: str, console: Console) -> None:
         write_history(run_dir, res)
         last = res.history[-1]
         fs = fourier_summary(res.network.U, res.network.W)
-        table.add_row(str(p), str(k), str(m), str(steps), "Edelman GD" if extra else "default",
+        table.add_row(str(p), str(k), str(m), str(steps), "Morwani GD" if extra else "default",
                       f"{last['ratio']:.10f}", f"{last['mean_max_power']:.4f}", f"{fs.neuron_max_power.min():.4f}",
                       str(last["frequencies_covered"]), f"{res.seconds:.0f}", f"{res.cpu_seconds:.0f}")
         console.print(f"done: p={p} k={k} m={m} margin/gamma* = {last['ratio']:.10f} ({res.seconds:.0f} s)")

@@ -1,4 +1,4 @@
-"""The max-margin construction of Lemmas C.16-C.18 of the Fourier-circuits appendix (Shi 8185, 8285, 8388).
+"""The max-margin construction of Lemmas C.16-C.18 of Li et al., Fourier circuits (docs/theory.md#construction).
 
 Per frequency ``zeta`` the target ``cos_zeta(a_1 + ... + a_k - c)`` is expanded (C.21) into ``2^k`` products of
 ``k+1`` single-frequency factors; each product ``prod_j x_j`` of the ``k`` input factors is rewritten by the

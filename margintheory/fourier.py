@@ -1,4 +1,4 @@
-"""Fourier tools (THEORY.md sections 3-4).  DFT convention ``f^(j) = sum_x f(x) exp(-2 pi i j x / p)`` (numpy FFT).
+"""Fourier tools (docs/theory.md#lemma-c14).  DFT convention ``f^(j) = sum_x f(x) exp(-2 pi i j x / p)`` (numpy FFT).
 
 * per weight vector: spectrum, one-sided power (``+j`` and ``-j`` folded), dominant frequency, max normalized power;
 * per neuron: the common frequency, amplitudes and phases of ``v[x] = A cos(phi + 2 pi zeta x / p)``

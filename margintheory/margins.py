@@ -1,4 +1,4 @@
-"""The exhaustive margin engine (THEORY.md section 2; Shi 1121-1176, Edelman 1400-1546).
+"""The exhaustive margin engine (docs/theory.md#margins).
 
 For a network ``theta`` it evaluates the logits on **all** ``p^k`` inputs of ``D_p`` and returns
 ``g(theta, a, y) = f[y] - max_{c != y} f[c]`` for every point, ``h(theta) = min g``, the normalized margin
@@ -72,7 +72,7 @@ def logits(net: PolyNetwork, inputs: np.ndarray | None = None) -> np.ndarray:
 
 
 def class_weighted_margins(logit: np.ndarray, labels: np.ndarray, tau: np.ndarray | None = None) -> np.ndarray:
-    """``g'(a, y) = f[y] - sum_{c != y} tau[a, c] f[c]`` (THEORY.md sec. 2); uniform ``tau = 1/(p-1)`` by default.
+    """``g'(a, y) = f[y] - sum_{c != y} tau[a, c] f[c]`` (docs/theory.md#margins); uniform ``tau = 1/(p-1)`` by default.
 
     ``tau`` (if given) has the shape of ``logit``; its entries at the correct labels are ignored.
     """

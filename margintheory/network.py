@@ -1,4 +1,4 @@
-"""The polynomial network of the papers (Shi 1100-1115; Edelman 1376-1400) and its ``.npz`` file format.
+"""The polynomial network of the papers (docs/theory.md#network) and its ``.npz`` file format.
 
 ``f(a)[c] = sum_i (U[i,0,a_1] + ... + U[i,k-1,a_k])^k * W[i,c]``,
 ``||theta_i||_2`` = Euclidean norm of the concatenation ``(U[i,0], ..., U[i,k-1], W[i])``,

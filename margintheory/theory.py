@@ -1,10 +1,10 @@
 """Closed forms proved in the papers (nothing here is *checked*; the checkers live elsewhere).
 
-References (line numbers into ``../shared/papers``):
+References (docs/theory.md#references):
 
-* ``gamma*``: Lemma C.15 / Theorem 4.9 (C.22) of the Fourier-circuits appendix (Shi thesis, 8083),
-  special cases Edelman Thm 7.7 (k=2, line 1558) and Shi Lemma C.11 (k=3).
-* width ``2^(2k-1) (p-1)/2``: Lemma C.18 (Shi 8388).
+* ``gamma*``: Lemma C.15 / Theorem 4.9 (C.22) of Li et al., Fourier circuits (arXiv:2402.09469),
+  special cases Morwani et al. Thm 7.7 (k=2) and Lemma C.11 (k=3).
+* width ``2^(2k-1) (p-1)/2``: Lemma C.18.
 * optimal neuron ``beta = sqrt(2/((k+1)p))``: Lemma C.15.
 """
 
@@ -62,12 +62,12 @@ def gamma_star(p: int, k: int) -> float:
 
 
 def gamma_star_k2_form(p: int | sp.Expr = P_SYM) -> sp.Expr:
-    """The ``k = 2`` form quoted by Edelman Thm 7.7 (line 1558): ``sqrt(2/27) / (sqrt(p) (p-1))``."""
+    """The ``k = 2`` form quoted by Morwani et al. Thm 7.7: ``sqrt(2/27) / (sqrt(p) (p-1))``."""
     return sp.sqrt(sp.Rational(2, 27)) / (sp.sqrt(p) * (p - 1))
 
 
 def gamma_star_k3_form(p: int | sp.Expr = P_SYM) -> sp.Expr:
-    """The ``k = 3`` form of Shi Lemma C.11: ``3 / (16 p (p-1))``."""
+    """The ``k = 3`` form of Lemma C.11: ``3 / (16 p (p-1))``."""
     return sp.Integer(3) / (16 * p * (p - 1))
 
 

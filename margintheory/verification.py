@@ -1,4 +1,4 @@
-"""Wiring of the claims of Theorem 4.9 / C.22 (THEORY.md sections 2-4) into checks on a concrete network.
+"""Wiring of the claims of Theorem 4.9 / C.22 (docs/theory.md#theorem-c22) into checks on a concrete network.
 
 ``verify_construction`` builds the network of Lemma C.18 and checks every claim; ``verify_network`` checks the
 claims that characterise a max-margin network (Lemma C.6's certificate, Lemma C.15's optimal neurons, Lemma C.20's
@@ -145,8 +145,8 @@ def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list
 
     ``res`` is the exhaustive pass over the *normalized* construction and ``raw_scale = ||theta_raw||^(k+1)`` the
     factor back to the unnormalized one (homogeneity), so no second pass is needed.  The expected values are the
-    direct evaluation of the cosine sum.  The paper states the value 0 for wrong labels (Shi Lemma C.17, line
-    ~8384); that statement is reported as an informational check so that the discrepancy is visible.
+    direct evaluation of the cosine sum.  The paper states the value 0 for wrong labels (proofs of Lemmas C.17
+    and C.18); that statement is reported as an informational check so that the discrepancy is visible.
     """
     p, k = res.p, res.k
     M = res.label_logit_sums * raw_scale  # M[s, c]: sum of raw logits of class c over the inputs with label s
@@ -166,7 +166,7 @@ def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list
         close_check("mean wrong-label logit (unnormalized) = mean_{x != 0} sum_zeta cos(2 pi zeta x/p)",
                     exp_wrong, wrong, 1e-12,
                     relative=False),
-        Check("paper's stated wrong-label value 0 (Shi Lemma C.17)", 0.0, wrong, 1e-12, abs(wrong) <= 1e-12, "float",
+        Check("paper's stated wrong-label value 0 (Lemmas C.17/C.18)", 0.0, wrong, 1e-12, abs(wrong) <= 1e-12, "float",
               "the paper's claim; the computed value differs" if abs(wrong) > 1e-12 else "", informational=True),
     ]
     fields = {

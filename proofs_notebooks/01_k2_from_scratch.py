@@ -14,13 +14,13 @@
 # %% [markdown]
 # # 1. Modular addition with `k = 2`, from scratch
 #
-# We follow the proof of the max-margin theorem for two inputs (Morwani, Edelman et al., Edelman thesis ch. 7;
-# the `k = 2` case of Li–Liang–Shi–Song–Zhou, Shi thesis app. C) and check every step with `margintheory`:
+# We follow the proof of the max-margin theorem for two inputs (Morwani et al., arXiv:2311.07568;
+# the `k = 2` case of Li et al., Fourier circuits, arXiv:2402.09469; see `docs/theory.md`) and check every step with `margintheory`:
 #
 # 1. the data set `D_p`,
 # 2. the single-neuron problem (class-weighted margin with uniform `q` and `tau`),
 # 3. its Fourier reduction (Lemma C.14),
-# 4. the bound `gamma* = sqrt(2/27) / (sqrt(p) (p-1))` (Lemma C.15, Edelman Thm 7.7),
+# 4. the bound `gamma* = sqrt(2/27) / (sqrt(p) (p-1))` (Lemma C.15, Morwani et al. Thm 7.7),
 # 5. the `4(p-1)`-neuron network of Lemma C.18 and its margin — in floating point and in exact arithmetic.
 #
 # Nothing below is copied from the paper: every value is computed by the library.

@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 2. General `k`: the sum-to-product identity, the cosine expansion, counting neurons
 #
-# The construction of Lemma C.18 (Shi thesis, line 8388) writes, for each frequency `zeta`,
+# The construction of Lemma C.18 (Li et al., Fourier circuits) writes, for each frequency `zeta`,
 # `cos_zeta(a_1 + ... + a_k - c)` with the cosine expansion (C.21) as `2^k` products of `k+1` single-frequency
 # factors, and each product of the `k` input factors with the sum-to-product identity (Lemma C.16) as a
 # signed sum of `k`-th powers of sums, i.e. as neurons.
@@ -74,7 +74,7 @@ for k in range(1, 10):
 # %% [markdown]
 # ## Counting neurons
 # `2^k` terms x `2^(k-1)` neurons per term = `2^(2k-1)` per frequency, `(p-1)/2` frequencies. The paper's
-# experiments (Shi 1233, 8703) quote `m = 2944` (k=4, p=47), `1536` (k=3, p=97), `5632` (k=5, p=23).
+# experiments (Section 4.5, App. C.10.2) quote `m = 2944` (k=4, p=47), `1536` (k=3, p=97), `5632` (k=5, p=23).
 
 # %%
 for p, k, quoted in [(47, 4, 2944), (97, 3, 1536), (23, 5, 5632), (7, 3, None)]:
@@ -87,7 +87,7 @@ for p, k, quoted in [(47, 4, 2944), (97, 3, 1536), (23, 5, 5632), (7, 3, None)]:
         assert len(specs) == quoted
 
 # %% [markdown]
-# The paper's `k = 3` text (Shi line 8378) says "such 56 neurons" per frequency; the count is computed above
+# The paper's `k = 3` text (proof of Lemma C.17) says "such 56 neurons" per frequency; the count is computed above
 # (`2^5 = 32`, consistent with its own total `16(p-1)`).
 #
 # ## The network function

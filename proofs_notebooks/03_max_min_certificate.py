@@ -14,7 +14,7 @@
 # %% [markdown]
 # # 3. The max–min certificate: why uniform `q*` and `tau` work
 #
-# **Weak duality** (Lemma C.6 / Edelman Lemma 7.6). For any distribution `q` over `D_p`, any class weighting `tau`
+# **Weak duality** (Lemma C.6 = Morwani et al. Lemma 7.6). For any distribution `q` over `D_p`, any class weighting `tau`
 # and any unit-norm network `theta`,
 # `h(theta) <= E_q[g'(theta)] <= max over unit single neurons of E_q[psi'_tau]`, because `E_q[g']` is a sum over
 # neurons (homogeneity, `sum lambda_i^(k+1) = 1`). If one network meets the bound with equality, it is a

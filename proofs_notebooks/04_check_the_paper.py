@@ -15,8 +15,8 @@
 # # 4. Check the paper yourself
 #
 # Choose `(p, k)` below and re-run: the verifier builds the construction, computes its margin (float64 and
-# exact), and each statement of the text is compared with the computed value. Line numbers refer to
-# `../shared/papers/003_*.txt` (Shi's thesis, appendix C) and `001_*.txt` (Edelman's thesis).
+# exact), and each statement of the text is compared with the computed value. References: Li et al.,
+# Fourier circuits (arXiv:2402.09469), Appendix C, and Morwani et al. (arXiv:2311.07568); see `docs/theory.md`.
 
 # %%
 import sympy as sp
@@ -57,34 +57,34 @@ def compare(statement: str, where: str, stated, computed, agree: bool) -> None:
 
 gamma_exact = sp.sympify(exact_result.fields["normalized_margin_exact"])
 closed = theory.gamma_star_exact(P, K)
-compare("gamma* = 2k!/((2k+2)^((k+1)/2)(p-1)p^((k-1)/2))", "Shi 8108 (Lemma C.15)", closed, gamma_exact,
+compare("gamma* = 2k!/((2k+2)^((k+1)/2)(p-1)p^((k-1)/2))", "Lemma C.15", closed, gamma_exact,
         sp.simplify(closed - gamma_exact) == 0)
 if K == 2:
-    compare("gamma* = sqrt(2/27)/(sqrt(p)(p-1))", "Edelman 1558 (Thm 7.7)", theory.gamma_star_k2_form(P),
+    compare("gamma* = sqrt(2/27)/(sqrt(p)(p-1))", "Morwani Thm 7.7", theory.gamma_star_k2_form(P),
             gamma_exact, sp.simplify(theory.gamma_star_k2_form(P) - gamma_exact) == 0)
 if K == 3:
-    compare("gamma* = 3/(16 p (p-1))", "Shi Lemma C.11", theory.gamma_star_k3_form(P), gamma_exact,
+    compare("gamma* = 3/(16 p (p-1))", "Lemma C.11", theory.gamma_star_k3_form(P), gamma_exact,
             sp.simplify(theory.gamma_star_k3_form(P) - gamma_exact) == 0)
 width = len(construction_neuron_specs(P, K))
-compare("width 2^(2k-1)(p-1)/2", "Shi 8396 (Lemma C.18)", 2 ** (2 * K - 1) * (P - 1) // 2, width,
+compare("width 2^(2k-1)(p-1)/2", "Lemma C.18", 2 ** (2 * K - 1) * (P - 1) // 2, width,
         width == 2 ** (2 * K - 1) * (P - 1) // 2)
 if K == 3:
     per_frequency = width // ((P - 1) // 2)
-    compare("'such 56 neurons' per frequency (k = 3)", "Shi 8378", 56, per_frequency, per_frequency == 56)
+    compare("'such 56 neurons' per frequency (k = 3)", "Lemma C.17 proof", 56, per_frequency, per_frequency == 56)
 correct = sp.Rational(exact_result.fields["construction_correct_logit_exact"])
 wrong = sp.Rational(exact_result.fields["construction_wrong_logit_exact"])
-compare("f = (p-1)/2 on the correct label", "Shi 8380, 8442", sp.Rational(P - 1, 2), correct,
+compare("f = (p-1)/2 on the correct label", "Lemma C.17/C.18", sp.Rational(P - 1, 2), correct,
         correct == sp.Rational(P - 1, 2))
-compare("f = 0 on every wrong label", "Shi 8380, 8442", 0, wrong, wrong == 0)
-compare("sum_{zeta=1}^{(p-1)/2} cos(2 pi zeta x/p) = 0 for x != 0", "Shi 8380", 0,
+compare("f = 0 on every wrong label", "Lemma C.17/C.18", 0, wrong, wrong == 0)
+compare("sum_{zeta=1}^{(p-1)/2} cos(2 pi zeta x/p) = 0 for x != 0", "Lemma C.17 proof", 0,
         per_frequency_cosine_sum_exact(P, 1), per_frequency_cosine_sum_exact(P, 1) == 0)
 P_ = sp.Symbol("p")
-compare("1 - 1/(p-1) = p/(p-1)", "Shi 8057 (C.9)", "identity", sp.simplify(1 - 1 / (P_ - 1) - P_ / (P_ - 1)),
+compare("1 - 1/(p-1) = p/(p-1)", "(C.9)", "identity", sp.simplify(1 - 1 / (P_ - 1) - P_ / (P_ - 1)),
         sp.simplify(1 - 1 / (P_ - 1) - P_ / (P_ - 1)) == 0)
 if P ** (K + 1) <= 60_000:
-    compare("only the fully mixed monomial survives", "Shi 8059 (Lemma C.14)", True,
+    compare("only the fully mixed monomial survives", "Lemma C.14", True,
             check_fourier_reduction(P, K).only_fully_mixed_survives, check_fourier_reduction(P, K).matches)
-compare("every point on the margin, all wrong labels equal", "Shi 8446-8450", True,
+compare("every point on the margin, all wrong labels equal", "Lemma C.18 proof", True,
         exact_result.fields["all_on_margin"] and exact_result.fields["wrong_logits_equal"],
         exact_result.fields["all_on_margin"] and exact_result.fields["wrong_logits_equal"])
 

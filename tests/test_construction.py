@@ -71,7 +71,7 @@ def test_unnormalized_network_function_is_the_cosine_sum():
             x = (sum(a) - c) % p
             expected = sum(math.cos(2 * math.pi * z * x / p) for z in range(1, (p - 1) // 2 + 1))
             assert math.isclose(L[r, c], expected, abs_tol=1e-12)
-    # the true value for wrong labels is -1/2, not the 0 stated in Shi Lemma C.17
+    # the true value for wrong labels is -1/2, not the 0 stated in the proof of Lemma C.17
     assert math.isclose(L[0, 1], -0.5, abs_tol=1e-12)
 
 

@@ -1,4 +1,4 @@
-"""Certified SOS upper bounds and single-neuron brackets on tiny cases (THEORY.md section 3)."""
+"""Certified SOS upper bounds and single-neuron brackets on tiny cases (docs/theory.md#weak-duality)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CoGO (file 002): Theorem 1 vs forward pass, semi-ring homomorphism, Table 1, Corollaries 2-5."""
+"""CoGO (Tian, arXiv:2410.01779): Theorem 1 vs forward pass, semi-ring homomorphism, Table 1, Corollaries 2-5."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Finite groups (Edelman Thm 7.9): representations, characters, condition, closed form, LP, constructions."""
+"""Finite groups (Morwani et al. Thm 7.9): representations, characters, condition, closed form, LP, constructions."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_orthogonality_relations(group) -> None:
 
 
 def test_s5_character_table_matches_paper_table_d1() -> None:
-    """Edelman Table D.1 (line ~5290) as a set of rows over the same classes (the paper labels the rows
+    """Morwani et al. Table D.1 as a set of rows over the same classes (the paper labels the rows
     'standard' and 'standard x sign' the other way round: chi_standard((1 2)) = +2)."""
     G = symmetric_group(5)
     irreps = real_irreps(G)

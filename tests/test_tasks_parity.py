@@ -1,4 +1,4 @@
-"""Sparse parity (Edelman Thm 7.8): closed form vs construction, weak duality, characterization, file format."""
+"""Sparse parity (Morwani et al. Thm 7.8): closed form vs construction, weak duality, characterization, file format."""
 
 from __future__ import annotations
 

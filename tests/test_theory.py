@@ -1,4 +1,4 @@
-"""Closed forms (THEORY.md sec. 3): the general gamma* reduces to the k=2 and k=3 forms quoted in the papers."""
+"""Closed forms (docs/theory.md): the general gamma* reduces to the k=2 and k=3 forms quoted in the papers."""
 
 import math
 

@@ -139,7 +139,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
                        "dual_weights": cg.dual_summary(), "orbits_in_support": used,
                        "column_generation_width": cg.width, "theorem_width": construction_width(p, k),
                        "seed": args.seed, "round_log": [r.__dict__ for r in cg.rounds], **width_info})
-    res.notes.append("upper bound: weak duality (THEORY.md sec. 2) with the final LP dual, pricing bounded by the "
+    res.notes.append("upper bound: weak duality (docs/theory.md) with the final LP dual, pricing bounded by the "
                      "certified per-frequency SOS relaxation" if cg.dual_certified else
                      "upper bound NOT certified (pricing by local search only)")
     _hypothesis_note(res, p)

@@ -1,5 +1,5 @@
-"""Numeric optimum (issue 4): certified single-neuron brackets, the network-level max-margin LP by column
-generation, and small-width networks.  See THEORY.md sections 2-3 and the module docstrings.
+"""Numeric optimum: certified single-neuron brackets, the network-level max-margin LP by column
+generation, and small-width networks.  See docs/theory.md#weak-duality and the module docstrings.
 
 What is certified by what (nothing here uses the closed form ``gamma*`` or the construction):
 

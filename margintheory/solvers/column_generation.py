@@ -1,5 +1,5 @@
 """The network-level max-margin problem as a linear program over neuron weights, solved by column generation
-(THEORY.md section 2: homogeneity, Lemma C.5 / Edelman Lemma 7.5, weak duality of Lemma C.6 / 7.6).
+(docs/theory.md#weak-duality: homogeneity, Lemma C.5 = Lemma 7.5, weak duality of Lemma C.6 = 7.6).
 
 For unit-norm directions ``theta_i`` and weights ``s_i = ||theta_i'||^(k+1) >= 0`` of the network
 ``theta' = (s_i^(1/(k+1)) theta_i)``, ``||theta'||_{2,k+1}^(k+1) = sum s_i`` and the logits are linear in ``s``:

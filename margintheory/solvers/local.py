@@ -1,5 +1,5 @@
 """Lower bounds for the single-neuron problem: multi-start local maximisation of ``F(x/|x|)`` on the unit sphere
-(scipy BFGS on the homogeneous quotient ``F(x) / |x|^(k+1)``; THEORY.md section 3).
+(scipy BFGS on the homogeneous quotient ``F(x) / |x|^(k+1)``; docs/theory.md#single-neuron-problem).
 
 Any unit vector gives a valid lower bound ``F(x)``; the value reported is re-evaluated at the normalised point.
 """

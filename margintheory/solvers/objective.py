@@ -1,5 +1,5 @@
-"""The class-weighted single-neuron objective (THEORY.md sections 2-3; Shi Def. C.12-C.13 at 8024-8036,
-Lemma C.5 / Edelman Lemma 7.5) for arbitrary weights over (input, wrong label) pairs.
+"""The class-weighted single-neuron objective (docs/theory.md#class-weighted-margin; Def. C.12-C.13,
+Lemma C.5 = Morwani et al. Lemma 7.5) for arbitrary weights over (input, wrong label) pairs.
 
 Weights are a distribution ``lam[a, c]`` over pairs ``(a, c != y(a))`` of ``D_p`` (``lam = q(a) tau(a, c)``).
 For one neuron ``theta = (u_1, ..., u_k, w)`` with ``z_a = u_1[a_1] + ... + u_k[a_k]`` the contribution to the
@@ -65,7 +65,7 @@ def _wrong_mask(p: int, k: int) -> np.ndarray:
 
 def pair_weights(p: int, k: int, q: np.ndarray | None = None, tau: np.ndarray | None = None) -> PairWeights:
     """``lam[a, c] = q(a) tau(a, c)``: ``q`` over ``D_p`` (default uniform ``p^-k``), ``tau(a, .)`` over wrong labels
-    (default uniform ``1/(p-1)``; THEORY.md section 2).  Arrays are validated (non-negative, normalised)."""
+    (default uniform ``1/(p-1)``; docs/theory.md#margins).  Arrays are validated (non-negative, normalised)."""
     p, k = validate_pk(p, k)
     n, mask = p**k, _wrong_mask(p, k)
     qa = np.full(n, 1.0 / n) if q is None else np.asarray(q, dtype=float)
@@ -155,7 +155,7 @@ class SingleNeuronObjective:
 
 def neuron_pair_contributions(U: np.ndarray, W: np.ndarray) -> np.ndarray:
     """``phi_i(a, c) = f_i(a)[y] - f_i(a)[c]`` for every neuron of a network: shape ``(m, p**k, p)``
-    (zero on the true label).  ``U (m, k, p)``, ``W (m, p)``; ``f_i(a)[c] = z_{i,a}^k W[i, c]`` (THEORY.md sec. 1)."""
+    (zero on the true label).  ``U (m, k, p)``, ``W (m, p)``; ``f_i(a)[c] = z_{i,a}^k W[i, c]`` (Eq. 4.2)."""
     m, k, p = U.shape
     A = input_grid(p, k)
     y = A.sum(axis=1) % p

@@ -1,5 +1,5 @@
 """Sparse multivariate polynomials (exponent matrix + coefficients) and the expansion of the single-neuron
-objective ``F(y) = sum_a (L_a . y)^k (M_a . y)`` in any linear coordinates ``y`` (THEORY.md section 3).
+objective ``F(y) = sum_a (L_a . y)^k (M_a . y)`` in any linear coordinates ``y`` (docs/theory.md#lemma-c14).
 
 The expansion is exact algebra carried out in float64: ``(L . y)^k = sum_{|alpha| = k} (k! / alpha!) L^alpha y^alpha``
 (multinomial theorem), then multiplied by the linear form ``M . y``.

@@ -1,4 +1,4 @@
-"""The single-neuron bracket ``[lower, upper]`` for ``max_{|theta| <= 1} E_lam[psi']`` (THEORY.md sections 2-3).
+"""The single-neuron bracket ``[lower, upper]`` for ``max_{|theta| <= 1} E_lam[psi']`` (docs/theory.md).
 
 * lower: multi-start local maximisation (:mod:`margintheory.solvers.local`) -- a value attained by a unit neuron;
 * upper: a certified SOS bound (:mod:`margintheory.solvers.sos`), either on the whole polynomial (``generic``)

@@ -1,5 +1,5 @@
 """The cyclic symmetry of the single-neuron problem: the real Fourier basis of ``R^p`` and the reduction of
-``max_{|x| <= 1} F`` to single-frequency blocks (Shi Lemma C.14 at 8038, Lemma C.15 at 8083).
+``max_{|x| <= 1} F`` to single-frequency blocks (Lemmas C.14-C.15, docs/theory.md#lemma-c14).
 
 Every one of the ``k + 1`` vectors is written in the orthonormal real Fourier basis (block ``j``: the constant
 vector for ``j = 0``; ``sqrt(2/p) cos(2 pi j x/p), sqrt(2/p) sin(2 pi j x/p)`` for ``1 <= j < p/2``; the alternating

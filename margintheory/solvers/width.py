@@ -1,4 +1,4 @@
-"""Small max-margin networks: a mixed-integer step on the column-generation dictionary (issue 4, part 3).
+"""Small max-margin networks: a mixed-integer step on the column-generation dictionary (see docs/theory.md).
 
 Given unit columns ``theta_i`` with contributions ``phi_i`` (all translates of the column-generation generators),
 solve with HiGHS (through cvxpy)

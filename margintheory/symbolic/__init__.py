@@ -1,4 +1,4 @@
-"""Symbolic derivations and exact verification (issue 3): every proof step of THEORY.md sections 3-4 as a
+"""Symbolic derivations and exact verification: every proof step of docs/theory.md sections 3-4 as a
 machine-checked object.
 
 * :mod:`.derivation`        the ``Derivation`` / ``Step`` objects (checks: proved | float | argued).

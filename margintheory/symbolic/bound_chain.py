@@ -1,4 +1,4 @@
-"""The bound chain of Lemma C.15 (Shi 8083-8180) with ``p`` and ``k`` as symbols: the closed form of ``gamma*``.
+"""The bound chain of Lemma C.15 (docs/theory.md#lemma-c15), ``p`` and ``k`` symbols: the closed form of ``gamma*``.
 
 Steps and how each is established (``Derivation`` labels):
 
@@ -14,8 +14,8 @@ Steps and how each is established (``Derivation`` labels):
 6. Concentration ``sum_j z_j^q <= (sum_j z_j)^q`` for ``q = (k+1)/2 >= 1``: an **inequality, argued**, checked
    numerically; the text justifies it by ``||z||_2 <= ||z||_1``, which is the ``k = 3`` case only.
 7. Simplification to ``2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))`` and equality with
-   :func:`margintheory.theory.gamma_star_symbolic`, the ``k = 2`` form (Edelman 1558) and the ``k = 3`` form
-   (Shi Lemma C.11): exact (sympy, symbolic ``p, k``).
+   :func:`margintheory.theory.gamma_star_symbolic`, the ``k = 2`` form (Morwani et al. Thm 7.7) and the ``k = 3`` form
+   (Lemma C.11): exact (sympy, symbolic ``p, k``).
 8. Attainment by ``u_i = beta cos(theta_i + 2 pi zeta a/p)``, ``beta = sqrt(2/((k+1)p))``: exact (symbolic), and,
    for a given ``(p, k)``, the optimal neuron's objective computed exactly from Definition C.12 equals ``gamma*``.
 """
@@ -159,21 +159,21 @@ def _reduction_steps(d, P, K, j, i, aw, au) -> None:
     what, uhat = sp.Function("what"), sp.Function("uhat_i")
     d.exact(sp.Eq(sp.Symbol("objective"), sp.factorial(K) / ((P - 1) * P**K)
                   * sp.Sum(what(-j) * sp.Product(uhat(j), (i, 1, K)), (j, 1, P - 1))),
-            "Fourier reduction: only the fully mixed monomial survives", "Lemma C.14 (Shi 8038)",
+            "Fourier reduction: only the fully mixed monomial survives", "Lemma C.14",
             proof=lambda: all(check_fourier_reduction(pp, kk).matches for pp, kk in inst),
             method="both sides expanded exactly in symbolic weights (fourier_reduction)",
             scope="instances p in {3, 5}, k in {1, 2, 3}; the general case is the lemma's proof")
     R, phi = sp.Symbol("R", positive=True), sp.Symbol("phi", real=True)
     d.exact(sp.Eq(R * sp.exp(sp.I * phi) + R * sp.exp(-sp.I * phi), 2 * R * sp.cos(phi), evaluate=False),
             "pairing j with -j: u^(-j) = conj(u^(j)) for real u, so each pair is z + conj(z) = 2|z| cos(arg z)",
-            "Lemma C.15 (C.11)-(C.12) (Shi 8112-8120)",
+            "Lemma C.15 (C.11)-(C.12)",
             proof=lambda: sp.simplify((R * sp.exp(sp.I * phi) + R * sp.exp(-sp.I * phi)).rewrite(sp.cos)
                                       - 2 * R * sp.cos(phi)) == 0, scope="all R >= 0, real phi")
     theta = sp.Function("Theta")
     d.numeric(sp.Eq(sp.Symbol("objective"), 2 * sp.factorial(K) / ((P - 1) * P**K)
                     * sp.Sum(aw(j) * au(j) * sp.cos(theta(j)), (j, 1, (P - 1) / 2))),
               "the paired form (Theta(j) = sum_i theta_ui(j) - theta_w(j)) against Definition C.12",
-              "Lemma C.15 (Shi 8124)", max_error=pairing_error, tolerance=EQUALITY_RTOL,
+              "Lemma C.15, (C.13)", max_error=pairing_error, tolerance=EQUALITY_RTOL,
               method="float64, numpy FFT vs direct evaluation, 60 random (p, k, u, w), seed 0, relative error",
               scope="random odd p in 3..31, k in 1..5")
 
@@ -183,18 +183,18 @@ def _inequality_steps(d, P, K, j, z, q, aw, au) -> None:
     d.numeric(sp.Le(sp.Sum(aw(j) * au(j) * sp.cos(theta(j)), (j, 1, (P - 1) / 2)),
                     sp.Sum(aw(j) * au(j), (j, 1, (P - 1) / 2))),
               "phase alignment: cos <= 1, equality iff theta_u1 + ... + theta_uk = theta_w (INEQUALITY, argued)",
-              "Lemma C.15 (C.13)-(C.14) (Shi 8128-8140)", max_error=lambda: _max_violation(_phase_alignment),
+              "Lemma C.15 (C.13)-(C.14)", max_error=lambda: _max_violation(_phase_alignment),
               tolerance=INEQUALITY_SLACK, method=f"{NUMERIC_TRIALS} random instances, seed 0, relative violation",
               scope="random odd p in 3..31, k in 1..5")
     jj, a = sp.symbols("j a", integer=True)
     d.exact(sp.Eq(sp.Sum(au(jj) ** 2, (jj, 0, P - 1)), P * sp.Sum(sp.Function("u")(a) ** 2, (a, 0, P - 1))),
             "Plancherel",
-            "Lemma C.15 (Shi 8134)", proof=lambda: all(plancherel_exact(pp) for pp in range(3, 32, 2)),
+            "Lemma C.15 (Plancherel)", proof=lambda: all(plancherel_exact(pp) for pp in range(3, 32, 2)),
             method="coefficients of u_a u_b computed in Q(omega_p), reduced modulo Phi_p",
             scope="odd p = 3..31 (per p); standard for all p")
     d.numeric(sp.Le(sp.Sum(z(j), (j, 1, (P - 1) / 2)), P / 2),
               "budget: z(j) = sum_i |u_i^(j)|^2 + |w^(j)|^2, symmetric in j, total p ||theta||^2 <= p (argued)",
-              "Lemma C.15 (Shi 8150)", max_error=lambda: _max_violation(_budget), tolerance=INEQUALITY_SLACK,
+              "Lemma C.15 (norm budget)", max_error=lambda: _max_violation(_budget), tolerance=INEQUALITY_SLACK,
               method=f"{NUMERIC_TRIALS} random unit-norm instances, seed 0", scope="random odd p in 3..31, k in 1..5")
     d.numeric(sp.Le(aw(j) * au(j), (z(j) / (K + 1)) ** q),
               "quadratic mean >= geometric mean of the k+1 magnitudes (INEQUALITY, argued)", "Lemma C.15 (C.15)",
@@ -203,12 +203,12 @@ def _inequality_steps(d, P, K, j, z, q, aw, au) -> None:
     t = sp.Symbol("t", positive=True)
     zt = sp.Symbol("z", positive=True)
     d.exact(sp.Eq(t ** (K + 1), (zt / (K + 1)) ** q, evaluate=False),
-            "equality case: all k+1 magnitudes equal to t, so z = (k+1) t^2", "Lemma C.15 (Shi 8160)",
+            "equality case: all k+1 magnitudes equal to t, so z = (k+1) t^2", "Lemma C.15 (C.15), equality",
             proof=lambda: sp.simplify(((K + 1) * t**2 / (K + 1)) ** q - t ** (K + 1)) == 0,
             method="sympy: substitute z = (k+1) t^2, simplify the difference to 0", scope="all k, t > 0")
     d.numeric(sp.Le(sp.Sum(z(j) ** q, (j, 1, (P - 1) / 2)), sp.Sum(z(j), (j, 1, (P - 1) / 2)) ** q),
               "concentration: x -> x^q is superadditive for q = (k+1)/2 >= 1 (INEQUALITY, argued; the text cites "
-              "||z||_2 <= ||z||_1, which is the k = 3 case only)", "Lemma C.15 (Shi 8152)",
+              "||z||_2 <= ||z||_1, which is the k = 3 case only)", "Lemma C.15 (last inequality)",
               max_error=lambda: _max_violation(_concentration), tolerance=INEQUALITY_SLACK,
               method=f"{NUMERIC_TRIALS} random non-negative vectors, seed 0", scope="k in 1..5")
 
@@ -218,16 +218,16 @@ def _closed_form_steps(d, P, K) -> None:
         * (P / 2) ** ((K + 1) / sp.Integer(2))
     closed = theory.gamma_star_symbolic()
     d.exact(sp.Eq(sp.Symbol("gamma*"), chain, evaluate=False), "the chain at its bound: budget p/2 on one "
-            "frequency, equal magnitudes, aligned phases", "Lemma C.15 (Shi 8150-8156)",
+            "frequency, equal magnitudes, aligned phases", "Lemma C.15 (bound)",
             proof=lambda: sp.simplify(chain / closed) == 1, method="sympy simplify(chain / closed form) == 1",
             scope="all p, k (symbols)")
     d.exact(sp.Eq(sp.Symbol("gamma*"), closed, evaluate=False), "simplified (Theorem C.22 / Lemma C.15 statement)",
-            "Lemma C.15 (Shi 8108)", proof=lambda: sp.simplify(chain - closed) == 0, scope="all p, k (symbols)")
+            "Lemma C.15 (statement)", proof=lambda: sp.simplify(chain - closed) == 0, scope="all p, k (symbols)")
     d.exact(sp.Eq(sp.Symbol("gamma*(p, k=2)"), theory.gamma_star_k2_form(P), evaluate=False), "k = 2 special form",
-            "Edelman Thm 7.7 (line 1558)", proof=lambda: sp.simplify(closed.subs(K, 2) - theory.gamma_star_k2_form(P))
+            "Morwani et al. Thm 7.7", proof=lambda: sp.simplify(closed.subs(K, 2) - theory.gamma_star_k2_form(P))
             == 0, scope="all p (symbol)")
     d.exact(sp.Eq(sp.Symbol("gamma*(p, k=3)"), theory.gamma_star_k3_form(P), evaluate=False), "k = 3 special form",
-            "Shi Lemma C.11", proof=lambda: sp.simplify(closed.subs(K, 3) - theory.gamma_star_k3_form(P)) == 0,
+            "Lemma C.11", proof=lambda: sp.simplify(closed.subs(K, 3) - theory.gamma_star_k3_form(P)) == 0,
             scope="all p (symbol)")
 
 
@@ -237,11 +237,11 @@ def _attainment_steps(d, P, K, k: int | None, p: int | None) -> None:
     amp = beta * P / 2
     d.exact(sp.Eq(sp.Symbol("z(zeta)"), P / 2, evaluate=False),
             "beta = sqrt(2/((k+1)p)): |u_i^(+-zeta)| = |w^(+-zeta)| = beta p/2, so z(zeta) = (k+1)(beta p/2)^2 = p/2 "
-            "(budget tight) and the QM-GM equality case holds", "Lemma C.15 (C.16) (Shi 8162)",
+            "(budget tight) and the QM-GM equality case holds", "Lemma C.15 (C.16)",
             proof=lambda: sp.simplify((K + 1) * amp**2 - P / 2) == 0, method="sympy simplify((k+1)(beta p/2)^2 - p/2)",
             scope="all p, k (symbols)")
     value = 2 * sp.factorial(K) / ((P - 1) * P**K) * amp ** (K + 1)
-    d.exact(sp.Eq(value, closed, evaluate=False), "the optimal neuron attains the bound", "Lemma C.15 (Shi 8166)",
+    d.exact(sp.Eq(value, closed, evaluate=False), "the optimal neuron attains the bound", "Lemma C.15 (attainment)",
             proof=lambda: sp.simplify(value / closed) == 1, scope="all p, k (symbols)")
     if k is not None:
         at_k = sp.simplify(closed.subs(K, k))

@@ -1,6 +1,6 @@
 """Exact arithmetic in the cyclotomic field ``Q(omega_N)``, ``omega_N = exp(2 pi i / N)``, with integer vectors.
 
-Every quantity of the construction (Shi Lemmas C.16-C.18, lines 8185-8520) is an integer combination of
+Every quantity of the construction (Lemmas C.16-C.18) is an integer combination of
 ``cos(2 pi t / p)`` and ``sin(2 pi t / p)``.  With ``N = lcm(p, 4)`` and ``X = omega_N``::
 
     2 cos(2 pi t / p) = X^(e t) + X^(-e t),      2 sin(2 pi t / p) = X^(3N/4) (X^(e t) - X^(-e t)),   e = N / p,

@@ -1,7 +1,7 @@
 """Machine-checked derivations: an ordered list of steps, each with how (and whether) code checked it.
 
-A :class:`Step` carries a sympy statement, the justification in words, the lemma it comes from (line numbers
-into ``../shared/papers``) and a :class:`StepCheck`.  A step's check can only be ``proved`` or ``float`` if
+A :class:`Step` carries a sympy statement, the justification in words, the lemma it comes from (the paper's own
+numbering; docs/theory.md) and a :class:`StepCheck`.  A step's check can only be ``proved`` or ``float`` if
 the corresponding :class:`Derivation` method *ran* the check (a sympy simplification, an exact computation
 in a cyclotomic field, or a seeded random test with a stated tolerance); a failed check is recorded as
 ``failed`` (never dropped); anything argued but not checked is ``argued`` with the reason.  The labels are

@@ -1,4 +1,4 @@
-"""Exact verification of the construction of Lemma C.18 (Shi 8388-8520) for small ``(p, k)``.
+"""Exact verification of the construction of Lemma C.18 (docs/theory.md#network-function) for small ``(p, k)``.
 
 Every logit of the (unnormalized) construction is an integer combination of products of ``cos`` and ``sin`` of
 ``2 pi t / p``; it is computed exactly in ``Z[omega_N]``, ``N = lcm(p, 4)`` (:mod:`.cyclotomic`), reduced modulo
@@ -52,7 +52,7 @@ MAX_ENTRIES = 30_000_000  # p^(k+1) * lcm(p, 4) integers held at once (int64): 2
 # ---------------------------------------------------------------- the per-frequency cosine sum
 
 def per_frequency_cosine_sum_exact(p: int, x: int) -> sp.Rational:
-    """``sum_{zeta=1}^{floor((p-1)/2)} cos(2 pi zeta x / p)`` exactly, in ``Q(omega_N)`` (Shi 8380, 8440)."""
+    """``sum_{zeta=1}^{floor((p-1)/2)} cos(2 pi zeta x / p)`` exactly, in ``Q(omega_N)`` (Lemmas C.17-C.18)."""
     p, _ = theory.validate_pk(p, 1)
     n = field_order(p)
     total = reduce(np.add, (twice_cos(z * x, p) for z in theory.frequencies(p)), np.zeros(n, dtype=np.int64))
@@ -64,7 +64,7 @@ def per_frequency_sum_derivation(p_max: int = 31) -> Derivation:
 
     Proved for all odd ``p`` with ``n`` and ``x`` symbols (steps 1-5; step 4 is the one argued fact), and checked
     exactly per ``p`` in ``Q(omega_p)`` for every odd ``p <= p_max`` and every residue ``x``.  The paper
-    (Shi Lemma C.17 line 8380, Lemma C.18 line 8442) states ``0`` for ``x != 0``: the computed value is ``-1/2``.
+    (proofs of Lemma C.17 and Lemma C.18) states ``0`` for ``x != 0``: the computed value is ``-1/2``.
     """
     n = sp.Symbol("n", integer=True, positive=True)
     x, z = sp.Symbol("x", integer=True), sp.Symbol("zeta", integer=True)
@@ -73,38 +73,38 @@ def per_frequency_sum_derivation(p_max: int = 31) -> Derivation:
     S = sp.Function("S")(x)
     d = Derivation("Per-frequency cosine sum S(x) = sum_{zeta=1}^{(p-1)/2} cos(2 pi zeta x/p), p = 2n+1 odd")
     d.exact(sp.Eq(2 * sp.cos(z * theta), sp.exp(sp.I * z * theta) + sp.exp(-sp.I * z * theta), evaluate=False),
-            "Euler's formula, termwise (r = exp(i theta), theta = 2 pi x / p)", "Shi 8380 (second step)",
+            "Euler's formula, termwise (r = exp(i theta), theta = 2 pi x / p)", "Lemma C.17 proof (second step)",
             proof=lambda: sp.simplify((2 * sp.cos(z * theta)).rewrite(sp.exp)
                                       - sp.exp(sp.I * z * theta) - sp.exp(-sp.I * z * theta)) == 0,
             scope="all integers zeta, real theta")
     two_sided = sp.Sum(r**z, (z, -n, n))
     d.exact(sp.Eq(1 + sp.Sum(r**z + r**(-z), (z, 1, n)), two_sided),
-            "re-indexing zeta -> -zeta: 1 + 2 S(x) is the two-sided geometric sum", "Shi 8380",
+            "re-indexing zeta -> -zeta: 1 + 2 S(x) is the two-sided geometric sum", "Lemma C.17 proof",
             proof=lambda: _reindexing_holds(r, z, n),
             method="sympy summation of the three geometric sums; both branches (r = 1, r != 1) simplified to 0",
             scope="all n >= 1, all r")
     closed = r**(-n) * (1 - r**p) / (1 - r)
-    d.exact(sp.Eq(two_sided, closed), "geometric series for r != 1", "Shi 8380",
+    d.exact(sp.Eq(two_sided, closed), "geometric series for r != 1", "Lemma C.17 proof",
             proof=lambda: sp.simplify(sp.summation(r**z, (z, -n, n)).args[1][0] - closed) == 0,
             method="sympy summation (branch r != 1) minus the closed form simplified to 0", scope="all n >= 1")
     d.exact(sp.Eq(sp.exp(2 * sp.pi * sp.I * x / p) ** p, 1, evaluate=False), "r^p = exp(2 pi i x) = 1 for integer x",
-            "Shi 8380", proof=lambda: sp.simplify(sp.exp(2 * sp.pi * sp.I * x / p) ** p) == 1,
+            "Lemma C.17 proof", proof=lambda: sp.simplify(sp.exp(2 * sp.pi * sp.I * x / p) ** p) == 1,
             scope="all integers x, all n")
     d.assumed(sp.Eq(sp.exp(2 * sp.pi * sp.I * x / p), 1), "r = 1 exactly when p divides x", "standard",
               reason="exp(i t) = 1 iff t is in 2 pi Z; not machine-checked")
     d.exact(sp.Eq(S, sp.Piecewise((n, sp.Eq(sp.Mod(x, p), 0)), (sp.Rational(-1, 2), True))),
             "p | x: S = n = (p-1)/2 (sum of n ones); otherwise 1 + 2 S = r^(-n)(1 - r^p)/(1 - r) = 0",
-            "Shi 8380 (corrected)",
+            "Lemma C.17 proof (corrected)",
             proof=lambda: sp.summation(sp.Integer(1), (z, 1, n)) == n and sp.simplify(closed.subs(r**p, 1)) == 0,
             method="sympy: sum of ones = n; closed form with r^p = 1 is 0", scope="all odd p = 2n + 1")
     odd = [q for q in range(3, p_max + 1, 2)]
     d.exact(sp.Eq(S, sp.Piecewise(((sp.Symbol("p") - 1) / 2, sp.Eq(x, 0)), (sp.Rational(-1, 2), True))),
-            f"exact per p in Q(omega_lcm(p,4)) for every residue x, odd p = 3..{p_max}", "Shi 8380 (corrected)",
+            f"exact per p in Q(omega_lcm(p,4)) for every residue x, odd p = 3..{p_max}", "Lemma C.17 proof (corrected)",
             proof=lambda: all(per_frequency_cosine_sum_exact(q, t) == (sp.Rational(q - 1, 2) if t == 0
                                                                       else sp.Rational(-1, 2))
                               for q in odd for t in range(q)),
             method="cyclotomic-field arithmetic, reduced modulo Phi_N", scope=f"p in {{3, 5, ..., {p_max}}}")
-    d.notes.append("The paper (Shi 8380 for k = 3, 8442 for general k) states S(x) = 0 for x != 0; the computed "
+    d.notes.append("The paper (proofs of Lemma C.17, k = 3, and C.18) states S(x) = 0 for x != 0; the computed "
                    "value is -1/2. Its intermediate step sum_{zeta=1}^{p-1} exp(2 pi i zeta x/p)/2 is correct and "
                    "also equals -1/2. The conclusions survive: all wrong labels are equal (C.1) and the "
                    "unnormalized margin is (p-1)/2 - (-1/2) = p/2, not (p-1)/2.")
@@ -317,7 +317,7 @@ def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dic
                      correct == [sp.Rational(p - 1, 2)], "proved"))
     result.add(Check("wrong-label logit (unnormalized) = sum_zeta cos(2 pi zeta x/p), x != 0", str(S[1]),
                      _fmt(wrong), None, wrong == [S[1]] and len(set(S[1:])) == 1, "proved"))
-    result.add(Check("paper's stated wrong-label value 0 (Shi Lemma C.17, line 8380)", "0", _fmt(wrong), None,
+    result.add(Check("paper's stated wrong-label value 0 (Lemma C.17/C.18 proofs)", "0", _fmt(wrong), None,
                      wrong == [0], "proved", "the paper's claim; the computed value differs" if wrong != [0] else "",
                      informational=True))
     result.fields.update(construction_correct_logit=float(correct[0]) if len(correct) == 1 else None,
@@ -353,7 +353,7 @@ def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict,
 
 def multidim_dft_diagonal(ex: ExactLogits) -> list[sp.Rational | None]:
     """``f^(j, ..., j, -j) = sum_{a, c} f(a, c) omega_p^(-j (a_1 + ... + a_k - c))`` for ``j = 1..p-1``, exactly
-    (Lemma C.20, Shi 8538); ``None`` where the value is not rational.  Unnormalized logits."""
+    (Lemma C.20); ``None`` where the value is not rational.  Unnormalized logits."""
     p, k = ex.p, ex.k
     n = field_order(p)
     e = n // p

@@ -1,4 +1,4 @@
-"""Lemma C.14 (Shi 8038-8080) exactly, for symbolic weight vectors and small ``(p, k)``.
+"""Lemma C.14 (docs/theory.md#lemma-c14) exactly, for symbolic weight vectors and small ``(p, k)``.
 
 The single-neuron class-weighted objective (Def. C.12-C.13, uniform ``tau``)::
 
@@ -182,25 +182,25 @@ def fourier_derivation(p: int, k: int) -> Derivation:
     d = Derivation(f"Fourier reduction of the single-neuron objective (Lemma C.14), p = {p}, k = {k}")
     c9 = sp.Eq(eta0 - rest / (P - 1), P / (P - 1) * (eta0 - (eta0 + rest) / P), evaluate=False)
     d.exact(c9, "(C.9): with T = sum_{delta != 0} eta(delta), eta(0) - T/(p-1) = p/(p-1) (eta(0) - E_delta eta)",
-            "Lemma C.14, (C.9) (Shi 8055)", scope="all p")
+            "Lemma C.14, (C.9)", scope="all p")
     d.exact(sp.Eq(1 + 1 / (P - 1), P / (P - 1), evaluate=False), "the scalar identity behind (C.9); the text prints "
             "'1 - 1/(p-1) = p/(p-1)', which is false (1 - 1/(p-1) - p/(p-1) = -2/(p-1))",
-            "Lemma C.14 (Shi 8057, corrected)", scope="all p")
+            "Lemma C.14, (C.9) (corrected)", scope="all p")
     for t in res.types:
         e_str = ",".join(map(str, t.exponents))
         label = sp.Symbol(f"objective part of type ({e_str})")
         if t.vanishes:
-            d.exact(sp.Eq(label, 0), t.reason, "Lemma C.14 (Shi 8059)", proof=lambda t=t: t.surviving_monomials == 0,
+            d.exact(sp.Eq(label, 0), t.reason, "Lemma C.14 (proof)", proof=lambda t=t: t.surviving_monomials == 0,
                     method="all coefficients of this type computed exactly from Def. C.12 (Fractions)",
                     scope=f"p = {p}, k = {k}")
         else:
             d.exact(sp.Eq(sp.Symbol(f"multinomial coefficient of type ({e_str})"), t.multinomial),
-                    f"{t.reason}; {t.surviving_monomials} monomials", "Lemma C.14 (Shi 8059)",
+                    f"{t.reason}; {t.surviving_monomials} monomials", "Lemma C.14 (proof)",
                     proof=lambda t=t: t.multinomial == math.factorial(k) and min(t.exponents) == 1,
                     method="multinomial coefficient computed", scope=f"p = {p}, k = {k}")
     d.exact(lemma_c14_statement(p, k),
             f"both sides expanded in the {k * p + p} weights; the DFT computed in Q(omega_{p}) and reduced modulo "
-            f"Phi_{p}; {res.monomials_compared} monomials compared", "Lemma C.14 (Shi 8038, (C.10))",
+            f"Phi_{p}; {res.monomials_compared} monomials compared", "Lemma C.14, (C.10)",
             proof=lambda: res.matches, method="exact rational coefficients, coefficient by coefficient",
             scope=f"p = {p}, k = {k}")
     d.notes.append(f"exact check took {res.seconds:.2f} s")

@@ -1,13 +1,13 @@
 """The two identities behind the construction, generated and checked as exact polynomial identities.
 
-* **Sum-to-product** (Shi Lemma C.16, line 8185; Parts 1-2 at 8193-8199, Part 3 at 8203)::
+* **Sum-to-product** (Lemma C.16, Parts 1-3; docs/theory.md#lemma-c16)::
 
       2^k k! x_1 ... x_k = sum_{s in {+1,-1}^k} (-1)^((k - sum s)/2) (s_1 x_1 + ... + s_k x_k)^k.
 
   The terms of ``s`` and ``-s`` coincide (``(-1)^k`` from the power times ``(-1)^(sum s) = (-1)^k`` from the
   sign), so the *half-sum* over ``s_1 = +1`` (``2^(k-1)`` vectors) times 2 gives the same polynomial: that is
-  why each product needs ``2^(k-1)`` neurons in the construction (Lemma C.18, line 8486).
-* **Cosine expansion** (Shi (C.21), line 8470)::
+  why each product needs ``2^(k-1)`` neurons in the construction (Lemma C.18).
+* **Cosine expansion** (equation (C.21); docs/theory.md#cosine-expansion)::
 
       cos(a_1 + ... + a_n) = sum_{b in {0,1}^n, |b| even} (-1)^[|b| = 2 mod 4] prod_i cos^(1-b_i)(a_i) sin^(b_i)(a_i),
 
@@ -158,7 +158,7 @@ def verify_mirror_terms_equal(k: int, method: str = "substitution") -> bool:
 
 
 def lemma_c16_parts_as_printed() -> dict[str, sp.Equality]:
-    """Parts 1 and 2 of Lemma C.16 with the signs exactly as printed (Shi lines 8193-8199), unexpanded."""
+    """Parts 1 and 2 of Lemma C.16 with the signs exactly as printed (Parts 1-2), unexpanded."""
     a1, a2, a3 = sp.symbols("a_1 a_2 a_3", real=True)
     part1 = sp.Eq(2**2 * sp.factorial(2) * a1 * a2,
                   (a1 + a2) ** 2 - (a1 - a2) ** 2 - (-a1 + a2) ** 2 + (-a1 - a2) ** 2, evaluate=False)
@@ -185,21 +185,21 @@ def sum_to_product_derivation(k: int, method: str = "substitution") -> Derivatio
     d = Derivation(f"Sum-to-product identity (Lemma C.16), k = {k}")
     if k in (2, 3):
         part, eq = list(lemma_c16_parts_as_printed().items())[k - 2]
-        d.exact(eq, f"{part} exactly as printed (signs as in the text)", "Lemma C.16 (Shi 8193-8199)",
+        d.exact(eq, f"{part} exactly as printed (signs as in the text)", "Lemma C.16, Parts 1-2",
                 proof=lambda: _expand_equal(eq), method="sympy expand(lhs - rhs) == 0")
     how = {"substitution": "(x_1+...+x_k)^k expanded in ZZ[x], x_i -> s_i x_i substituted exactly",
            "direct": "every (s.x)^k expanded in ZZ[x]"}[method]
     res = check_sum_to_product(k, method)
     d.exact(sum_to_product_statement(k), f"Part 3 at k = {k}: 2^k = {2 ** k} terms, compared with 2^k k! prod x_i "
-            f"on all {res.monomials_per_term} monomials", "Lemma C.16 Part 3 (Shi 8203)",
+            f"on all {res.monomials_per_term} monomials", "Lemma C.16, Part 3",
             proof=lambda: res.full_sum_ok, method=how, scope=f"k = {k}")
     d.exact(sp.Eq(sp.Symbol("T(s)"), sp.Symbol("T(-s)")),
             "the terms of s and -s coincide: (-1)^k from the power, (-1)^(sum s) = (-1)^k from the sign",
-            "Lemma C.18 (Shi 8486: 'symmetric effect')", proof=lambda: res.mirror_terms_equal,
+            "Lemma C.18 ('symmetric effect')", proof=lambda: res.mirror_terms_equal,
             method=f"all {2 ** (k - 1)} pairs compared coefficient by coefficient", scope=f"k = {k}")
     d.exact(sum_to_product_statement(k, half=True),
             f"half-sum: 2^(k-1) = {2 ** (k - 1)} sign vectors with s_1 = +1, each counted twice",
-            "Lemma C.18 (Shi 8486)", proof=lambda: res.half_sum_ok, method=how, scope=f"k = {k}")
+            "Lemma C.18", proof=lambda: res.half_sum_ok, method=how, scope=f"k = {k}")
     coef = 2 ** (k - 1) * math.factorial(k)
     d.notes.append(f"each neuron of a term carries the coefficient +-2/(2^k k!) = +-1/{coef} "
                    f"(exact check took {res.seconds:.3f} s)")
@@ -310,10 +310,10 @@ def cosine_expansion_derivation(k: int) -> Derivation:
     b = sp.Symbol("b")
     d.exact(sp.Eq(sp.Symbol("sign(b)"), sp.re(sp.I ** b)),
             "sign rule: 0 for odd |b|, -1 iff |b| = 2 mod 4, equals Re(i^|b|) of prod (cos a_j + i sin a_j)",
-            "(C.21) (Shi 8470-8476)", proof=lambda: sign_rule_matches_real_part(k),
+            "(C.21)", proof=lambda: sign_rule_matches_real_part(k),
             method=f"all 2^{k + 1} patterns b compared", scope=f"k = {k}")
     d.exact(sp.Eq(sp.Symbol("terms"), 2**k), "number of patterns with an even number of sines",
-            "Lemma C.18 (Shi 8478: '2^k non-zero terms')", proof=lambda: len(sine_patterns(k)) == 2**k,
+            "Lemma C.18 ('2^k non-zero terms')", proof=lambda: len(sine_patterns(k)) == 2**k,
             method="enumerated", scope=f"k = {k}")
     stmt = cosine_expansion_statement(k, explicit=k <= MAX_K_SYMBOLIC_EXPANSION)
     if k <= MAX_K_SYMBOLIC_EXPANSION:
@@ -328,7 +328,7 @@ def cosine_expansion_derivation(k: int) -> Derivation:
                   method="float64 at seeded random angles in [-pi, pi]", scope=f"k = {k}")
     d.exact(sp.Eq(sp.Symbol("neurons per frequency"), 2 ** (2 * k - 1)),
             f"2^k terms x 2^(k-1) neurons per term (half-sum of Lemma C.16) = {2 ** (2 * k - 1)}",
-            "Lemma C.18 (Shi 8486-8490)",
+            "Lemma C.18",
             proof=lambda: len(sine_patterns(k)) * len(sign_vectors(min(k, 12), half=True)) == 2 ** (2 * k - 1),
             method="product of the enumerated counts", scope=f"k = {k}")
     return d

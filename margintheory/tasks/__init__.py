@@ -1,4 +1,4 @@
-"""Tasks of the seed papers verified with the same machinery (issue 6; THEORY.md sections 6-7).
+"""Tasks of the seed papers verified with the same machinery (docs/theory.md sections 7-9).
 
 ``TASK_NAMES``, ``add_task_arguments(parser)`` (options of ``verify`` used by the tasks) and ``run_task(args)
 -> VerificationResult`` are the interface used by ``margintheory verify``; ``modular-addition`` (the default task)
@@ -126,7 +126,7 @@ TASKS: dict[str, Task] = {
         "L_{2,k+1}",
         "gamma* = 2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))",
         ("Lemma C.18",),
-        "Shi thesis Thm 4.9 / C.22 (lines 1050-1290, 7760-8720)",
+        "Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
         _run_modular,
     ),
     "parity": Task(
@@ -138,7 +138,7 @@ TASKS: dict[str, Task] = {
         "L_{2,k+1}",
         "gamma* = k! sqrt(2 (k+1)^-(k+1)) for m >= 2^(k-1)",
         ("2^(k-1) neurons (D.7)",),
-        "Edelman Thm 7.8 (line 1603), proof D.7 (5181)",
+        "Morwani et al. (arXiv:2311.07568), Thm 7.8, proof App. D.7",
         _run_parity,
     ),
     "group": Task(
@@ -150,7 +150,7 @@ TASKS: dict[str, Task] = {
         "L_{2,3}",
         "gamma* = 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5) if sum_R d_R^1.5 chi_R(C) < 0 for all C != e",
         ("2 sum d_R^3 neurons (Lemma D.15)", "class-LP network"),
-        "Edelman Thm 7.9 (1640), D.8-D.9 (5222-5610)",
+        "Morwani et al. (arXiv:2311.07568), Thm 7.9, App. D.8-D.9",
         _run_group,
     ),
     "cogo": Task(
@@ -162,7 +162,7 @@ TASKS: dict[str, Task] = {
         "squared loss on zero-mean outputs (Eq. 1); L_{2,3} for the margin",
         "zero loss under Lemma 1's 0/1-sets",
         ("F6", "F4", "F46", "memorize"),
-        "Tian (CoGO), file 002",
+        "Tian, CoGO (arXiv:2410.01779), Thm 1, Lemma 1, Cor. 2-5",
         _run_cogo,
     ),
 }

@@ -1,4 +1,4 @@
-"""The task abstraction: what a task of the seed papers is made of (THEORY.md sections 1, 6, 7).
+"""The task abstraction: what a task of the seed papers is made of (docs/theory.md).
 
 A :class:`Task` names its dataset, its network form (input encoding, activation degree, output classes), its
 norm, its closed-form claims and its constructions, and runs its verification from the ``verify`` arguments;

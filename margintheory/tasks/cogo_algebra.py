@@ -1,19 +1,19 @@
-"""CoGO's algebra (Tian, file 002): Fourier coefficients, semi-ring, monomial potentials, Theorem 1.
+"""CoGO's algebra (Tian, arXiv:2410.01779; docs/theory.md#cogo): Fourier coefficients, semi-ring, potentials.
 
-Weights of a quadratic network on ``Z_d`` (Eq. 1-2, lines 45-56): node ``j`` has input weights ``w_a, w_b``
+Weights of a quadratic network on ``Z_d`` (Eq. 1-2): node ``j`` has input weights ``w_a, w_b``
 and output weights ``v``; in the character basis ``phi_k(g) = exp(2 pi i k g / d)`` ``w_a = sum_k z[a,k,j]
 phi_k``, ``w_b = sum_k z[b,k,j] phi_k``, ``v = sum_k z[c,k,j] conj(phi_k)``. A :class:`Z` stores ``z`` as a
 complex array ``(3, d, q)`` (``p`` = a, b, c; frequency ``k = 0..d-1``; node ``j``); real weights require the
 Hermitian constraint ``z[p, -k] = conj z[p, k]``.
 
-* semi-ring (Def. 5, line 95): ``z1 + z2`` concatenates nodes, ``z1 * z2`` is the per-``(p, k)`` Kronecker
+* semi-ring (Def. 5, Theorem 2): ``z1 + z2`` concatenates nodes, ``z1 * z2`` is the per-``(p, k)`` Kronecker
   product;
-* monomial potentials (Def. 6, Thm 1 line 58): ``r[k1,k2,k] = sum_j z[a,k1,j] z[b,k2,j] z[c,k,j]`` and
-  ``r_p[k1,k2,k] = sum_j z[p,k1,j] z[p,k2,j] z[c,k,j]`` (the main text's ``z_{c k1 i}`` at line 59 is a typo
-  for ``z_{c k i}``, as in the appendix at line 376; the code follows the appendix and the check confirms it);
+* monomial potentials (Def. 6, Theorem 1, Eq. 3): ``r[k1,k2,k] = sum_j z[a,k1,j] z[b,k2,j] z[c,k,j]`` and
+  ``r_p[k1,k2,k] = sum_j z[p,k1,j] z[p,k2,j] z[c,k,j]`` (the main text's ``z_{c k1 i}`` in Theorem 1 is a typo
+  for ``z_{c k i}``, as in Theorem 1's restatement in App. A; the code follows the appendix and the check confirms it);
 * Theorem 1: ``loss = d^-1 sum_{k != 0} l_k + (d-1)/d`` with ``l_k = -2 r[k,k,k] + sum_{k1,k2} |r[k1,k2,k]|^2
   + 1/4 |sum_p sum_k' r_p[k',-k',k]|^2 + 1/4 sum_{m != 0} sum_p |sum_k' r_p[k', m-k', k]|^2``, the **mean**
-  over the ``d^2`` inputs of ``|| P1perp (o / 2d - e_{a+b}) ||^2`` (the proof's expectation, line 356; Eq. 1
+  over the ``d^2`` inputs of ``|| P1perp (o / 2d - e_{a+b}) ||^2`` (the expectation in the proof, App. A; Eq. 1
   writes a sum); it assumes zero-mean input weights (``z[a,0] = z[b,0] = 0``).
 """
 
@@ -109,7 +109,7 @@ def r_pp(z: Z, p: int) -> np.ndarray:
 
 
 def r_star(z: Z, p: int) -> np.ndarray:
-    """``S_p[m, k] = sum_k' r_p[k', m-k', k]`` (the appendix's ``r^(*)_{p m k}``, line 440)."""
+    """``S_p[m, k] = sum_k' r_p[k', m-k', k]`` (the summed ``R_*`` term of Eq. 3)."""
     d = z.d
     zp = z.z[p]
     idx = (np.arange(d)[:, None] - np.arange(d)[None, :]) % d  # idx[m, k'] = m - k'

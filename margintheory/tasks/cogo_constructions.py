@@ -1,5 +1,5 @@
-"""CoGO's generators (Table 1, lines 140-153), polynomial partial solutions (Theorem 4, line 128) and the
-global optimizers of Corollaries 2-5 (lines 163-224; proofs 560-640), built from the paper's formulas.
+"""CoGO's generators (Table 1), polynomial partial solutions (Theorem 4, Eq. 5) and the global optimizers of
+Corollaries 2-5 (Eq. 6-11; proofs in App. C.2), built from the paper's formulas (docs/theory.md#cogo).
 
 Single-frequency generator ``u = [a, b, c]`` = the values ``z[p, k]`` at ``+k`` (conjugates at ``-k``). The
 nine single-frequency potentials of Table 1 (for ``r = sum_j prod z``), with ``x̄`` the ``-k`` entry: ``ābc =

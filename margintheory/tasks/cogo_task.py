@@ -1,4 +1,6 @@
-"""The ``cogo`` task: CoGO's zero-loss constructions (Tian, file 002), checked and tied to the max margin.
+"""The ``cogo`` task: CoGO's zero-loss constructions (Tian, arXiv:2410.01779), tied to the max margin.
+
+Theory: docs/theory.md#cogo.
 
 Per construction: real weights (Hermitian ``z``), order (number of nodes) vs the paper, Theorem 1's loss
 formula vs a direct forward pass, the 0/1-sets of Lemma 1 (``R_g`` = 1; ``R_c``, ``R_n``, ``R_*`` = 0), the

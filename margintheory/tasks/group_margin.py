@@ -1,4 +1,4 @@
-"""Max margin of group composition ``(a, b) -> ab`` (Edelman Thm 7.9 at line 1640; D.9 at 5222-5610).
+"""Max margin of group composition ``(a, b) -> ab`` (Morwani et al. Thm 7.9, App. D.9).
 
 The network is the core quadratic :class:`~margintheory.network.PolyNetwork` with ``k = 2`` and ``p = |G|``;
 only the labels change (``a*b`` instead of ``a+b``).
@@ -38,7 +38,7 @@ def condition_values(X: np.ndarray, dims: np.ndarray) -> np.ndarray:
 
 
 def gamma_star_theorem79(order: int, dims: np.ndarray) -> float:
-    """``2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5)`` (Thm 7.9, line 1640), float64."""
+    """``2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5)`` (Thm 7.9), float64."""
     return 2.0 / (3.0 * math.sqrt(3.0 * order) * float(np.sum(dims[1:] ** 2.5)))
 
 

@@ -1,4 +1,4 @@
-"""The ``group`` task: composition ``(a, b) -> ab`` on ``S_n`` and ``C_n`` (Edelman Thm 7.9, D.8-D.9).
+"""The ``group`` task: composition ``(a, b) -> ab`` on ``S_n`` and ``C_n`` (Morwani et al. Thm 7.9, App. D.8-D.9).
 
 Verifies, on the computed representations, the hypotheses and every claim of Theorem 7.9 and reports, for a
 group where the condition fails (``S_6``), the true max margin from the class LP of :mod:`.group_margin` next
@@ -440,7 +440,7 @@ def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) ->
         tol = via_group.normalized_tolerance + 4 * EPS * g
         checks.append(
             close_check(
-                "group-path margin of the Lemma C.18 network = gamma*(n, 2) (Edelman Thm 7.7)",
+                "group-path margin of the Lemma C.18 network = gamma*(n, 2) (Morwani et al. Thm 7.7)",
                 g,
                 via_group.normalized_margin,
                 tol / g,
@@ -455,7 +455,7 @@ def verify_group(
 ) -> VerificationResult:
     """All checks of the module docstring for the constructions of ``G``."""
     irreps = real_irreps(G)
-    result = VerificationResult(f"group composition on {G.name} (|G| = {G.order}; Edelman Thm 7.9)")
+    result = VerificationResult(f"group composition on {G.name} (|G| = {G.order}; Morwani et al. Thm 7.9)")
     checks, fields = representation_checks(G, irreps)
     result.checks += checks
     result.fields.update(fields)

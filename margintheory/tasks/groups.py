@@ -1,4 +1,4 @@
-"""Finite groups as multiplication tables (Edelman sec. 7.6, D.8; THEORY.md sec. 6).
+"""Finite groups as multiplication tables (Morwani et al. Sec. 7.6, App. D.8; docs/theory.md#finite-groups).
 
 A :class:`FiniteGroup` stores its elements as indices ``0..|G|-1`` with the identity at index 0, the table
 ``mul[a, b] = index of a*b``, the inverses and the conjugacy classes ``C(a) = {g a g^-1}`` (computed from the

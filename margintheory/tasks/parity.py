@@ -1,4 +1,4 @@
-"""``(n, k)`` sparse parity (Edelman Thm 7.8, line 1603; proof D.7 at 5181).
+"""``(n, k)`` sparse parity (Morwani et al. Thm 7.8, proof App. D.7).
 
 Inputs: all ``2^n`` points ``x in {+1,-1}^n`` (row ``r``: bit ``j`` of ``r`` set <=> ``x_j = -1``, ``x_0`` the
 least significant bit); label ``y = prod_{j in S} x_j``, ``|S| = k``.  Network ``f(x) = sum_i (u_i . x)^k

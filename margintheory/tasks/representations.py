@@ -1,4 +1,4 @@
-"""Real orthogonal irreducible representations, characters and their checks (Edelman D.8, Lemma D.10).
+"""Real orthogonal irreducible representations, characters and their checks (Morwani et al. App. D.8, Lemma D.10).
 
 * ``S_n``: Young's orthogonal form.  For a partition ``lam`` the basis is the standard Young tableaux; the
   adjacent transposition ``s_i = (i i+1)`` acts by ``s_i v_T = (1/r) v_T + sqrt(1 - 1/r^2) v_{s_i T}`` where

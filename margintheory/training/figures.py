@@ -1,11 +1,11 @@
 """Figures of a trained network (matplotlib, Agg backend; every figure as PNG and PDF, written atomically).
 
-* :func:`plot_embeddings` - like Shi Fig. 4.1 / C.1: for a few neurons, the weights ``u_1..u_k, w`` (dots) with
+* :func:`plot_embeddings` - like Li et al.'s Fig. 4.1 / C.1: for a few neurons, the weights ``u_1..u_k, w`` (dots) with
   their trigonometric (cosine) interpolation, the unique function of period ``p`` with the same DFT
   (frequencies ``-(p-1)/2..(p-1)/2``), and the one-sided power spectrum.
-* :func:`plot_frequency_distribution` - like Shi Fig. 4.2 / C.2: histogram of the neurons' dominant frequencies and
+* :func:`plot_frequency_distribution` - like Li et al. Fig. 4.2: histogram of the neurons' dominant frequencies and
   the distribution of the max normalized power of the embeddings at initialization vs at the end.
-* :func:`plot_margin_history` - like Edelman Fig. 7.1c: normalized margin over training with the ``gamma*`` line.
+* :func:`plot_margin_history` - like Morwani et al. Fig. 7.1c: normalized margin over training with the ``gamma*`` line.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def pick_neurons(net: PolyNetwork, count: int, seed: int = 0) -> np.ndarray:
 
 def plot_embeddings(net: PolyNetwork, stem: str | os.PathLike[str], count: int = 4, seed: int = 0,
                     title: str = "") -> list[Path]:
-    """Shi Fig. 4.1: weights with cosine interpolation (left columns) and one-sided power spectra (right)."""
+    """Li et al. Fig. 4.1: weights with cosine interpolation (left columns) and one-sided power spectra (right)."""
     p, k = net.p, net.k
     idx = pick_neurons(net, count, seed)
     vecs = np.concatenate([net.U, net.W[:, None, :]], axis=1)
@@ -105,7 +105,7 @@ def plot_embeddings(net: PolyNetwork, stem: str | os.PathLike[str], count: int =
 
 def plot_frequency_distribution(final: PolyNetwork, stem: str | os.PathLike[str],
                                 initial: PolyNetwork | None = None, title: str = "") -> list[Path]:
-    """Shi Fig. 4.2: (a) dominant-frequency histogram, (b)/(c) max normalized power of the embeddings u_j."""
+    """Li et al. Fig. 4.2: (a) dominant-frequency histogram, (b)/(c) max normalized power of the embeddings u_j."""
     p = final.p
     fs = fourier_summary(final.U, final.W)
     panels = 3 if initial is not None else 2
@@ -157,7 +157,7 @@ def _embedding_max_power(net: PolyNetwork) -> tuple[np.ndarray, np.ndarray]:
 
 def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.PathLike[str],
                         title: str = "") -> list[Path]:
-    """Edelman Fig. 7.1c: normalized margin vs step with the ``gamma*`` line; right: sparsity and accuracy."""
+    """Morwani et al. Fig. 7.1c: normalized margin vs step with the ``gamma*`` line; right: sparsity and accuracy."""
     steps = np.array([h["step"] for h in history], dtype=float)
     nm = np.array([_num(h["normalized_margin"]) for h in history])
     gamma = theory.gamma_star(p, k) if p % 2 else None

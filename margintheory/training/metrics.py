@@ -1,4 +1,4 @@
-"""Per-step measurements of a network during training (THEORY.md section 5, Shi Fig. C.2, Edelman Fig. 7.1c).
+"""Per-step measurements of a network during training (docs/theory.md#training; Fig. 4.2).
 
 * ``normalized_margin``: ``h(theta) / ||theta||_{2,k+1}^(k+1)`` over the full dataset ``D_p`` (homogeneity), with
   ``h = min_a (f[y] - max_{c != y} f[c])``; ``ratio`` = that over ``gamma*`` (Lemma C.15).
@@ -28,7 +28,7 @@ HISTORY_FIELDS = (
 
 
 def margin_from_logits(logits: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """``g(theta, a, y) = f[y] - max_{c != y} f[c]`` for every row (THEORY.md section 2)."""
+    """``g(theta, a, y) = f[y] - max_{c != y} f[c]`` for every row (docs/theory.md#margin)."""
     rows = np.arange(labels.shape[0])
     correct = logits[rows, labels]
     others = logits.copy()

@@ -1,13 +1,13 @@
 """The training objective and its analytic gradient (numpy only).
 
-Network (Shi 1100-1115; Edelman 1376-1400): ``f(a)[c] = sum_i z_i(a)^k W[i, c]`` with the pre-activation
+Network (Eq. 4.2; docs/theory.md#network): ``f(a)[c] = sum_i z_i(a)^k W[i, c]`` with the pre-activation
 ``z_i(a) = U[i,0,a_1] + ... + U[i,k-1,a_k]``.
 
-Objective (Shi Lemma 4.7 / Edelman Thm 7.1, THEORY.md section 5):
+Objective (Def. 4.1; Lemma 4.7 / Morwani et al. Thm 7.1; docs/theory.md#training):
 ``L(theta) = mean_a CE(f(a), y(a)) + lambda * R(theta)`` with the regularizer ``R`` one of
 
 * ``"norm"``       ``||theta||_{2,k+1}``                  (the papers' objective, the default),
-* ``"norm-power"`` ``||theta||_{2,k+1}^(k+1) = sum_i ||theta_i||_2^(k+1)`` (Edelman's "L_{2,3} regularization"),
+* ``"norm-power"`` ``||theta||_{2,k+1}^(k+1) = sum_i ||theta_i||_2^(k+1)`` (Morwani et al.'s "L_{2,3} regularization"),
 * ``"l2"``         ``||theta||_2^2 / 2``                  (plain weight decay as a penalty),
 * ``"none"``       no penalty (used with the decoupled AdamW decay of :mod:`.optim`).
 
@@ -50,7 +50,7 @@ class Batch:
 
     @classmethod
     def from_inputs(cls, inputs: np.ndarray, p: int, block_rows: int = BLOCK_ROWS) -> Batch:
-        """Labels ``y = (a_1 + ... + a_k) mod p`` (THEORY.md section 1) and the scatter matrices of each block."""
+        """Labels ``y = (a_1 + ... + a_k) mod p`` (docs/theory.md#task) and the scatter matrices of each block."""
         a = np.asarray(inputs, dtype=np.int64)
         if a.ndim != 2:
             raise InputError(f"inputs must have shape (n, k), got {a.shape}")

@@ -1,12 +1,12 @@
 """Optimizers (gradient descent, Adam, AdamW) and the learning-rate schedule, with serializable state.
 
-* ``gd``:    ``theta <- theta - lr * g``  (Edelman's full-batch GD, THEORY.md section 5).
+* ``gd``:    ``theta <- theta - lr * g``  (Morwani et al.'s full-batch GD; docs/theory.md#training).
 * ``adam``:  Kingma & Ba, bias-corrected moments; the regularizer of :mod:`.objective` enters through ``g``.
 * ``adamw``: Loshchilov & Hutter, decoupled decay ``theta <- theta - lr * weight_decay * theta`` on top of Adam
-  (Shi's settings: lr 5e-3, betas (0.9, 0.98), 10 warm-up steps, Shi 8680-8690).
+  (Fourier-circuits settings, App. C.10.1: lr 5e-3, betas (0.9, 0.98), 10 warm-up steps).
 
 Schedule: linear warm-up over ``warmup`` steps to ``lr``, then ``constant``, ``cosine`` (to ``lr * final_fraction``)
-or ``doubling`` (``lr * 2^(number of milestones passed)``, Edelman D.2.1 at line 4790).
+or ``doubling`` (``lr * 2^(number of milestones passed)``, Morwani et al. App. D.2.1).
 """
 
 from __future__ import annotations

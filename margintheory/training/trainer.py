@@ -1,6 +1,6 @@
 """Training loop: seeds, data split, mini-batches, schedule, progress bar, checkpoints and exact resume.
 
-Minimizes ``mean CE + lambda * R(theta)`` (:mod:`.objective`; Shi Lemma 4.7, Edelman Thm 7.1) over the training
+Minimizes ``mean CE + lambda * R(theta)`` (:mod:`.objective`; Lemma 4.7 = Thm 7.1) over the training
 part of ``D_p`` (all ``p^k`` points, :func:`margintheory.margins.input_grid`).  Randomness comes from three
 generators derived from ``seed`` (``[seed, 0]`` initialization, ``[seed, 1]`` train/test split, ``[seed, 2]``
 mini-batches); the mini-batch generator's state is checkpointed, so a resumed run makes bit-for-bit the same updates
@@ -46,7 +46,7 @@ from margintheory.training.optim import OptimizerState, Schedule
 class TrainConfig:
     """Hyper-parameters of a run (all of them are saved with the checkpoint and the history).
 
-    Defaults: Adam, betas (0.9, 0.98) and 10 warm-up steps as in Shi's setup (Shi 8680-8690), cosine decay,
+    Defaults: Adam, betas (0.9, 0.98) and 10 warm-up steps as in the Fourier-circuits setup (App. C.10.1), cosine decay,
     the papers' regularizer ``lambda ||theta||_{2,k+1}`` with ``lambda = 1e-3``, full batch, no test split.
     """
 
