@@ -76,6 +76,28 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="run even if the time estimate exceeds --max-seconds")
 
 
+def add_network_file_options(parser: argparse.ArgumentParser) -> None:
+    """``--names``: which tensors of a network file are ``U`` and ``W`` (see :mod:`margintheory.network_io.names`)."""
+    parser.add_argument(
+        "--names", metavar="U=KEY,W=KEY", type=name_map,
+        help="map the tensors of a state dict or checkpoint: U names a (m,k,p) tensor, k (m,p) matrices joined by "
+        "'+', or one (m,p) matrix shared by all inputs (needs --k); W names the (m,p) output matrix; a .T suffix "
+        "transposes; nested checkpoint keys are dotted (model.embed.weight). "
+        'Example: --names "U=model.embed.weight.T,W=model.unembed.weight.T"',
+    )
+
+
+def name_map(text: str):
+    """argparse type: a :class:`~margintheory.network_io.names.NameMap` (a bad mapping is a usage error, exit 2)."""
+    from margintheory.errors import InputError
+    from margintheory.network_io.names import NameMap
+
+    try:
+        return NameMap.parse(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--names: ")) from None
+
+
 def engine_time_limit(args: argparse.Namespace) -> float | None:
     """The engine's time limit from :func:`add_engine_options` (``None`` with ``--force``)."""
     return None if getattr(args, "force", False) else getattr(args, "max_seconds", None)

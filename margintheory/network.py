@@ -1,14 +1,15 @@
-"""The polynomial network of the papers (docs/theory.md#network) and its ``.npz`` file format.
+"""The polynomial network of the papers (docs/theory.md#network) and its file formats.
 
 ``f(a)[c] = sum_i (U[i,0,a_1] + ... + U[i,k-1,a_k])^k * W[i,c]``,
 ``||theta_i||_2`` = Euclidean norm of the concatenation ``(U[i,0], ..., U[i,k-1], W[i])``,
 ``||theta||_{2,k+1} = (sum_i ||theta_i||_2^(k+1))^(1/(k+1))``.  The network is (k+1)-homogeneous.
 
-File layout (``.npz``, documented in the README, format version 1):
+File layout (``.npz`` or ``.safetensors``, documented in the README, format version 1; read and written through
+:mod:`margintheory.network_io`, which also reads PyTorch files):
 
 * ``U``: float array of shape ``(m, k, p)``; ``U[i, j]`` is neuron i's embedding of input position j.
 * ``W``: float array of shape ``(m, p)``; ``W[i, c]`` is neuron i's output weight for class c.
-* ``format_version``: optional int scalar, 1.
+* ``format_version``: optional int scalar, 1 (in ``.safetensors``: the ``__metadata__`` entry ``format_version``).
 * ``meta__<name>``: optional per-neuron metadata, arrays whose first axis has length ``m``
   (the construction stores ``meta__frequency``, ``meta__term`` and ``meta__sign``).
 
@@ -17,18 +18,14 @@ The activation degree equals ``k``, the number of inputs (the papers' setting); 
 
 from __future__ import annotations
 
-import io
 import os
-import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from margintheory.atomic import atomic_write_bytes
 from margintheory.errors import NetworkFormatError
 
-FORMAT_VERSION = 1
-META_PREFIX = "meta__"
+FORMAT_VERSION = 1  # the file format version (margintheory.network_io.FORMAT_VERSION)
 
 
 @dataclass(frozen=True)
@@ -129,35 +126,27 @@ class PolyNetwork:
 
     # -- I/O -------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the documented ``.npz`` layout atomically (temporary file + rename)."""
-        buf = io.BytesIO()
-        arrays = {"U": self.U, "W": self.W, "format_version": np.array(FORMAT_VERSION)}
-        arrays.update({META_PREFIX + n: a for n, a in self.metadata.items()})
-        np.savez_compressed(buf, **arrays)
-        atomic_write_bytes(path, buf.getvalue())
+        """Write the documented layout atomically (temporary file + rename): ``.npz`` or ``.safetensors`` by suffix.
+
+        Any other suffix is an :class:`~margintheory.errors.InputError` (PyTorch files are read, never written).
+        """
+        from margintheory.network_io import META_PREFIX, write_arrays
+
+        write_arrays(path, {"U": self.U, "W": self.W, **{META_PREFIX + n: a for n, a in self.metadata.items()}})
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> PolyNetwork:
-        """Read a network from ``.npz``; any defect raises :class:`NetworkFormatError` with one clear line."""
-        if os.path.exists(path) and not zipfile.is_zipfile(path):
-            raise NetworkFormatError(f"{path}: not an .npz archive (expected the zip layout written by numpy.savez)")
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                names = set(data.files)
-                missing = {"U", "W"} - names
-                if missing:
-                    raise NetworkFormatError(f"{path}: missing array(s) {sorted(missing)}; expected 'U' and 'W'")
-                version = int(data["format_version"]) if "format_version" in names else FORMAT_VERSION
-                if version != FORMAT_VERSION:
-                    raise NetworkFormatError(f"{path}: unsupported format_version {version}")
-                U, W = data["U"], data["W"]
-                meta = {n[len(META_PREFIX):]: data[n] for n in names if n.startswith(META_PREFIX)}
-        except NetworkFormatError:
-            raise
-        except FileNotFoundError:
-            raise NetworkFormatError(f"{path}: no such file") from None
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
-            raise NetworkFormatError(f"{path}: not a readable .npz network ({type(exc).__name__}: {exc})") from None
+    def load(cls, path: str | os.PathLike[str], *, names: str | None = None, k: int | None = None,
+             max_memory: int | None = None) -> PolyNetwork:
+        """Read a network from ``.npz``, ``.safetensors`` or a PyTorch file (read without torch, weights only).
+
+        ``names`` maps other tensor names and layouts (``"U=KEY,W=KEY"``, see :mod:`margintheory.network_io.names`);
+        ``k`` is needed only when ``U`` names one matrix shared by all inputs.  Headers are read first: a file whose
+        tensors exceed ``max_memory`` (default 2 GiB) is refused before any data is read.  Any defect raises
+        :class:`NetworkFormatError` (or :class:`~margintheory.errors.RefusedError`) with one line naming the file.
+        """
+        from margintheory.network_io import DEFAULT_MAX_MEMORY, read_network_arrays
+
+        U, W, meta = read_network_arrays(path, names=names, k=k, max_memory=max_memory or DEFAULT_MAX_MEMORY)
         try:
             return cls(U, W, meta)
         except NetworkFormatError as exc:

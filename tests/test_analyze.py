@@ -1,6 +1,5 @@
 """``analyze``: exact properties of the construction, trained-network measurements, loading and clear errors."""
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -10,13 +9,11 @@ import pytest
 
 from margintheory import theory
 from margintheory.construction import build_construction
-from margintheory.errors import InputError, NetworkFormatError
+from margintheory.errors import InputError
 from margintheory.network import PolyNetwork
 from margintheory.training.analysis import analyze_network
-from margintheory.training.io import load_network, state_dict_to_network
 
 EXE = shutil.which("margintheory")
-HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
 @pytest.mark.parametrize("p,k", [(5, 2), (7, 2), (5, 3)])
@@ -61,50 +58,6 @@ def test_shape_mismatch_is_a_clear_input_error():
         analyze_network(net, 7, 2)
     with pytest.raises(InputError, match="k=2"):
         analyze_network(net, 5, 3)
-
-
-def test_state_dict_layout_a_and_b_map_to_the_same_network():
-    net = build_construction(5, 2)
-    a = state_dict_to_network({"module.U": net.U, "module.W": net.W})
-    b = state_dict_to_network({"model.embed.0.weight": net.U[:, 0].T, "model.embed.1.weight": net.U[:, 1].T,
-                               "model.out.weight": net.W.T})
-    for got in (a, b):
-        np.testing.assert_array_equal(got.U, net.U)
-        np.testing.assert_array_equal(got.W, net.W)
-
-
-@pytest.mark.parametrize("sd,match", [
-    ({"U": np.zeros((2, 2, 5)), "W": np.zeros((2, 4))}, "W has shape"),
-    ({"U": np.zeros((2, 2, 5)), "W": np.zeros((2, 5)), "b": np.zeros(5)}, "unexpected tensors"),
-    ({"embed.0.weight": np.zeros((5, 3)), "out.weight": np.zeros((5, 3)), "out.bias": np.zeros(5)}, "bias"),
-    ({"embed.0.weight": np.zeros((5, 3)), "embed.2.weight": np.zeros((5, 3)), "out.weight": np.zeros((5, 3))},
-     "numbered"),
-    ({"embed.0.weight": np.zeros((5, 3)), "out.weight": np.zeros((4, 3))}, "out.weight has shape"),
-    ({"fc.weight": np.zeros((5, 3))}, "unrecognized state dict"),
-    ({"U": np.full((1, 1, 3), np.nan), "W": np.zeros((1, 3))}, "non-finite"),
-])
-def test_malformed_state_dicts_are_refused(sd, match):
-    with pytest.raises(NetworkFormatError, match=match):
-        state_dict_to_network(sd)
-
-
-@pytest.mark.skipif(HAS_TORCH, reason="torch is installed: the missing-torch message does not apply")
-def test_pytorch_file_without_torch_is_a_clear_error(tmp_path):
-    path = tmp_path / "net.pt"
-    path.write_bytes(b"\x80\x02}q\x00.")
-    with pytest.raises(InputError, match="needs torch"):
-        load_network(path)
-
-
-@pytest.mark.skipif(not HAS_TORCH, reason="torch not installed (optional dependency)")
-def test_pytorch_state_dict_round_trip(tmp_path):  # pragma: no cover - runs only where torch is installed
-    import torch
-
-    net = build_construction(5, 2)
-    path = tmp_path / "net.pt"
-    torch.save({"U": torch.tensor(net.U), "W": torch.tensor(net.W)}, path)
-    got = load_network(path)
-    np.testing.assert_array_equal(got.U, net.U)
 
 
 def _run(*args):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from margintheory.fourier import dft, max_normalized_power, multidim_dft_theory, neuron_fourier, one_sided_power
 from margintheory.margins import exhaustive_margin
 from margintheory.network import PolyNetwork
-from tests.strategies import networks
+from margintheory.testing import networks
 
 
 @given(st.integers(2, 40), st.integers(0, 2**32 - 1))

@@ -26,7 +26,7 @@ from margintheory.margins import (
     sum_labels,
 )
 from margintheory.network import PolyNetwork
-from tests.strategies import networks
+from margintheory.testing import networks
 
 
 def direct_margins(net):

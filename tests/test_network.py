@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from margintheory.errors import NetworkFormatError
 from margintheory.network import PolyNetwork
-from tests.strategies import networks
+from margintheory.testing import networks
 
 
 def test_norm_definition_by_hand():

@@ -1,8 +1,8 @@
 """``margintheory analyze NETWORK --p P --k K``: how close is a (trained) network to a max-margin one?
 
 Wiring only: :func:`margintheory.training.analysis.analyze_network` (built on ``verify_network``) for the checks,
-:mod:`margintheory.training.io` for loading (``.npz`` or a PyTorch state dict when torch is installed) and
-:mod:`margintheory.training.figures` for ``--plots``.
+:meth:`margintheory.network.PolyNetwork.load` for loading (``.npz``, ``.safetensors`` or a PyTorch file, read
+without torch; ``--names`` maps other layouts) and :mod:`margintheory.training.figures` for ``--plots``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from margintheory.cli import add_engine_options, engine_time_limit
+from margintheory.cli import add_engine_options, add_network_file_options, engine_time_limit
 from margintheory.errors import InputError
 from margintheory.report import emit
 
@@ -29,11 +29,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="measure how close a network is to the max-margin characterisation",
         description="Normalized margin vs gamma*, per-neuron Fourier sparsity and phase residuals, fraction of "
         "neurons in the optimal single-neuron set, frequency histogram, multidimensional DFT (Lemma C.20) and a "
-        "comparison with the construction. NETWORK is a .npz (arrays U (m,k,p), W (m,p)) or, when torch is "
-        "installed, a PyTorch state dict (.pt/.pth: tensors U and W, or embed.{j}.weight (p,m) and out.weight "
-        "(p,m)). Exit codes: 0 verified, 1 refuted, 2 bad input.",
+        "comparison with the construction. NETWORK is a .npz or .safetensors file (arrays U (m,k,p), W (m,p)) or a "
+        "PyTorch file (.pt/.pth/.bin/.ckpt; read without torch, weights only: tensors U and W, or embed.{j}.weight "
+        "(p,m) and out.weight (p,m); --names maps any other layout). Exit codes: 0 verified, 1 refuted, 2 bad input.",
     )
-    parser.add_argument("network", metavar="NETWORK", help="network file (.npz, or .pt/.pth with torch)")
+    parser.add_argument("network", metavar="NETWORK", help="network file (.npz, .safetensors, .pt/.pth/.bin/.ckpt)")
+    add_network_file_options(parser)
     parser.add_argument("--p", type=int, required=True, help="modulus p")
     parser.add_argument("--k", type=int, required=True, help="number of inputs k")
     parser.add_argument("--plots", metavar="DIR", help="write embedding / frequency (and margin) figures to DIR")
@@ -49,12 +50,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from margintheory.network import PolyNetwork
     from margintheory.training.analysis import analyze_network
-    from margintheory.training.io import load_network
 
     if args.rtol is not None and not (0 <= args.rtol < 1):
         raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
-    net = load_network(args.network)
+    net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
     result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=engine_time_limit(args),
                              rtol=args.rtol, tolerance=args.tolerance,
                              compare_construction=not args.no_construction, title=f"analysis of {args.network}")
@@ -70,7 +71,7 @@ def _plots(net, network_path: Path, out: Path) -> list[Path]:
     from margintheory.training import figures
 
     here = network_path.parent
-    initial = PolyNetwork.load(here / "initial.npz") if (here / "initial.npz").exists() else None
+    initial = PolyNetwork.load(here / "initial.npz") if (here / "initial.npz").is_file() else None
     if initial is not None and initial.U.shape != net.U.shape:
         initial = None
     written = figures.plot_embeddings(net, out / "embeddings")

@@ -47,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", type=float, default=None, metavar="SEC", help="overall time limit")
     parser.add_argument("--sdp-solver", default="CLARABEL", choices=("CLARABEL", "SCS"), help="SOS solver")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
-    parser.add_argument("--out", metavar="FILE.npz", help="save the network found (PolyNetwork .npz)")
+    parser.add_argument("--out", metavar="FILE", help="save the network found (.npz or .safetensors, by suffix)")
     parser.set_defaults(func=run)
     return parser
 
@@ -58,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--time-limit must be positive, got {args.time_limit}")
     if args.single_neuron and (args.max_width or args.min_width):
         raise InputError("--max-width / --min-width apply to the network problem, not to --single-neuron")
+    if args.out:
+        from margintheory.network_io import output_format
+
+        output_format(args.out)  # an unsupported suffix is refused before the solve, not after
     result = _single_neuron(p, k, args) if args.single_neuron else _network(p, k, args)
     return emit(result, args.json, SUMMARY_FIELDS)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from margintheory import tasks
-from margintheory.cli import add_engine_options
+from margintheory.cli import add_engine_options, add_network_file_options
 from margintheory.report import emit
 
 MODULAR = "modular-addition"
@@ -32,7 +32,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="task to verify (default %(default)s)")
     parser.add_argument("--p", type=int, help="modulus p (integer >= 3; the papers assume an odd prime)")
     parser.add_argument("--k", type=int, help="number of inputs k (integer >= 1); also the activation degree")
-    parser.add_argument("--network", metavar="FILE.npz", help="check this network instead of the construction")
+    parser.add_argument("--network", metavar="FILE",
+                        help="check this network instead of the construction: .npz, .safetensors or a PyTorch file "
+                        "(.pt/.pth/.bin/.ckpt, read without torch, weights only)")
+    add_network_file_options(parser)
     parser.add_argument("--exact", action="store_true", help="check the construction in exact arithmetic (small p, k)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     add_engine_options(parser)

@@ -27,10 +27,17 @@ def _max_memory(args: argparse.Namespace) -> int:
     return getattr(args, "max_memory", None) or DEFAULT_MAX_MEMORY
 
 
+def _load_network(args: argparse.Namespace):
+    """``--network`` through :meth:`PolyNetwork.load` (any supported format, ``--names``, the memory budget)."""
+    from margintheory.network import PolyNetwork
+
+    return PolyNetwork.load(args.network, names=getattr(args, "names", None), k=getattr(args, "k", None),
+                            max_memory=_max_memory(args))
+
+
 def _run_modular(args: argparse.Namespace) -> VerificationResult:
     """Modular addition with ``k`` inputs: the construction (float or ``--exact``) or a given network."""
     from margintheory import verification
-    from margintheory.network import PolyNetwork
     from margintheory.theory import validate_pk
 
     rtol = getattr(args, "rtol", None)
@@ -43,7 +50,7 @@ def _run_modular(args: argparse.Namespace) -> VerificationResult:
         min_share = getattr(args, "min_share", 0.0)
         if not (0 < fourier_tol < 1) or not (0 <= min_share < 1):
             raise InputError("--fourier-tol must be in (0, 1) and --min-share in [0, 1)")
-        net = PolyNetwork.load(args.network)
+        net = _load_network(args)
         p = net.p if args.p is None else args.p
         k = net.k if args.k is None else args.k
         validate_pk(p, k)
@@ -64,7 +71,7 @@ def _run_parity(args: argparse.Namespace) -> VerificationResult:
 
     rtol = getattr(args, "rtol", None)
     if getattr(args, "network", None):
-        net = parity.ParityNetwork.load(args.network, k=args.k)
+        net = parity.ParityNetwork.load(args.network, k=args.k, max_memory=_max_memory(args))
         if args.n is not None and args.n != net.n:
             raise InputError(f"{args.network} has n = {net.n} but --n {args.n} was given")
         parity.validate_nk(net.n, net.k)
@@ -76,7 +83,6 @@ def _run_parity(args: argparse.Namespace) -> VerificationResult:
 
 
 def _run_group(args: argparse.Namespace) -> VerificationResult:
-    from margintheory.network import PolyNetwork
     from margintheory.tasks import group_task
     from margintheory.tasks.groups import parse_group
 
@@ -86,7 +92,7 @@ def _run_group(args: argparse.Namespace) -> VerificationResult:
     if getattr(args, "network", None):
         return group_task.verify_group_network(
             G,
-            PolyNetwork.load(args.network),
+            _load_network(args),
             max_memory=_max_memory(args),
             max_seconds=_max_seconds(args),
             rtol=getattr(args, "rtol", None),
@@ -98,10 +104,8 @@ def _run_cogo(args: argparse.Namespace) -> VerificationResult:
     from margintheory.tasks import cogo_task
 
     if getattr(args, "network", None):
-        from margintheory.network import PolyNetwork
-
         return cogo_task.verify_cogo_network(
-            PolyNetwork.load(args.network), max_memory=_max_memory(args), max_seconds=_max_seconds(args)
+            _load_network(args), max_memory=_max_memory(args), max_seconds=_max_seconds(args)
         )
     if not args.construction or args.d is None:
         raise InputError("--task cogo needs --construction (F6, F4, F46, memorize) and --d")

@@ -16,15 +16,12 @@ int ``(k,)`` (0-based support; default ``0..k-1``); ``k`` is the activation degr
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 
-from margintheory.atomic import atomic_write_bytes
 from margintheory.checks import Check, VerificationResult, bool_check, close_check
 from margintheory.errors import InputError, NetworkFormatError
 
@@ -89,29 +86,20 @@ class ParityNetwork:
         return ParityNetwork(self.U / s, self.W / s, self.S)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        buf = io.BytesIO()
-        np.savez_compressed(buf, U=self.U, W=self.W, S=self.S)
-        atomic_write_bytes(path, buf.getvalue())
+        """Write ``U``, ``W``, ``S`` atomically as ``.npz`` or ``.safetensors`` (by suffix)."""
+        from margintheory.network_io import write_arrays
+
+        write_arrays(path, {"U": self.U, "W": self.W, "S": self.S})
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], k: int | None = None) -> ParityNetwork:
-        """Read the documented layout; without ``S`` in the file the support is ``0..k-1``."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                if not {"U", "W"} <= set(data.files):
-                    raise NetworkFormatError(
-                        f"{path}: a parity network needs arrays 'U' (m, n) and 'W' (m, 2)"
-                    )
-                U, W = data["U"], data["W"]
-                S = data["S"] if "S" in data.files else None
-        except NetworkFormatError:
-            raise
-        except FileNotFoundError:
-            raise NetworkFormatError(f"{path}: no such file") from None
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
-            raise NetworkFormatError(
-                f"{path}: not a readable .npz network ({type(exc).__name__}: {exc})"
-            ) from None
+    def load(cls, path: str | os.PathLike[str], k: int | None = None,
+             max_memory: int | None = None) -> ParityNetwork:
+        """Read the documented layout (``.npz``, ``.safetensors`` or a PyTorch dict of ``U``, ``W``, ``S``) through
+        :mod:`margintheory.network_io` (headers first, regular files only); without ``S`` the support is ``0..k-1``."""
+        from margintheory.network_io import DEFAULT_MAX_MEMORY, read_arrays
+
+        arrays = read_arrays(path, ("U", "W"), ("S",), max_memory=max_memory or DEFAULT_MAX_MEMORY)
+        U, W, S = arrays["U"], arrays["W"], arrays.get("S")
         if S is None:
             if k is None:
                 raise InputError(f"{path} has no support array 'S': pass --k")

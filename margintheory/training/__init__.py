@@ -7,5 +7,4 @@
 * :mod:`.trainer`    the training loop, seeds, train/test split, progress bar, exact resume.
 * :mod:`.figures`    Fourier-circuits Fig. 4.1 / 4.2 and Morwani et al. Fig. 7.1c analogues (matplotlib Agg, PNG + PDF).
 * :mod:`.analysis`   ``analyze``: ``verify_network`` plus distance-to-max-margin measurements.
-* :mod:`.io`         loading ``.npz`` networks and (optional torch) PyTorch state dicts.
 """

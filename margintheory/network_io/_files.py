@@ -1,0 +1,102 @@
+"""Opening network files: regular files only, never blocking, and reads that never exceed what a file holds.
+
+A device (``/dev/zero``, ``/dev/urandom``), a FIFO, a socket or a directory is refused as soon as it is opened
+(``O_NONBLOCK`` makes opening a FIFO return at once; ``fstat`` then tells what the path is), so nothing is read
+from it and nothing hangs.  Reads go through :func:`read_exact`, which fills a buffer of the size a header
+declared and reports a truncated file instead of blocking or over-allocating.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+import zipfile
+import zlib
+from typing import BinaryIO
+
+from margintheory.errors import NetworkFormatError
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows has no FIFOs to guard against
+    fcntl = None  # type: ignore[assignment]
+
+CHUNK = 1 << 22
+
+#: What the standard library's zip / deflate / struct code raises on damaged input.  The readers turn these into one
+#: :class:`NetworkFormatError` line naming the file (the fuzzer in the test suite checks that nothing else escapes).
+DAMAGED_FILE_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, struct.error, ValueError, OverflowError,
+                       NotImplementedError, RuntimeError, KeyError, IndexError, UnicodeDecodeError, OSError)
+
+
+def damaged(path: str, exc: BaseException) -> NetworkFormatError:
+    """One line for a file the standard library could not parse."""
+    text = (str(exc).splitlines() or [""])[0][:160] or type(exc).__name__
+    return NetworkFormatError(f"{path}: damaged or malformed file ({text})")
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """A readable name for a non-regular file type (``st_mode``)."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
+    """Open ``path`` for binary reading if it is a regular file (symbolic links followed); returns ``(file, size)``.
+
+    Raises :class:`NetworkFormatError` with one line for a missing file, a permission problem or any file that is
+    not regular (devices, FIFOs, sockets, directories), without reading from it.
+    """
+    name = os.fspath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags)
+    except FileNotFoundError:
+        raise NetworkFormatError(f"{name}: no such file") from None
+    except PermissionError:
+        raise NetworkFormatError(f"{name}: permission denied") from None
+    except OSError as exc:
+        raise NetworkFormatError(f"{name}: cannot open ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NetworkFormatError(f"{name}: is {file_kind(st.st_mode)}; network files must be regular files")
+        if fcntl is not None:
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~getattr(os, "O_NONBLOCK", 0))
+        return os.fdopen(fd, "rb"), int(st.st_size)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_exact(fh: BinaryIO, n: int, what: str) -> bytearray:
+    """Exactly ``n`` bytes from ``fh`` (in chunks, into one buffer); a short read is reported as truncation."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    pos = 0
+    while pos < n:
+        got = fh.readinto(view[pos:pos + CHUNK])  # type: ignore[attr-defined]
+        if not got:
+            raise NetworkFormatError(f"{what} is truncated: {pos} of {n} bytes present")
+        pos += got
+    return buf
+
+
+def human_bytes(n: float) -> str:
+    """``1536`` -> ``'1.5 KiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
