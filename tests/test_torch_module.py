@@ -22,7 +22,7 @@ def test_forward_matches_the_numpy_network():
     a = input_grid(5, 3)
     got = model(torch.from_numpy(a)).detach().numpy()
     np.testing.assert_allclose(got, logits(net), rtol=1e-12, atol=1e-14)
-    assert float(model.norm()) == pytest.approx(net.norm(), rel=1e-12)
+    assert float(model.norm().detach()) == pytest.approx(net.norm(), rel=1e-12)
 
 
 def test_round_trip_and_state_dict_read_without_torch(tmp_path):
