@@ -24,7 +24,9 @@ from margintheory.tasks.cogo_algebra import (
     theorem1_loss,
     to_network,
 )
-from margintheory.tasks.cogo_task import memorization_margin, potential_sets, verify_cogo
+from margintheory.tasks.cogo_lemma1_checks import potential_sets
+from margintheory.tasks.cogo_margin import memorization_margin
+from margintheory.tasks.cogo_task import verify_cogo
 
 
 @settings(max_examples=25, deadline=None)

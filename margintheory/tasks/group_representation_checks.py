@@ -1,0 +1,172 @@
+"""Checks of the computed real irreducible representations of a finite group: the facts of Morwani et al.
+App. D.8 and Lemma D.10 that the group task relies on (docs/theory.md#group-representations).
+
+Homomorphism and orthogonality of every ``R(g)``, the count of irreps against the conjugacy classes, characters
+constant on classes, the real type (Frobenius-Schur indicator 1, the hypothesis of Thm 7.9), and then either the
+real-type identities (Theorem D.5, Lemma D.10, Theorem D.8) or their complex-type analogues.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from margintheory.checks import Check, bool_check
+from margintheory.tasks.groups import FiniteGroup
+from margintheory.tasks.representations import (
+    Irrep,
+    character_inner_products,
+    character_table,
+    class_function_error,
+    frobenius_schur_indicator,
+    generators,
+    homomorphism_error,
+    orthogonality_error,
+    schur_orthogonality_error,
+)
+
+REP_TOL = 1e-11
+
+
+def representation_checks(G: FiniteGroup, irreps: list[Irrep]) -> tuple[list[Check], dict]:
+    """Lemma D.10 / Theorem D.5 / D.8-D.9 on the computed irreps: homomorphism, orthogonality, characters."""
+    dims = np.array([R.dim for R in irreps])
+    classes = G.conjugacy_classes()
+    ip = character_inner_products(G, irreps)
+    fs = np.array([frobenius_schur_indicator(G, R) for R in irreps])
+    real_type = bool(np.all(np.abs(fs - 1) < REP_TOL))
+    checks = _basic_checks(G, irreps, classes, fs, real_type)
+    if real_type:
+        checks += _real_type_checks(G, irreps, classes, ip, dims)
+    else:
+        checks += _complex_type_checks(G, ip, fs, dims)
+    fields = {
+        "group": G.name,
+        "order": G.order,
+        "irrep_names": [R.name for R in irreps],
+        "irrep_dims": dims.tolist(),
+        "class_sizes": [len(c) for c in classes],
+        "class_representatives": [G.labels[int(c[0])] for c in classes],
+        "character_table": np.round(character_table(G, irreps), 12).tolist(),
+        "frobenius_schur": fs.tolist(),
+        "all_irreps_real_type": real_type,
+    }
+    return checks, fields
+
+
+def _basic_checks(
+    G: FiniteGroup, irreps: list[Irrep], classes: list[np.ndarray], fs: np.ndarray, real_type: bool
+) -> list[Check]:
+    """Group axioms, homomorphism, orthogonality, irrep count, class functions, real type (any group)."""
+    gens = generators(G)
+    hom = max(homomorphism_error(G, R, gens) for R in irreps)
+    orth = max(orthogonality_error(R) for R in irreps)
+    n_complex = int(sum(2 if abs(f) < 0.5 else 1 for f in fs))
+    axioms = G.check_axioms() if G.order <= 120 else {"associative": None}
+    class_err = class_function_error(G, irreps)
+    return [
+        bool_check(
+            "group table: Latin square with identity, associative",
+            all(v is not False for v in axioms.values()),
+            exactness="proved",
+            detail=f"{axioms}"
+            + (
+                ""
+                if G.order <= 120
+                else " (associativity of permutation composition not re-checked exhaustively above order 120)"
+            ),
+        ),
+        Check(
+            "R(g s) = R(g) R(s) for all g and generators s (hence a homomorphism)",
+            0.0,
+            hom,
+            REP_TOL,
+            hom <= REP_TOL,
+            "float",
+            f"{len(gens)} generator(s); max abs error",
+        ),
+        Check("R(g) orthogonal", 0.0, orth, REP_TOL, orth <= REP_TOL, "float", "max |R^T R - I|"),
+        Check(
+            "complex irreps counted (real type 1, complex type 2) = number of conjugacy classes",
+            len(classes),
+            n_complex,
+            None,
+            len(classes) == n_complex,
+            "proved",
+            "a real irrep of complex type splits into two complex irreps",
+        ),
+        Check("characters constant on conjugacy classes", 0.0, class_err, REP_TOL, class_err <= REP_TOL, "float"),
+        bool_check(
+            "all irreps of real type (Frobenius-Schur indicator 1; Thm 7.9's hypothesis)",
+            real_type,
+            tolerance=REP_TOL,
+            detail=f"indicators {np.round(fs, 12).tolist()}",
+            informational=True,
+        ),
+    ]
+
+
+def _real_type_checks(
+    G: FiniteGroup, irreps: list[Irrep], classes: list[np.ndarray], ip: np.ndarray, dims: np.ndarray
+) -> list[Check]:
+    """Theorem D.5 (``sum d_R^2 = |G|``), Lemma D.10 (1)-(4), Theorem D.8 (orthonormal characters)."""
+    sq = int(np.sum(dims**2))
+    schur = schur_orthogonality_error(irreps)
+    ch = float(np.abs(ip - np.eye(len(irreps))).max())
+    return [
+        Check("sum d_R^2 = |G| (Theorem D.5)", G.order, sq, None, sq == G.order, "proved"),
+        Check(
+            "matrix-entry orthogonality B^T B = diag(|G|/d_R) (Lemma D.10 (1)-(2))",
+            0.0,
+            schur,
+            REP_TOL,
+            schur <= REP_TOL,
+            "float",
+            "max deviation relative to |G|",
+        ),
+        Check("characters orthonormal (Theorem D.8)", 0.0, ch, REP_TOL, ch <= REP_TOL, "float"),
+        _class_sum_check(G, irreps, classes),
+    ]
+
+
+def _complex_type_checks(G: FiniteGroup, ip: np.ndarray, fs: np.ndarray, dims: np.ndarray) -> list[Check]:
+    """The same identities when some real irreps are of complex type (each counts as two complex irreps)."""
+    expect = np.diag(np.where(np.abs(fs) < 0.5, 2.0, 1.0))
+    dev = float(np.abs(ip - expect).max())
+    sq = float(np.sum(dims**2 / np.diag(expect)))
+    return [
+        Check(
+            "<chi_R,chi_S> = 0 (R != S), 1 (real type) or 2 (complex type)",
+            0.0,
+            dev,
+            REP_TOL,
+            dev <= REP_TOL,
+            "float",
+        ),
+        Check(
+            "sum over complex irreps of d^2 = |G|",
+            G.order,
+            sq,
+            REP_TOL,
+            abs(sq - G.order) <= REP_TOL,
+            "float",
+            "a complex-type real irrep of dimension d contributes 2 (d/2)^2",
+        ),
+    ]
+
+
+def _class_sum_check(G: FiniteGroup, irreps: list[Irrep], classes: list[np.ndarray]) -> Check:
+    """Lemma D.10 (3)-(4): class sums of off-diagonal entries vanish; of diagonal entries are equal."""
+    err = 0.0
+    for R in irreps:
+        for cl in classes:
+            S = R.mats[cl].sum(axis=0)
+            off = S - np.diag(np.diag(S))
+            err = max(err, float(np.abs(off).max()), float(np.ptp(np.diag(S))))
+    return Check(
+        "class sums: off-diagonal 0, diagonal independent of position (Lemma D.10 (3)-(4))",
+        0.0,
+        err,
+        REP_TOL * G.order,
+        err <= REP_TOL * G.order,
+        "float",
+    )
