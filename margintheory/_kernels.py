@@ -21,8 +21,7 @@ try:  # pragma: no cover - exercised implicitly when numba is installed
     import numba
 
     HAVE_NUMBA = True
-except ImportError:  # pragma: no cover
-    numba = None
+except ImportError:  # pragma: no cover - every use of ``numba`` is behind HAVE_NUMBA
     HAVE_NUMBA = False
 
 

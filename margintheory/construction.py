@@ -97,7 +97,7 @@ def build_construction(p: int, k: int, *, normalize: bool = True) -> PolyNetwork
         for j in range(k):
             U[i, j] = spec.signs[j] * amp * _phi(spec.term[j], spec.frequency, p, x)
         W[i] = math.copysign(amp, c) * _phi(spec.term[k], spec.frequency, p, (-x) % p)
-    meta = {
+    meta: dict[str, np.ndarray] = {
         "frequency": np.array([s.frequency for s in specs], dtype=np.int64),
         "term": np.array([s.term for s in specs], dtype=np.int8),
         "sign": np.array([s.signs for s in specs], dtype=np.int8),

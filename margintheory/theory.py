@@ -22,12 +22,18 @@ P_SYM, K_SYM = sp.symbols("p k", positive=True, integer=True)
 
 def validate_pk(p: object, k: object, *, p_min: int = 3) -> tuple[int, int]:
     """Return ``(p, k)`` as ints or raise :class:`InputError` with one clear sentence."""
-    for name, value, low in (("p", p, p_min), ("k", k, 1)):
-        if isinstance(value, bool) or not isinstance(value, int | sp.Integer):
-            raise InputError(f"{name} must be an integer, got {value!r}")
-        if int(value) < low:
-            raise InputError(f"{name} must be an integer >= {low}, got {value}")
-    return int(p), int(k)
+    return int_at_least("p", p, p_min), int_at_least("k", k, 1)
+
+
+def int_at_least(name: str, value: object, low: int) -> int:
+    """``value`` as an int (Python or sympy integer, not bool) if it is ``>= low``, else :class:`InputError`."""
+    if isinstance(value, sp.Integer):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{name} must be an integer, got {value!r}")
+    if value < low:
+        raise InputError(f"{name} must be an integer >= {low}, got {value}")
+    return value
 
 
 def is_prime(n: int) -> bool:

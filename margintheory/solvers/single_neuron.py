@@ -147,7 +147,7 @@ def solve_single_neuron(p: int, k: int, weights: PairWeights | None = None, *, m
         out.certification = "no relaxation run: upper bound unavailable"
     else:
         split = split_by_frequency(obj) if method in ("auto", "fourier-blocks") else None
-        if method == "auto":
+        if method == "auto" and split is not None:
             method = "fourier-blocks" if decoupled(split) else "generic"
         out.method = method
         runner = _bound_blocks if method == "fourier-blocks" else _bound_generic

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from margintheory.errors import SolverError
+from margintheory.errors import InputError, SolverError
 from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
 from margintheory.solvers.column_generation import (
@@ -96,6 +96,8 @@ def greedy_prune(A: np.ndarray, *, target: float | None = None, max_width: int |
     """Backward elimination on the LP support: try to drop columns in order of increasing LP weight, re-solving
     the LP each time; with ``target`` a drop is kept only if the margin stays ``>= target``; with ``max_width``
     the lightest column is dropped until at most ``max_width`` remain.  Returns ``(columns, s, status)``."""
+    if target is None and max_width is None:
+        raise InputError("greedy_prune needs a target margin or a maximum width")
     t0 = time.perf_counter()
     cols = np.arange(A.shape[1])
     s, val = _lp_on(A, cols)
@@ -114,7 +116,7 @@ def greedy_prune(A: np.ndarray, *, target: float | None = None, max_width: int |
         c = int(order[0])
         trial = cols[cols != c]
         s_t, val_t = _lp_on(A, trial)
-        if max_width is not None or val_t >= target:
+        if max_width is not None or (target is not None and val_t >= target):
             cols, s = trial[s_t > 0], s_t[s_t > 0]
         else:
             tried.add(c)
@@ -173,7 +175,7 @@ def width_generators(generators: np.ndarray, weights: np.ndarray, threshold: flo
 
     k1, p = generators.shape[1], generators.shape[2]
     obj = SingleNeuronObjective(pair_weights(p, k1 - 1))
-    support = list(np.flatnonzero(weights > 0))
+    support = [int(i) for i in np.flatnonzero(weights > 0)]
     extra = [i for i in range(len(generators)) if i not in support and obj.value(generators[i].ravel()) >= threshold]
     per_orbit = p ** (k1 - 1)
     keep = (support + extra)[: max(len(support), max_columns // per_orbit)]

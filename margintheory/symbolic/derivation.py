@@ -49,7 +49,7 @@ class StepCheck:
         return self.kind in ("proved", "float")
 
     def label(self) -> str:
-        parts = [self.kind]
+        parts: list[str] = [self.kind]
         if self.method:
             parts.append(self.method)
         if self.scope:

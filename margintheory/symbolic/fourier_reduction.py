@@ -25,14 +25,16 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 import sympy as sp
 
-from margintheory.errors import InputError, RefusedError
+from margintheory.errors import RefusedError
 from margintheory.margins import input_grid
 from margintheory.symbolic.cyclotomic import rational_parts
 from margintheory.symbolic.derivation import Derivation
+from margintheory.theory import int_at_least
 
 MAX_TERMS = 60_000  # p^(k+1) monomials of the fully mixed type
 
@@ -41,9 +43,7 @@ Monomial = tuple[tuple[int, int], ...]  # sorted (variable index, power)
 
 def validate_fourier_pk(p: object, k: object) -> tuple[int, int]:
     """``p >= 2`` and ``k >= 1`` integers with ``p^(k+1) <= MAX_TERMS`` (else :class:`RefusedError`)."""
-    for name, value, low in (("p", p, 2), ("k", k, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InputError(f"{name} must be an integer >= {low}, got {value!r}")
+    p, k = int_at_least("p", p, 2), int_at_least("k", k, 1)
     if p ** (k + 1) > MAX_TERMS:
         raise RefusedError(f"the exact Fourier reduction expands p^(k+1) = {p ** (k + 1)} monomials; the limit is "
                            f"{MAX_TERMS} (e.g. p <= 5 with k <= 3, p <= 13 with k <= 2)")
@@ -175,6 +175,16 @@ def lemma_c14_statement(p: int, k: int) -> sp.Equality:
     return sp.Eq(lhs, rhs, evaluate=False)
 
 
+def _type_vanishes(t: TypeReport) -> bool:
+    """No monomial of this exponent type survives ``eta(0) - E_delta eta(delta)``."""
+    return t.surviving_monomials == 0
+
+
+def _type_fully_mixed(t: TypeReport, k: int) -> bool:
+    """The surviving type is the fully mixed monomial, with multinomial coefficient ``k!``."""
+    return t.multinomial == math.factorial(k) and min(t.exponents) == 1
+
+
 def fourier_derivation(p: int, k: int) -> Derivation:
     """Lemma C.14 at ``(p, k)`` as a derivation: (C.9), the vanishing types, and the exact identity."""
     res = check_fourier_reduction(p, k)
@@ -190,13 +200,13 @@ def fourier_derivation(p: int, k: int) -> Derivation:
         e_str = ",".join(map(str, t.exponents))
         label = sp.Symbol(f"objective part of type ({e_str})")
         if t.vanishes:
-            d.exact(sp.Eq(label, 0), t.reason, "Lemma C.14 (proof)", proof=lambda t=t: t.surviving_monomials == 0,
+            d.exact(sp.Eq(label, 0), t.reason, "Lemma C.14 (proof)", proof=partial(_type_vanishes, t),
                     method="all coefficients of this type computed exactly from Def. C.12 (Fractions)",
                     scope=f"p = {p}, k = {k}")
         else:
             d.exact(sp.Eq(sp.Symbol(f"multinomial coefficient of type ({e_str})"), t.multinomial),
                     f"{t.reason}; {t.surviving_monomials} monomials", "Lemma C.14 (proof)",
-                    proof=lambda t=t: t.multinomial == math.factorial(k) and min(t.exponents) == 1,
+                    proof=partial(_type_fully_mixed, t, k),
                     method="multinomial coefficient computed", scope=f"p = {p}, k = {k}")
     d.exact(lemma_c14_statement(p, k),
             f"both sides expanded in the {k * p + p} weights; the DFT computed in Q(omega_{p}) and reduced modulo "

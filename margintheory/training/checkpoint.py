@@ -48,7 +48,7 @@ def save_checkpoint(path: str | os.PathLike[str], state: TrainState) -> None:
     arrays = {"U": state.U, "W": state.W, "state_json": np.array(json.dumps(meta))}
     arrays.update({"opt__" + k: v for k, v in state.moments.items()})
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, allow_pickle=False, **arrays)  # numeric arrays and a JSON string only: never a pickle
     atomic_write_bytes(path, buf.getvalue())
 
 

@@ -14,6 +14,7 @@ import io
 import json
 import os
 from pathlib import Path
+from typing import SupportsFloat
 
 import matplotlib
 
@@ -194,7 +195,12 @@ def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.Path
 
 
 def _num(v: object) -> float:
-    return float("nan") if v is None else float(v)
+    """A history value as a float: ``None`` is nan; non-finite values are stored as strings (``"inf"``)."""
+    if v is None:
+        return float("nan")
+    if isinstance(v, str | SupportsFloat):
+        return float(v)
+    raise TypeError(f"history value {v!r} is not a number")
 
 
 def training_figures(out_dir: str | os.PathLike[str]) -> list[Path]:

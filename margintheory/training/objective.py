@@ -91,8 +91,8 @@ class Workspace:
     def for_weights(cls, U: np.ndarray, rows: int, reuse: Workspace | None = None) -> Workspace:
         """A workspace loaded with ``U``: ``reuse`` if its buffers fit ``rows`` rows of ``m`` neurons."""
         m = U.shape[0]
-        ok = reuse is not None and reuse.z.shape[1] == m and reuse.z.shape[0] >= rows
-        ws = reuse if ok else cls(m, rows)
+        fits = reuse is not None and reuse.z.shape[1] == m and reuse.z.shape[0] >= rows
+        ws = reuse if reuse is not None and fits else cls(m, rows)
         ws.k = U.shape[1]
         ws.table = np.ascontiguousarray(U.transpose(1, 2, 0))  # (k, p, m): row gathers are contiguous
         return ws
