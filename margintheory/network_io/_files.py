@@ -13,7 +13,7 @@ import stat
 import struct
 import zipfile
 import zlib
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from margintheory.errors import NetworkFormatError
 
@@ -80,7 +80,7 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
         raise
 
 
-def read_exact(fh: BinaryIO, n: int, what: str) -> bytearray:
+def read_exact(fh: IO[bytes], n: int, what: str) -> bytearray:
     """Exactly ``n`` bytes from ``fh`` (in chunks, into one buffer); a short read is reported as truncation."""
     buf = bytearray(n)
     view = memoryview(buf)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 import numpy as np
 import numpy.lib.format as npformat
@@ -29,7 +29,7 @@ def is_zip(head: bytes) -> bool:
     return head[:4] in (b"PK\x03\x04", b"PK\x05\x06")
 
 
-def _read_header(member: BinaryIO, where: str) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+def _read_header(member: IO[bytes], where: str) -> tuple[tuple[int, ...], bool, np.dtype, int]:
     try:
         version = npformat.read_magic(member)
         if version == (1, 0):
@@ -120,5 +120,5 @@ def write_npz(arrays: dict[str, np.ndarray]) -> bytes:
         if np.asarray(arr).dtype.hasobject:
             raise NetworkFormatError(f"array {name!r} holds Python objects and cannot be saved without pickling")
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
+    np.savez_compressed(buf, allow_pickle=False, **arrays)
     return buf.getvalue()
