@@ -171,15 +171,17 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None) -> tuple[np.
                 raise InputError(f"{path}: U lists {len(us)} matrices (one per input) but k = {k} was given")
             k = len(us)
     distinct = list({id(t): t for t, _ in [(w, w_t), *us]}.values())
-    arrays = dict(zip((id(t) for t in distinct), tf.load(distinct, extra=8 * m * k * p), strict=True))
+    with np.errstate(invalid="ignore", over="ignore"):  # signalling NaNs are reported as non-finite values later
+        loaded = [np.asarray(a, dtype=np.float64) for a in tf.load(distinct, extra=8 * m * k * p)]
+    arrays = dict(zip((id(t) for t in distinct), loaded, strict=True))
     W = arrays[id(w)].T if w_t else arrays[id(w)]
     mats = [arrays[id(t)].T if tr else arrays[id(t)] for t, tr in us]
     if mode == "stacked":
         U = mats[0]
     elif mode == "shared":
-        U = np.repeat(np.asarray(mats[0], dtype=np.float64)[:, None, :], k, axis=1)
+        U = np.repeat(mats[0][:, None, :], k, axis=1)
     else:
-        U = np.stack([np.asarray(a, dtype=np.float64) for a in mats], axis=1)
+        U = np.stack(mats, axis=1)
     return U, W
 
 
