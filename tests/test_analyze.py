@@ -74,7 +74,8 @@ def test_analyze_cli_json_plots_and_errors(tmp_path):
     doc = json.loads(proc.stdout)
     assert doc["verdict"] == "verified" and {"checks", "notes", "ratio_to_gamma_star"} <= set(doc)
     assert all(set(c) >= {"name", "expected", "measured", "tolerance", "passed"} for c in doc["checks"])
-    for name in ("embeddings.png", "embeddings.pdf", "frequencies.png", "frequencies.pdf"):
+    for name in ("summary.png", "summary.pdf", "embeddings.png", "embeddings.pdf", "frequencies.png",
+                 "frequencies.pdf"):
         assert (tmp_path / "plots" / name).stat().st_size > 0
 
 
@@ -91,3 +92,15 @@ def test_analyze_cli_errors_are_one_line_exit_2(tmp_path, capsys, case):
     assert main(["analyze", str(file), "--p", p, "--k", "2"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "error" in err
+
+
+@pytest.mark.parametrize("p,k,m", [(5, 2, 16), (6, 2, 3), (3, 1, 1)])
+def test_summary_figure_for_odd_even_and_single_neuron_networks(tmp_path, p, k, m):
+    from margintheory.margins import exhaustive_margin
+    from margintheory.training.figures import plot_summary
+
+    rng = np.random.default_rng(p)
+    net = build_construction(p, k) if p == 5 else PolyNetwork(rng.normal(size=(m, k, p)), rng.normal(size=(m, p)))
+    written = plot_summary(net, exhaustive_margin(net), tmp_path / "summary")
+    assert [w.name for w in written] == ["summary.png", "summary.pdf"]
+    assert all(w.stat().st_size > 10_000 for w in written)

@@ -37,7 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_network_file_options(parser)
     parser.add_argument("--p", type=int, required=True, help="modulus p")
     parser.add_argument("--k", type=int, required=True, help="number of inputs k")
-    parser.add_argument("--plots", metavar="DIR", help="write embedding / frequency (and margin) figures to DIR")
+    parser.add_argument("--plots", metavar="DIR", help="write the one-page summary, embedding and frequency (and "
+                        "margin-history) figures to DIR, each as PNG and PDF")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     add_engine_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
@@ -60,13 +61,14 @@ def run(args: argparse.Namespace) -> int:
                              rtol=args.rtol, tolerance=args.tolerance,
                              compare_construction=not args.no_construction, title=f"analysis of {args.network}")
     if args.plots:
-        result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots))]
+        result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots), args)]
     return emit(result, args.json, SUMMARY_FIELDS)
 
 
-def _plots(net, network_path: Path, out: Path) -> list[Path]:
-    """Embeddings and frequency figures; the margin curve and init-vs-end too when ``margintheory train`` wrote
-    ``history.json`` / ``initial.npz`` next to the network."""
+def _plots(net, network_path: Path, out: Path, args: argparse.Namespace) -> list[Path]:
+    """The one-page summary, embeddings and frequency figures; the margin curve and init-vs-end too when
+    ``margintheory train`` wrote ``history.json`` / ``initial.npz`` next to the network."""
+    from margintheory.margins import exhaustive_margin
     from margintheory.network import PolyNetwork
     from margintheory.training import figures
 
@@ -74,7 +76,9 @@ def _plots(net, network_path: Path, out: Path) -> list[Path]:
     initial = PolyNetwork.load(here / "initial.npz") if (here / "initial.npz").is_file() else None
     if initial is not None and initial.U.shape != net.U.shape:
         initial = None
-    written = figures.plot_embeddings(net, out / "embeddings")
+    margins = exhaustive_margin(net, args.max_memory, max_seconds=engine_time_limit(args))
+    written = figures.plot_summary(net, margins, out / "summary", tolerance=args.tolerance)
+    written += figures.plot_embeddings(net, out / "embeddings")
     written += figures.plot_frequency_distribution(net, out / "frequencies", initial)
     hist = here / "history.json"
     if hist.exists():

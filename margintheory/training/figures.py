@@ -25,7 +25,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from margintheory import theory  # noqa: E402
 from margintheory.atomic import atomic_write_bytes  # noqa: E402
-from margintheory.fourier import dft, one_sided_power  # noqa: E402
+from margintheory.fourier import dft, neuron_fourier, one_sided_power  # noqa: E402
+from margintheory.margins import MarginResult  # noqa: E402
 from margintheory.network import PolyNetwork  # noqa: E402
 from margintheory.training.metrics import fourier_summary, norm_shares  # noqa: E402
 
@@ -190,6 +191,99 @@ def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.Path
     ax2.set_xlabel("step")
     ax2.legend(fontsize=8, loc="lower right")
     fig.suptitle(title or f"training p={p}, k={k}", fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
+def plot_summary(net: PolyNetwork, margins: MarginResult, stem: str | os.PathLike[str], title: str = "",
+                 tolerance: float = 1e-2) -> list[Path]:
+    """One-page summary of a network: (a) distribution of the normalized margins of all ``p^k`` points relative to
+    ``gamma*``; (b) each neuron's dominant frequency and phase residual ``theta_u1+...+theta_uk-theta_w`` (the phase
+    condition of Lemma C.15 is the zero line; marker area = norm share, colour = Fourier sparsity); (c) the share of
+    ``||theta||^(k+1)`` per frequency against the construction's uniform share (Lemma C.18); (d) the neurons' norm
+    shares, sorted, with their cumulative sum."""
+    from matplotlib.lines import Line2D
+
+    p, k, m = net.p, net.k, net.m
+    gamma = theory.gamma_star(p, k) if p % 2 else None
+    ref = gamma if gamma else abs(margins.normalized_margin) or 1.0
+    ref_name = r"$\gamma^*$" if gamma else "min margin"
+    nf = neuron_fourier(net, tolerance)
+    share = norm_shares(net)
+    sparsity = nf.max_power.min(axis=1)
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8.2))
+
+    ax = axes[0, 0]
+    x = margins.margins / margins.normalization / ref
+    lo, hi = float(x.min()), float(x.max())
+    if hi - lo <= 1e-9 * max(1.0, abs(hi)):
+        ax.bar([lo], [x.size], width=0.02, color="tab:blue")
+        ax.set_xlim(lo - 0.25, lo + 0.25)
+        ax.text(0.03, 0.95, f"all {x.size:,} points at {lo:.12g} {ref_name}\n(spread {hi - lo:.1e})",
+                transform=ax.transAxes, va="top", fontsize=9)
+    else:
+        ax.hist(x, bins=60, color="tab:blue")
+        ax.set_yscale("log")
+    ax.axvline(1.0, color="tab:red", ls="--", lw=1, label=f"{ref_name} = {ref:.6g}")
+    ax.axvline(lo, color="black", ls=":", lw=1, label=f"min = {lo:.9g} {ref_name}")
+    ax.set_xlabel(f"normalized margin of a point / {ref_name}")
+    ax.set_ylabel("points")
+    ax.set_title(f"(a) margins of all p^k = {x.size:,} points", fontsize=10)
+    ax.legend(fontsize=8, loc="upper right")
+
+    ax = axes[0, 1]
+    jitter = np.random.default_rng(0).uniform(-0.18, 0.18, size=m)
+    sc = ax.scatter(nf.frequency + jitter, nf.phase_residual, s=12 + 240 * share / max(share.max(), 1e-300),
+                    c=sparsity, cmap="viridis", vmin=0, vmax=1, alpha=0.8, edgecolors="k", linewidths=0.3)
+    ax.axhline(0.0, color="tab:red", lw=1)
+    band = np.sqrt(tolerance) * 2 * np.pi
+    ax.axhspan(-band, band, color="tab:red", alpha=0.08)
+    ax.set_ylim(-np.pi - 0.2, np.pi + 0.2)
+    ax.set_yticks([-np.pi, -np.pi / 2, 0, np.pi / 2, np.pi], [r"$-\pi$", r"$-\pi/2$", "0", r"$\pi/2$", r"$\pi$"])
+    ax.set_xticks(range(0, p // 2 + 1))
+    ax.set_xlim(-0.5, p // 2 + 0.5)
+    ax.set_xlabel("dominant frequency of the neuron (jittered)")
+    ax.set_ylabel(r"$\theta_{u_1}+\dots+\theta_{u_k}-\theta_w$ (mod $2\pi$)")
+    inside = int(nf.in_optimal_set.sum())
+    ax.set_title(f"(b) phase condition (red line): {inside}/{m} neurons in the optimal set", fontsize=10)
+    cb = fig.colorbar(sc, ax=ax, fraction=0.046, pad=0.02)
+    cb.set_label("min max normalized power (1 = single frequency)", fontsize=8)
+    ax.legend(handles=[Line2D([], [], ls="", marker="o", color="gray", label="area = norm share")], fontsize=8,
+              loc="lower right")
+
+    ax = axes[1, 0]
+    freqs = theory.frequencies(p)
+    mass = np.bincount(nf.frequency, weights=share, minlength=p // 2 + 1)
+    ax.bar(np.arange(mass.size), mass, color="tab:green", label="share of the norm budget")
+    if freqs:
+        ax.axhline(1.0 / len(freqs), color="tab:red", ls="--", lw=1, label="construction: uniform")
+    used = sum(1 for z in freqs if mass[z] > 0)
+    ax.set_xticks(range(mass.size))
+    ax.set_xlabel("frequency")
+    ax.set_ylabel(r"$\sum_i \|\theta_i\|^{k+1} / \|\theta\|^{k+1}$")
+    ax.set_title(f"(c) norm share per frequency: {used}/{len(freqs)} frequencies used", fontsize=10)
+    ax.legend(fontsize=8)
+
+    ax = axes[1, 1]
+    order = np.sort(share)[::-1]
+    ranks = np.arange(1, m + 1)
+    ax.semilogy(ranks, np.maximum(order, 1e-300), "o-", ms=3, color="tab:purple", label="neuron's share")
+    ax.axhline(1.0 / m, color="gray", ls=":", lw=1, label="1/m (all equal)")
+    ax.set_ylim(max(order.min(), 1e-12) / 3, 1.5)
+    ax.set_xlabel("neurons, largest share first")
+    ax.set_ylabel("norm share")
+    twin = ax.twinx()
+    twin.plot(ranks, np.cumsum(order), color="tab:orange", label="cumulative")
+    twin.set_ylim(0, 1.05)
+    twin.set_ylabel("cumulative share", color="tab:orange")
+    half = int(np.searchsorted(np.cumsum(order), 0.99) + 1)
+    ax.set_title(f"(d) norm shares: {half} of {m} neurons hold 99%", fontsize=10)
+    lines = ax.get_legend_handles_labels()
+    extra = twin.get_legend_handles_labels()
+    ax.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=8, loc="center right")
+
+    ratio = f"{margins.normalized_margin / gamma:.12g}" if gamma else "n/a (even p)"
+    fig.suptitle(title or f"p = {p}, k = {k}, m = {m}: normalized margin / gamma* = {ratio}", fontsize=12)
     fig.tight_layout()
     return save_figure(fig, stem)
 
