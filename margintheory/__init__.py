@@ -1,19 +1,35 @@
 """margintheory: verify the max-margin theory of one-hidden-layer polynomial networks.
 
-Layers (see README "Architecture"):
+Public API (the command line is a thin layer over it)::
+
+    from margintheory import verify, ModularAddition
+    result = verify(ModularAddition(7, 3))        # VerificationResult: verdict, checks, common fields
+    result.verdict, result.normalized_margin, result.gamma_star, result.to_dict()
+
+Layers (see docs/ARCHITECTURE.md):
 
 * ``theory``        closed forms that the papers *prove* (exact sympy and float).
+* ``problems``      problem objects (``ModularAddition``, ``SparseParity``, ``GroupComposition``, ``CoGO``):
+                    parameters validated once, closed forms cached.
 * ``network``       the polynomial network object, its norm, ``.npz`` I/O.
 * ``construction``  the explicit max-margin network of Lemmas C.16-C.18.
 * ``margins``       the exhaustive margin engine (checker).
 * ``fourier``       DFT-based checkers (Lemma C.14, C.20, Def. of the optimal neuron set).
-* ``checks``        the common ``Check`` / ``VerificationResult`` shape of every verdict.
-* ``verification``  wiring of theory + objects + checkers into verdicts.
-* ``report``/``cli`` presentation only.
+* ``checks``        the common ``Check`` / ``VerificationResult`` shape of every verdict; ``schema`` its JSON Schema.
+* ``verification``  wiring of theory + objects + checkers into verdicts; ``tasks`` every task behind ``verify``.
+* ``report``        presentation; ``cli`` / ``commands`` the command line (the only modules that know about flags).
 """
 
+from margintheory._version import __version__
+from margintheory.checks import Check, VerificationResult
 from margintheory.network import PolyNetwork
+from margintheory.problems import CoGO, GroupComposition, ModularAddition, SparseParity
+from margintheory.schema import result_schema, validate_result
+from margintheory.tasks import verify
 from margintheory.theory import construction_width, gamma_star, gamma_star_exact
 
-__all__ = ["PolyNetwork", "gamma_star", "gamma_star_exact", "construction_width"]
-__version__ = "0.1.0"
+__all__ = [
+    "Check", "CoGO", "GroupComposition", "ModularAddition", "PolyNetwork", "SparseParity", "VerificationResult",
+    "__version__", "construction_width", "gamma_star", "gamma_star_exact", "result_schema", "validate_result",
+    "verify",
+]

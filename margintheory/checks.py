@@ -1,6 +1,10 @@
 """The common result shape of every verdict: a list of :class:`Check` rolled up into a :class:`VerificationResult`.
 
-Every ``--json`` output of the CLI is ``VerificationResult.to_dict()``: ``verdict`` + ``checks`` + extra fields.
+Every ``--json`` output of the CLI is ``VerificationResult.to_dict()``, one shape for every task and command,
+described by the JSON Schema shipped with the package (:func:`margintheory.schema.result_schema`,
+``margintheory schema``): the common fields ``task, parameters, gamma_star, gamma_star_note, normalized_margin,
+ratio_to_gamma_star, relative_error, width, verdict, exit_code, checks, seconds, version, notes`` at the top
+level, task-specific values under ``details``, and an optional ``certificate``.
 A check compares an *expected* value (from ``theory`` or from the statement being tested) with a *measured* value
 (computed from the network or the solver) under a stated *tolerance*; ``exactness`` says how sure it is.
 """
@@ -57,15 +61,31 @@ def bool_check(name: str, measured: bool, *, tolerance: float | None = None, exa
                  informational)
 
 
+#: Names of ``VerificationResult.fields`` entries that are promoted to the top level of the JSON result (the common
+#: fields of the schema); every other entry goes under ``details``.
+COMMON_FIELDS: tuple[str, ...] = ("gamma_star", "gamma_star_note", "normalized_margin", "ratio_to_gamma_star",
+                                  "relative_error", "width", "seconds")
+
+
 @dataclass
 class VerificationResult:
-    """A verdict with its checks and any extra named quantities (``fields``) for JSON output."""
+    """A verdict with its checks and the measured quantities.
+
+    ``fields`` holds every named quantity; the entries named in :data:`COMMON_FIELDS` (``gamma_star``,
+    ``normalized_margin``, ``width``, ...) are the common fields of the result schema (typed read-only views below),
+    all others are task-specific ``details``.  ``task`` names the task (``modular-addition``, ``parity``, ``group``,
+    ``cogo``, or the command for ``solve``), ``parameters`` the problem it was run on; ``certificate`` is the optional
+    two-sided bound object of the schema.
+    """
 
     title: str
     checks: list[Check] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     applicable: bool = True
+    task: str = ""
+    parameters: dict[str, Any] = field(default_factory=dict)
+    certificate: dict[str, Any] | None = None
 
     def add(self, check: Check) -> Check:
         self.checks.append(check)
@@ -87,29 +107,99 @@ class VerificationResult:
             return 0 if all(c.passed for c in self.checks if not c.informational) else 1
         return 1
 
+    @property
+    def gamma_star(self) -> float | None:
+        """The closed form's value for this problem (``None`` where no closed form applies)."""
+        return _optional_float(self.fields.get("gamma_star"))
+
+    @property
+    def gamma_star_note(self) -> str:
+        """Which closed form ``gamma_star`` is, or why there is none."""
+        return str(self.fields.get("gamma_star_note") or "")
+
+    @property
+    def normalized_margin(self) -> float | None:
+        """The measured normalized margin (``None`` when it was not computed)."""
+        return _optional_float(self.fields.get("normalized_margin"))
+
+    @property
+    def ratio_to_gamma_star(self) -> float | None:
+        """``normalized_margin / gamma_star`` (stored value if the producer computed it more precisely)."""
+        stored = _optional_float(self.fields.get("ratio_to_gamma_star"))
+        if stored is not None:
+            return stored
+        nm, g = self.normalized_margin, self.gamma_star
+        return nm / g if nm is not None and g else None
+
+    @property
+    def relative_error(self) -> float | None:
+        """``|normalized_margin - gamma_star| / gamma_star`` (stored value if computed exactly)."""
+        stored = _optional_float(self.fields.get("relative_error"))
+        if stored is not None:
+            return stored
+        nm, g = self.normalized_margin, self.gamma_star
+        return abs(nm - g) / g if nm is not None and g else None
+
+    @property
+    def width(self) -> int | None:
+        """Number of neurons of the network the verdict is about."""
+        w = self.fields.get("width")
+        return None if w is None else int(w)
+
+    @property
+    def seconds(self) -> float | None:
+        """Wall time of the whole verification."""
+        return _optional_float(self.fields.get("seconds"))
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """The task-specific values (every field that is not a common one)."""
+        return {key: val for key, val in self.fields.items() if key not in COMMON_FIELDS}
+
     def to_dict(self) -> dict[str, Any]:
-        out = {key: _jsonable(val) for key, val in self.fields.items()}
-        out["verdict"] = self.verdict
-        out["checks"] = [c.to_dict() for c in self.checks]
-        out["notes"] = list(self.notes)
+        """The result as plain JSON values, in the shape of the package's result schema."""
+        from margintheory._version import __version__
+
+        out: dict[str, Any] = {
+            "task": self.task,
+            "title": self.title,
+            "parameters": _jsonable(self.parameters),
+            "gamma_star": _jsonable(self.gamma_star),
+            "gamma_star_note": self.gamma_star_note,
+            "normalized_margin": _jsonable(self.normalized_margin),
+            "ratio_to_gamma_star": _jsonable(self.ratio_to_gamma_star),
+            "relative_error": _jsonable(self.relative_error),
+            "width": self.width,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "checks": [c.to_dict() for c in self.checks],
+            "seconds": _jsonable(self.seconds),
+            "version": __version__,
+            "notes": list(self.notes),
+            "details": _jsonable(self.details),
+        }
+        if self.certificate is not None:
+            out["certificate"] = _jsonable(self.certificate)
         return out
+
+
+def _optional_float(x: Any) -> float | None:
+    return None if x is None else float(x)
 
 
 def _jsonable(x: Any) -> Any:
     """Convert numpy / sympy scalars and containers into plain JSON values (non-finite floats as strings)."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
+    import numpy as np
+
     if isinstance(x, bool) or x is None or isinstance(x, str):
         return x
     if isinstance(x, int):
         return x
     if isinstance(x, float):
         return x if math.isfinite(x) else repr(x)
-    if np is not None and isinstance(x, np.generic):
+    if isinstance(x, np.generic):
         return _jsonable(x.item())
-    if np is not None and isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray):
         return [_jsonable(v) for v in x.tolist()]
     if isinstance(x, dict):
         return {str(k): _jsonable(v) for k, v in x.items()}

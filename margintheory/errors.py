@@ -1,4 +1,8 @@
-"""Exceptions with a meaning for the command line: every one of them is printed as one line, exit code 2."""
+"""The package's expected errors, in library terms; the command line prints each as one line, exit code 2.
+
+An error may name the library ``parameter`` that would lift it (``max_memory``, ``max_seconds``, ...); the command
+line translates that name into its own flag (``margintheory/commands/_options.py``), the library never names flags.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,10 @@ class MarginTheoryError(Exception):
     """Base class of the package's expected errors (bad input, refused work, solver failure)."""
 
     exit_code: int = 2
+
+    def __init__(self, message: str = "", *, parameter: str | None = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 class InputError(MarginTheoryError, ValueError):
@@ -18,7 +26,7 @@ class NetworkFormatError(InputError):
 
 
 class RefusedError(MarginTheoryError):
-    """Work refused up front (memory budget or time estimate exceeded); the message names the override flag."""
+    """Work refused up front (memory budget or time estimate exceeded); ``parameter`` names the budget."""
 
 
 class SolverError(MarginTheoryError):

@@ -123,17 +123,17 @@ def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, 
 
 
 def check_feasible(est: CostEstimate, max_memory: int, max_seconds: float | None) -> None:
-    """Refuse work that cannot be streamed within the budget or would take too long (names the flag to force)."""
+    """Refuse work that cannot be streamed within the budget or would take too long (names the budget to raise)."""
     if est.prefixes_per_chunk == 0:
         need = est.fixed_bytes + est.chunk_bytes
         raise RefusedError(
             f"the exhaustive check over {est.points} points needs at least {need / 2**20:.1f} MiB "
-            f"but --max-memory is {max_memory / 2**20:.1f} MiB; raise --max-memory"
+            f"but the memory budget max_memory is {max_memory / 2**20:.1f} MiB", parameter="max_memory"
         )
     if max_seconds is not None and est.seconds > max_seconds:
         raise RefusedError(
-            f"estimated run time {est.seconds:.0f} s for {est.points} points exceeds the limit of "
-            f"{max_seconds:.0f} s; pass --force to run it anyway"
+            f"estimated run time {est.seconds:.0f} s for {est.points} points exceeds the time limit "
+            f"max_seconds = {max_seconds:.0f} s", parameter="max_seconds"
         )
 
 

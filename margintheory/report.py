@@ -1,4 +1,10 @@
-"""Presentation of a :class:`~margintheory.checks.VerificationResult`: a rich table or one JSON object."""
+"""Presentation of a :class:`~margintheory.checks.VerificationResult`: a table that fits the terminal, or one JSON
+object in the shape of the result schema (:mod:`margintheory.schema`).
+
+The table has one row per check (claim | expected | measured | tol | how | verdict); rich reads the terminal's width
+(``COLUMNS`` when the output is not a terminal, 80 by default), claims wrap inside their column, numbers are shown
+with fewer digits on narrow terminals, and long details are printed under the table.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,8 @@ from rich.table import Table
 from margintheory.checks import Check, VerificationResult
 
 _VERDICT_STYLE = {"verified": "bold green", "refuted": "bold red", "not-applicable": "bold yellow"}
+#: terminals at least this wide get 12 significant digits, narrower ones 8
+WIDE = 120
 
 
 def format_value(x: Any, digits: int = 12) -> str:
@@ -31,34 +39,67 @@ def format_value(x: Any, digits: int = 12) -> str:
     return str(x)
 
 
-def checks_table(checks: list[Check], title: str | None = None) -> Table:
-    """The claim | expected | measured | tolerance | verdict table."""
-    table = Table(title=title, show_lines=False, header_style="bold")
-    for col in ("claim", "expected", "measured", "tolerance", "how", "verdict"):
-        table.add_column(col, overflow="fold")
+def checks_table(checks: list[Check], title: str | None = None, digits: int = 12) -> Table:
+    """The claim | expected | measured | tol | how | verdict table (columns shrink and wrap to the width)."""
+    table = Table(title=title, show_lines=False, header_style="bold", expand=False)
+    table.add_column("claim", ratio=5, overflow="fold", min_width=16)
+    table.add_column("expected", ratio=2, overflow="fold", min_width=6)
+    table.add_column("measured", ratio=2, overflow="fold", min_width=6)
+    table.add_column("tol", no_wrap=True)
+    table.add_column("how", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
     for c in checks:
         verdict = "PASS" if c.passed else "FAIL"
         if c.informational:
-            verdict += " (info)"
+            verdict += " (i)"
         style = "green" if c.passed else ("yellow" if c.informational else "red")
-        tol = "-" if c.tolerance is None else f"{c.tolerance:.1e}"
-        expected, measured = escape(format_value(c.expected)), escape(format_value(c.measured))
+        tol = "-" if c.tolerance is None else f"{c.tolerance:.0e}"
+        expected, measured = escape(format_value(c.expected, digits)), escape(format_value(c.measured, digits))
         table.add_row(escape(c.name), expected, measured, tol, c.exactness, f"[{style}]{verdict}[/{style}]")
     return table
+
+
+def summary_lines(result: VerificationResult, digits: int = 12) -> list[str]:
+    """The common fields of the result schema, one short line each."""
+    lines = []
+    g = result.gamma_star
+    note = f" ({result.gamma_star_note})" if result.gamma_star_note else ""
+    lines.append(f"gamma*: {format_value(g, digits) if g is not None else 'n/a'}{note}")
+    if result.normalized_margin is not None:
+        parts = [f"normalized margin: {format_value(result.normalized_margin, digits)}"]
+        if result.ratio_to_gamma_star is not None:
+            parts.append(f"ratio to gamma*: {format_value(result.ratio_to_gamma_star, digits)}")
+        if result.relative_error is not None:
+            parts.append(f"relative error: {result.relative_error:.3e}")
+        lines.append("; ".join(parts))
+    tail = []
+    if result.width is not None:
+        tail.append(f"width: {result.width}")
+    if result.seconds is not None:
+        tail.append(f"seconds: {result.seconds:.3g}")
+    if tail:
+        lines.append("; ".join(tail))
+    return lines
+
+
+def make_console(stream: TextIO | None = None) -> Console:
+    """A console on ``stream`` (stdout) whose width is the terminal's (``COLUMNS`` if set, else 80 when piped)."""
+    return Console(file=stream, highlight=False, soft_wrap=False)
 
 
 def render_text(
     result: VerificationResult, console: Console | None = None, show_fields: list[str] | None = None
 ) -> None:
-    """Print the result as a table plus its notes and verdict."""
-    if console is None:
-        console = Console(highlight=False)
-        if not console.is_terminal or console.width < 120:
-            console = Console(highlight=False, width=160)
-    console.print(checks_table(result.checks, title=result.title))
+    """Print the table, the common fields, the requested details, failed checks' details, notes and the verdict."""
+    console = console or make_console()
+    digits = 12 if console.width >= WIDE else 8
+    console.print(checks_table(result.checks, title=result.title, digits=digits))
+    for line in summary_lines(result, digits):
+        console.print(escape(line))
+    details = result.details
     for name in show_fields or []:
-        if name in result.fields:
-            console.print(f"{name}: {escape(format_value(result.fields[name]))}")
+        if details.get(name) is not None:
+            console.print(f"{name}: {escape(format_value(details[name], digits))}")
     for c in result.checks:
         if c.detail and not c.passed:
             console.print(f"[dim]{escape(c.name)}: {escape(c.detail)}[/dim]")
@@ -69,7 +110,7 @@ def render_text(
 
 
 def render_json(result: VerificationResult, stream: TextIO | None = None) -> None:
-    """Print ``result.to_dict()`` as one JSON object."""
+    """Print ``result.to_dict()`` (the result schema) as one JSON object."""
     stream = stream or sys.stdout
     json.dump(result.to_dict(), stream, indent=2, allow_nan=False)
     stream.write("\n")

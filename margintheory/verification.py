@@ -10,6 +10,7 @@ from a direct evaluation of the statement; the *measured* side always from the n
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from margintheory.errors import InputError
 from margintheory.fourier import DEFAULT_SPARSITY_TOL, multidim_dft_theory, neuron_fourier
 from margintheory.margins import DEFAULT_MAX_MEMORY, EPS, MarginResult, exhaustive_margin
 from margintheory.network import PolyNetwork
+from margintheory.problems import ModularAddition
 
 
 def per_frequency_cosine_sum(p: int, x: np.ndarray) -> np.ndarray:
@@ -28,24 +30,35 @@ def per_frequency_cosine_sum(p: int, x: np.ndarray) -> np.ndarray:
     return np.cos(2.0 * np.pi * ((np.outer(np.asarray(x), zetas)) % p) / p).sum(axis=1)
 
 
-def _base_fields(p: int, k: int) -> dict:
-    applicable = p % 2 == 1
+def as_problem(p: int | ModularAddition, k: int | None = None) -> ModularAddition:
+    """``p`` if it already is a :class:`~margintheory.problems.ModularAddition`, else ``ModularAddition(p, k)``."""
+    if isinstance(p, ModularAddition):
+        if k is not None and k != p.k:
+            raise InputError(f"k = {k} given with a problem that has k = {p.k}")
+        return p
+    if k is None:
+        raise InputError("k is required when p is given as an integer")
+    return ModularAddition(p, k)
+
+
+def _base_fields(problem: ModularAddition) -> dict:
+    exact = problem.gamma_star_exact
     return {
-        "p": p,
-        "k": k,
-        "hypothesis": theory.hypothesis_status(p),
-        "gamma_star": theory.gamma_star(p, k) if applicable else None,
-        "gamma_star_exact": str(theory.gamma_star_exact(p, k)) if applicable else None,
-        "theorem_width": theory.construction_width(p, k) if applicable else None,
-        "relative_error": None,
+        "p": problem.p,
+        "k": problem.k,
+        "hypothesis": problem.hypothesis,
+        "gamma_star": problem.gamma_star,
+        "gamma_star_note": problem.gamma_star_note,
+        "gamma_star_exact": None if exact is None else str(exact),
+        "theorem_width": problem.theorem_width,
     }
 
 
-def _hypothesis_check(p: int) -> Check:
-    status = theory.hypothesis_status(p)
+def _hypothesis_check(problem: ModularAddition) -> Check:
+    status = problem.hypothesis
     return bool_check(
         "hypothesis: p is an odd prime (as the papers assume)", status == "odd-prime", exactness="proved",
-        detail=f"p = {p} is {status.replace('-', ' ')}", informational=True,
+        detail=f"p = {problem.p} is {status.replace('-', ' ')}", informational=True,
     )
 
 
@@ -180,34 +193,40 @@ def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list
 
 
 def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None, *,
+                   problem: ModularAddition | None = None,
                    max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
                    rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL,
                    min_share: float = 0.0, title: str | None = None) -> VerificationResult:
     """Check the max-margin characterisation of Theorem C.22 on ``net`` (normalized internally).
+
+    The problem is ``problem`` or ``ModularAddition(p, k)`` (each defaulting to the network's own ``p``, ``k``).
 
     ``rtol``: relative tolerance for "equals gamma*"-type claims (default: the float64 error bound only, which is
     right for constructed networks; trained networks need a looser one); ``fourier_tolerance``: leakage allowed
     in the Fourier checks; ``min_share``: neurons with at most this norm share are left out of the per-neuron
     checks (see :func:`neuron_checks`).
     """
-    return _check_network(net, p, k, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
+    if problem is None:
+        problem = ModularAddition(net.p if p is None else p, net.k if k is None else k)
+    return _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
                           fourier_tolerance=fourier_tolerance, min_share=min_share, title=title)[0]
 
 
-def _check_network(net: PolyNetwork, p: int | None, k: int | None, *, max_memory: int, max_seconds: float | None,
+def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: int, max_seconds: float | None,
                    rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL,
                    min_share: float = 0.0, title: str | None = None) -> tuple[VerificationResult, MarginResult]:
     """:func:`verify_network` that also returns the exhaustive pass over the normalized network."""
-    p = net.p if p is None else p
-    k = net.k if k is None else k
-    theory.validate_pk(p, k)
+    start = time.perf_counter()
+    p, k = problem.p, problem.k
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has p={net.p}, k={net.k} (U shape {net.U.shape}) but p={p}, k={k} was requested")
-    fields = _base_fields(p, k)
+    fields = _base_fields(problem)
     fields["width"] = net.m
     result = VerificationResult(title or f"network check (p={p}, k={k}, m={net.m})", fields=fields)
-    result.applicable = p % 2 == 1
-    result.add(_hypothesis_check(p))
+    result.task = problem.task
+    result.parameters = problem.parameters()
+    result.applicable = problem.applicable
+    result.add(_hypothesis_check(problem))
     unit = net.normalized()
     res = exhaustive_margin(unit, max_memory, max_seconds=max_seconds)
     gamma = fields["gamma_star"]
@@ -216,20 +235,23 @@ def _check_network(net: PolyNetwork, p: int | None, k: int | None, *, max_memory
         for c in part[0]:
             result.add(c)
         fields.update(part[1])
-    fields["seconds"] = res.seconds
-    _add_notes(result, p)
+    fields["engine_seconds"] = res.seconds
+    fields["seconds"] = time.perf_counter() - start
+    _add_notes(result, problem)
     return result, res
 
 
-def verify_construction(p: int, k: int, *, max_memory: int = DEFAULT_MAX_MEMORY,
+def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_memory: int = DEFAULT_MAX_MEMORY,
                         max_seconds: float | None = None) -> VerificationResult:
-    """Build the Lemma C.18 network for ``(p, k)`` and check every claim of Theorem C.22 on it."""
-    p, k = theory.validate_pk(p, k)
+    """Build the Lemma C.18 network for ``ModularAddition(p, k)`` (or the problem ``p``) and check every claim of
+    Theorem C.22 on it."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     raw = build_construction(p, k, normalize=False)
     net = raw.normalized()
-    result, res = _check_network(net, p, k, max_memory=max_memory, max_seconds=max_seconds,
+    result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
                                  title=f"construction of Lemma C.18 (p={p}, k={k})")
-    expected_width = 2 ** (2 * k - 1) * (p - 1) // 2 if p % 2 else None
+    expected_width = problem.theorem_width
     result.checks.insert(1, Check("width = 2^(2k-1)(p-1)/2 (Lemma C.18)", expected_width, net.m, None,
                                   expected_width == net.m, "proved", informational=expected_width is None))
     checks, fields = construction_logit_checks(res, raw.norm() ** (k + 1))
@@ -243,8 +265,8 @@ def verify_construction(p: int, k: int, *, max_memory: int = DEFAULT_MAX_MEMORY,
     return result
 
 
-def _add_notes(result: VerificationResult, p: int) -> None:
-    status = theory.hypothesis_status(p)
+def _add_notes(result: VerificationResult, problem: ModularAddition) -> None:
+    p, status = problem.p, problem.hypothesis
     if status == "odd-composite":
         result.notes.append(f"p = {p} is not prime: the papers' hypothesis is not met; every claim was checked anyway.")
     if status == "even":

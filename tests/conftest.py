@@ -2,8 +2,24 @@
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _every_json_result_follows_the_schema(monkeypatch):
+    """Every ``--json`` result a test prints in-process is validated against the shipped result schema."""
+    from margintheory import report
+    from margintheory.schema import validate_result
+
+    original = report.render_json
+
+    def validated(result, stream=None):
+        validate_result(result)
+        original(result, stream)
+
+    monkeypatch.setattr(report, "render_json", validated)

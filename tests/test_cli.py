@@ -13,9 +13,11 @@ from margintheory.network import PolyNetwork
 
 EXE = shutil.which("margintheory")
 REQUIRED_JSON_KEYS = {
-    "p", "k", "gamma_star", "gamma_star_exact", "width", "normalized_margin", "relative_error", "all_on_margin",
-    "wrong_logits_equal", "neurons_in_optimal_set", "frequencies_covered", "verdict", "checks",
+    "task", "parameters", "gamma_star", "gamma_star_note", "normalized_margin", "ratio_to_gamma_star",
+    "relative_error", "width", "verdict", "exit_code", "checks", "seconds", "version", "notes", "details",
 }
+REQUIRED_DETAILS = {"gamma_star_exact", "all_on_margin", "wrong_logits_equal", "neurons_in_optimal_set",
+                    "frequencies_covered"}
 
 
 def run(*args, timeout=300):
@@ -37,11 +39,11 @@ def test_verify_json_p7_k3():
     proc = run("verify", "--p", "7", "--k", "3", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    assert REQUIRED_JSON_KEYS <= set(out)
-    assert out["verdict"] == "verified"
+    assert REQUIRED_JSON_KEYS <= set(out) and REQUIRED_DETAILS <= set(out["details"])
+    assert out["verdict"] == "verified" and out["exit_code"] == 0 and out["parameters"] == {"p": 7, "k": 3}
     assert out["relative_error"] < 1e-10
-    assert out["width"] == 96 and out["frequencies_covered"] == [1, 2, 3]
-    assert out["gamma_star_exact"] == "1/224"
+    assert out["width"] == 96 and out["details"]["frequencies_covered"] == [1, 2, 3]
+    assert out["details"]["gamma_star_exact"] == "1/224"
     for check in out["checks"]:
         assert {"name", "expected", "measured", "tolerance", "passed"} <= set(check)
 
@@ -49,18 +51,19 @@ def test_verify_json_p7_k3():
 def test_verify_human_table():
     proc = run("verify", "--p", "5", "--k", "2")
     assert proc.returncode == 0, proc.stderr
-    for word in ("claim", "expected", "measured", "tolerance", "verdict: verified"):
+    for word in ("claim", "expected", "measured", "tol", "normalized margin", "verdict: verified"):
         assert word in proc.stdout
 
 
 def test_verify_composite_and_even():
     proc = run("verify", "--p", "9", "--k", "2", "--json")
     out = json.loads(proc.stdout)
-    assert proc.returncode == 0 and out["verdict"] == "verified" and out["hypothesis"] == "odd-composite"
+    assert proc.returncode == 0 and out["verdict"] == "verified" and out["details"]["hypothesis"] == "odd-composite"
     assert any("not prime" in n for n in out["notes"])
     proc = run("verify", "--p", "6", "--k", "2", "--json")
     out = json.loads(proc.stdout)
     assert out["verdict"] == "not-applicable" and out["normalized_margin"] > 0
+    assert out["gamma_star"] is None and "even" in out["gamma_star_note"] and out["ratio_to_gamma_star"] is None
 
 
 def test_verify_network_file(tmp_path):

@@ -10,8 +10,8 @@ from margintheory.cli import main
 from margintheory.network import PolyNetwork
 from margintheory.theory import gamma_star
 
-REQUIRED = ("verdict", "checks", "gamma_star", "lower_bound", "upper_bound", "upper_bound_certified",
-            "relative_gap", "rounds", "width", "solver")
+REQUIRED = ("verdict", "checks", "gamma_star", "normalized_margin", "width")
+REQUIRED_DETAILS = ("lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds", "solver")
 
 
 def _run_json(capsys, argv):
@@ -24,10 +24,11 @@ def test_single_neuron_json_and_saved_maximiser(capsys, tmp_path):
     path = tmp_path / "neuron.npz"
     code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "3", "--single-neuron", "--json", "--out", str(path)])
     assert code == 0 and data["verdict"] == "verified"
-    assert all(key in data for key in REQUIRED)
-    assert data["upper_bound_certified"] is True
-    assert data["lower_bound"] <= gamma_star(3, 3) * (1 + 1e-12) <= data["upper_bound"] * (1 + 1e-12)
-    assert set(data["solver"]) >= {"name", "status", "time"}
+    assert all(key in data for key in REQUIRED) and all(key in data["details"] for key in REQUIRED_DETAILS)
+    det = data["details"]
+    assert det["upper_bound_certified"] is True and data["normalized_margin"] == det["lower_bound"]
+    assert det["lower_bound"] <= gamma_star(3, 3) * (1 + 1e-12) <= det["upper_bound"] * (1 + 1e-12)
+    assert set(det["solver"]) >= {"name", "status", "time"}
     net = PolyNetwork.load(path)
     assert net.m == 1 and net.k == 3 and net.p == 3
 
@@ -36,8 +37,9 @@ def test_network_json_with_max_width_and_verify_roundtrip(capsys, tmp_path):
     path = tmp_path / "net.npz"
     code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "2", "--json", "--min-width", "--out", str(path)])
     assert code == 0 and data["verdict"] == "verified"
-    assert data["rounds"] >= 1 and data["width_search"]["found_width"] == data["width"]
-    assert data["width"] <= data["width_search"]["theorem_width"]
+    det = data["details"]
+    assert det["rounds"] >= 1 and det["width_search"]["found_width"] == data["width"]
+    assert data["width"] <= det["width_search"]["theorem_width"]
     assert PolyNetwork.load(path).m == data["width"]
     code = main(["verify", "--network", str(path), "--p", "3", "--k", "2", "--json", "--rtol", "1e-6"])
     verify = json.loads(capsys.readouterr().out)
@@ -76,4 +78,4 @@ def test_max_width_caps_the_network(capsys, tmp_path):
     width_check = [c for c in data["checks"] if c["name"] == "width <= 4"]
     assert width_check and width_check[0]["passed"]
     # 4 neurons of these orbits do not reach gamma*(3, 2): the verdict says so (exit 1), it is not hidden
-    assert data["lower_bound"] < gamma_star(3, 2) and code == 1
+    assert data["details"]["lower_bound"] < gamma_star(3, 2) and code == 1

@@ -46,4 +46,5 @@ class _nullcontext:
 def test_verify_exact_json(capsys):
     assert main(["verify", "--p", "7", "--k", "3", "--exact", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["verdict"] == "verified" and d["relative_error"] == 0.0 and d["exactness"] == "proved"
+    assert d["verdict"] == "verified" and d["relative_error"] == 0.0 and d["details"]["exactness"] == "proved"
+    assert d["parameters"] == {"p": 7, "k": 3, "exact": True} and d["ratio_to_gamma_star"] == 1.0

@@ -21,7 +21,7 @@ SHARED_KEYS = {"p", "k", "gamma_star", "gamma_star_exact", "width", "normalized_
 def test_construction_verified_exactly(p, k):
     res = exact.verify_construction_exact(p, k)
     assert res.verdict == "verified"
-    d = res.to_dict()
+    d = {**res.fields, **res.to_dict()}
     assert SHARED_KEYS <= set(d)
     assert d["relative_error"] == 0.0 and d["relative_error_exact"] == "0"
     assert d["normalized_margin_exact"] == str(theory.gamma_star_exact(p, k))
@@ -39,8 +39,9 @@ def sp_half(n):
 
 
 def test_same_shape_and_values_as_float_verifier():
-    ex = exact.verify_construction_exact(7, 3).to_dict()
-    fl = verify_construction(7, 3).to_dict()
+    ex = {**exact.verify_construction_exact(7, 3).fields, **exact.verify_construction_exact(7, 3).to_dict()}
+    res = verify_construction(7, 3)
+    fl = {**res.fields, **res.to_dict()}
     assert SHARED_KEYS <= set(fl)
     assert ex["width"] == fl["width"] and ex["frequencies_covered"] == fl["frequencies_covered"]
     assert abs(ex["normalized_margin"] - fl["normalized_margin"]) <= 1e-12 * ex["normalized_margin"]

@@ -7,8 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from margintheory import ModularAddition, verify
 from margintheory.cli import main
-from margintheory.tasks import TASK_NAMES, run_task
+from margintheory.tasks import TASK_NAMES
 
 
 def _json(capsys, argv: list[str]) -> tuple[int, dict]:
@@ -35,7 +36,7 @@ def test_verified_runs(capsys, argv) -> None:
 def test_refuted_cogo_reports_correction(capsys) -> None:
     code, out = _json(capsys, ["verify", "--task", "cogo", "--construction", "F46", "--d", "9"])
     assert code == 1 and out["verdict"] == "refuted"
-    assert out["corrected"]["loss"] < 1e-12 and out["paper"]["loss"] > 0.1
+    assert out["details"]["corrected"]["loss"] < 1e-12 and out["details"]["paper"]["loss"] > 0.1
 
 
 def test_parity_network_file(tmp_path, capsys) -> None:
@@ -44,7 +45,7 @@ def test_parity_network_file(tmp_path, capsys) -> None:
     path = tmp_path / "p.npz"
     build_parity_construction(7, 3).save(path)
     code, out = _json(capsys, ["verify", "--task", "parity", "--network", str(path)])
-    assert code == 0 and out["n"] == 7 and out["k"] == 3
+    assert code == 0 and out["parameters"]["n"] == 7 and out["parameters"]["k"] == 3
 
 
 @pytest.mark.parametrize("argv", [
@@ -64,14 +65,10 @@ def test_bad_input_is_one_line_exit_2(capsys, argv) -> None:
     assert err.startswith("margintheory verify: error:") and "\n" not in err
 
 
-def test_run_task_modular_addition_wraps_core() -> None:
-    import argparse
-
-    args = argparse.Namespace(task="modular-addition", p=5, k=2, network=None, max_memory=None, force=True,
-                              max_seconds=None, rtol=None)
-    res = run_task(args)
-    assert res.verdict == "verified" and res.fields["task"]["name"] == "modular-addition"
-    assert np.isclose(res.fields["normalized_margin"], res.fields["gamma_star"], rtol=1e-12)
+def test_library_verify_modular_addition_wraps_core() -> None:
+    res = verify(ModularAddition(5, 2))
+    assert res.verdict == "verified" and res.task == "modular-addition" and res.parameters == {"p": 5, "k": 2}
+    assert np.isclose(res.normalized_margin, res.gamma_star, rtol=1e-12)
 
 
 def test_group_and_cogo_network_files(tmp_path, capsys) -> None:
@@ -92,4 +89,4 @@ def test_group_and_cogo_network_files(tmp_path, capsys) -> None:
     cogo = tmp_path / "f6.npz"
     to_network(build_f6(5).z)[0].save(cogo)
     code, out = _json(capsys, ["verify", "--task", "cogo", "--network", str(cogo)])
-    assert code == 0 and out["loss"] < 1e-12 and out["core_verdict"] == "verified"
+    assert code == 0 and out["details"]["loss"] < 1e-12 and out["details"]["core_verdict"] == "verified"

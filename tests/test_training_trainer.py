@@ -25,7 +25,10 @@ def small_config(**kw):
 
 
 def test_short_run_increases_the_normalized_margin_and_sparsifies():
-    res = train(small_config(), progress=True)  # the rich progress bar must not disturb the run
+    from margintheory.commands.train import progress_bar
+
+    with progress_bar(small_config().steps) as report:  # the CLI's rich progress bar must not disturb the run
+        res = train(small_config(), progress=report)
     first, last = res.history[0], res.history[-1]
     assert first["step"] == 0 and last["step"] == 300
     assert last["normalized_margin"] > first["normalized_margin"]

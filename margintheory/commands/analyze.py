@@ -11,12 +11,12 @@ import argparse
 import json
 from pathlib import Path
 
-from margintheory.cli import add_engine_options, add_network_file_options, engine_time_limit
+from margintheory.commands._options import add_engine_options, add_network_file_options, engine_time_limit
 from margintheory.errors import InputError
 from margintheory.report import emit
 
 SUMMARY_FIELDS = [
-    "gamma_star", "normalized_margin", "ratio_to_gamma_star", "width", "theorem_width", "fraction_sparse",
+    "theorem_width", "fraction_sparse",
     "weighted_fraction_sparse", "fraction_optimal", "weighted_fraction_optimal", "phase_residual_max",
     "frequency_histogram", "frequency_tv_to_construction", "frequencies_covered", "frequencies_covered_at_tolerance",
     "construction_normalized_margin", "ratio_to_construction", "multidim_dft_min_real",
@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
     result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=engine_time_limit(args),
                              rtol=args.rtol, tolerance=args.tolerance,
                              compare_construction=not args.no_construction, title=f"analysis of {args.network}")
+    result.parameters.update(network=args.network, tolerance=args.tolerance)
+    if args.rtol is not None:
+        result.parameters["rtol"] = args.rtol
     if args.plots:
         result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots), args)]
     return emit(result, args.json, SUMMARY_FIELDS)

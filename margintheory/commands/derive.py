@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from margintheory.cli import positive_int
+from margintheory.commands._options import positive_int
 from margintheory.errors import InputError
 from margintheory.symbolic.derivation import FORMATS, Derivation
 

@@ -10,22 +10,24 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import time
 
 import numpy as np
 
-from margintheory.checks import Check, VerificationResult, bool_check, close_check
-from margintheory.cli import positive_int
+from margintheory.checks import Check, Exactness, VerificationResult, bool_check, close_check
+from margintheory.commands._options import positive_int
 from margintheory.errors import InputError, SolverError
+from margintheory.problems import ModularAddition
 from margintheory.report import emit
-from margintheory.theory import construction_width, gamma_star, hypothesis_status, validate_pk
+from margintheory.theory import construction_width, gamma_star, hypothesis_status
 
 GAP_TOL = 1e-6
 #: the width MILP asks for the LP margin to this relative slack (leaving room below GAP_TOL for MILP tolerances)
 WIDTH_RTOL = 1e-7
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
 EVAL_RTOL = 1e-12
-SUMMARY_FIELDS = ["gamma_star", "lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds",
-                  "width", "theorem_width", "solver", "uniform_dual_bound"]
+SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds",
+                  "theorem_width", "solver", "uniform_dual_bound"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -53,7 +55,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    p, k = validate_pk(args.p, args.k)
+    problem = ModularAddition(args.p, args.k)
+    p, k = problem.p, problem.k
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError(f"--time-limit must be positive, got {args.time_limit}")
     if args.single_neuron and (args.max_width or args.min_width):
@@ -62,12 +65,30 @@ def run(args: argparse.Namespace) -> int:
         from margintheory.network_io import output_format
 
         output_format(args.out)  # an unsupported suffix is refused before the solve, not after
+    start = time.perf_counter()
     result = _single_neuron(p, k, args) if args.single_neuron else _network(p, k, args)
+    _schema_fields(result, problem, args, time.perf_counter() - start)
     return emit(result, args.json, SUMMARY_FIELDS)
 
 
+def _schema_fields(result: VerificationResult, problem: ModularAddition, args: argparse.Namespace,
+                   seconds: float) -> None:
+    """The common fields: the margin is the lower bound (attained by the network or neuron found)."""
+    result.task = problem.task
+    result.parameters = {**problem.parameters(), "method": "single-neuron" if args.single_neuron else
+                         "column-generation", "seed": args.seed}
+    for flag in ("max_width", "min_width", "time_limit"):
+        if getattr(args, flag):
+            result.parameters[flag] = getattr(args, flag)
+    f = result.fields
+    if "seconds" in f:
+        f["solver_seconds"] = f.pop("seconds")
+    f.update(gamma_star=problem.gamma_star, gamma_star_note=problem.gamma_star_note,
+             normalized_margin=f["lower_bound"], seconds=seconds)
+
+
 def _bracket_checks(g: float, lower: float, upper: float, certified: bool) -> list[Check]:
-    how = "certified" if certified else "float"
+    how: Exactness = "certified" if certified else "float"
     gap = (upper - lower) / abs(lower) if lower > 0 else float("inf")
     return [
         bool_check("lower bound <= gamma* (a value attained by a unit network)", lower <= g * (1 + EVAL_RTOL),

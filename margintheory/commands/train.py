@@ -9,9 +9,11 @@ initialization), ``checkpoint.npz`` (resumable state), ``history.csv`` / ``histo
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from margintheory.cli import positive_int
+from margintheory.commands._options import positive_int
 from margintheory.errors import InputError
 from margintheory.training.objective import REGULARIZERS
 from margintheory.training.optim import OPTIMIZERS, SCHEDULES
@@ -77,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         checkpoint_every=args.checkpoint_every,
     )
     out = Path(args.out)
-    result = train(cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=not args.no_progress)
+    with progress_bar(cfg.steps, enabled=not args.no_progress) as report:
+        result = train(cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report)
     result.network.save(out / "network.npz")
     result.initial.save(out / "initial.npz")
     write_history(out, result)
@@ -93,3 +96,24 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"wrote {out}/network.npz, initial.npz, checkpoint.npz, history.csv, history.json"
                   + (f" and {len(written)} figure files" if written else ""))
     return 0
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[dict[str, float], int], None] | None]:
+    """A rich progress bar (loss, accuracy, margin / gamma*, Fourier power) fed by the trainer's callback."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
+                  transient=False) as prog:
+        task = prog.add_task("train", total=total, completed=0, info="")
+
+        def report(row: dict[str, float], target: int) -> None:
+            info = (f"loss {row['loss']:.3e}  acc {row['train_acc']:.3f}  "
+                    f"margin/gamma* {row['ratio']:.4f}  max-power {row['mean_max_power']:.3f}")
+            prog.update(task, completed=row["step"], info=info)
+
+        yield report

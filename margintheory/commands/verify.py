@@ -1,23 +1,32 @@
-"""``margintheory verify``: check the theorem for ``(p, k)`` (the construction) or for a given network.
+"""``margintheory verify``: check the theorem for a task's construction or for a given network.
 
-Wiring only: every task, modular addition included, is dispatched through :mod:`margintheory.tasks`, which
-calls :mod:`margintheory.verification` (float), :mod:`margintheory.symbolic.exact` (``--exact``) and the other
-tasks' checkers.
+Wiring only: the flags are turned into a problem object (:mod:`margintheory.problems`) and typed options, and
+:func:`margintheory.tasks.verify` does the rest (modular addition: :mod:`margintheory.verification` in float64,
+:mod:`margintheory.symbolic.exact` with ``--exact``; the other tasks' checkers).  Every flag-specific message is here.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from margintheory import tasks
-from margintheory.cli import add_engine_options, add_network_file_options
+from margintheory.commands._options import add_engine_options, add_network_file_options, engine_budget, positive_int
+from margintheory.errors import InputError
+from margintheory.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.report import emit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.network import PolyNetwork
+    from margintheory.tasks.parity import ParityNetwork
+
+    Parsed = tuple[Problem, PolyNetwork | ParityNetwork | None]
 
 MODULAR = "modular-addition"
 
 SUMMARY_FIELDS = [
-    "gamma_star", "gamma_star_exact", "normalized_margin", "relative_error", "width", "frequencies_covered",
-    "normalized_correct_logit", "normalized_wrong_logit", "construction_correct_logit", "construction_wrong_logit",
+    "gamma_star_exact", "frequencies_covered", "normalized_correct_logit", "normalized_wrong_logit",
+    "construction_correct_logit", "construction_wrong_logit",
 ]
 
 
@@ -26,7 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "verify",
         help="check the max-margin theorem for (p, k) or for a given network",
         description="Check every claim of Theorem C.22 (Fourier circuits) for modulus p and k inputs, on the "
-        "paper's construction or on a network file. Exit codes: 0 verified, 1 refuted, 2 bad input or refused.",
+        "paper's construction or on a network file; --task selects another task of the seed papers. "
+        "Exit codes: 0 verified, 1 refuted, 2 bad input or refused.",
     )
     parser.add_argument("--task", default=MODULAR, choices=tasks.TASK_NAMES,
                         help="task to verify (default %(default)s)")
@@ -37,20 +47,143 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "(.pt/.pth/.bin/.ckpt, read without torch, weights only)")
     add_network_file_options(parser)
     parser.add_argument("--exact", action="store_true", help="check the construction in exact arithmetic (small p, k)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the result schema)")
     add_engine_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
                         help="relative tolerance for 'equals gamma*' claims on a given network (default: the float64 "
                         "error bound only)")
-    parser.add_argument("--fourier-tol", type=float, default=1e-8,
-                        help="leakage allowed in the per-neuron Fourier checks of a network (default %(default)s)")
-    parser.add_argument("--min-share", type=float, default=0.0,
+    parser.add_argument("--fourier-tol", type=float, default=None,
+                        help="leakage allowed in the per-neuron Fourier checks of a network (default 1e-8)")
+    parser.add_argument("--min-share", type=float, default=None,
                         help="leave neurons with norm share <= this out of the per-neuron checks (default 0)")
-    tasks.add_task_arguments(parser)
+    add_task_arguments(parser)
     parser.set_defaults(func=run)
     return parser
 
 
+def add_task_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of the tasks other than modular addition."""
+    from margintheory.tasks.cogo_constructions import CONSTRUCTIONS
+
+    g = parser.add_argument_group("task options (--task parity | group | cogo)")
+    g.add_argument("--n", type=int, help="parity: number of input bits n (with --k = |S| = activation degree)")
+    g.add_argument("--group", help="group: S3, S4, S5, S6 or C<n> (e.g. C7)")
+    g.add_argument("--construction", choices=CONSTRUCTIONS, help="cogo: which construction of the paper")
+    g.add_argument("--d", type=int, help="cogo: group order d (Z_d)")
+    g.add_argument("--nu", type=float, default=0.0, metavar="ANGLE",
+                   help="cogo F6: nu = exp(i ANGLE) of u_nu (default %(default)s)")
+    g.add_argument("--xi", type=float, default=0.0, metavar="ANGLE",
+                   help="cogo F4/F46: xi = exp(i ANGLE) of z_xi (default %(default)s)")
+    g.add_argument("--k0", type=positive_int, default=1, help="cogo F46: the order-6 frequency (default %(default)s)")
+
+
 def run(args: argparse.Namespace) -> int:
+    _reject_foreign_options(args)
+    _check_tolerances(args)
+    problem, network = problem_from_args(args)
+    options = {"rtol": args.rtol, **engine_budget(args)}
+    if args.exact:
+        options["exact"] = True
+    if args.fourier_tol is not None:
+        options["fourier_tolerance"] = args.fourier_tol
+    if args.min_share is not None:
+        options["min_share"] = args.min_share
+    result = tasks.verify(problem, network=network, **options)
+    if args.network:
+        result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
-    return emit(tasks.run_task(args), args.json, summary)
+    return emit(result, args.json, summary)
+
+
+def problem_from_args(args: argparse.Namespace) -> Parsed:
+    """The problem object (and the loaded network, or ``None``) that the flags describe."""
+    return {MODULAR: _modular, "parity": _parity, "group": _group, "cogo": _cogo}[args.task](args)
+
+
+def load_network(args: argparse.Namespace) -> PolyNetwork:
+    """``--network`` in any supported format, with ``--names`` and the memory budget."""
+    from margintheory.network import PolyNetwork
+
+    return PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
+
+
+def _modular(args: argparse.Namespace) -> Parsed:
+    if args.network:
+        net = load_network(args)
+        return ModularAddition(net.p if args.p is None else args.p, net.k if args.k is None else args.k), net
+    if args.p is None or args.k is None:
+        raise InputError("--p and --k are required (or give --network FILE.npz)")
+    return ModularAddition(args.p, args.k), None
+
+
+def _parity(args: argparse.Namespace) -> Parsed:
+    from margintheory.tasks.parity import ParityNetwork
+
+    if args.network:
+        net = ParityNetwork.load(args.network, k=args.k, max_memory=args.max_memory)
+        if args.n is not None and args.n != net.n:
+            raise InputError(f"{args.network} has n = {net.n} but --n {args.n} was given")
+        return SparseParity(net.n, net.k), net
+    if args.n is None or args.k is None:
+        raise InputError("--task parity needs --n and --k (or --network FILE.npz)")
+    return SparseParity(args.n, args.k), None
+
+
+def _group(args: argparse.Namespace) -> Parsed:
+    if not args.group:
+        raise InputError("--task group needs --group (S3, S4, S5, S6 or C<n>)")
+    problem = GroupComposition(args.group)
+    if not args.network:
+        return problem, None
+    net = load_network(args)
+    if net.k != 2 or net.p != problem.order:
+        raise InputError(f"a network for {problem.group} needs k=2 and p={problem.order}; {args.network} has "
+                         f"k={net.k}, p={net.p}")
+    return problem, net
+
+
+def _cogo(args: argparse.Namespace) -> Parsed:
+    if args.network:
+        net = load_network(args)
+        if net.k != 2:
+            raise InputError(f"CoGO networks have k = 2 inputs; {args.network} has k = {net.k}")
+        if args.d is not None and args.d != net.p:
+            raise InputError(f"{args.network} has d = {net.p} but --d {args.d} was given")
+        return CoGO(net.p), net
+    if not args.construction or args.d is None:
+        raise InputError("--task cogo needs --construction (F6, F4, F46, memorize) and --d")
+    if not 3 <= args.d <= CoGO.MAX_D:
+        raise InputError(f"--d must be an integer in 3..{CoGO.MAX_D}, got {args.d}")
+    return CoGO(args.d, args.construction, nu_angle=args.nu, xi_angle=args.xi, k0=args.k0), None
+
+
+def _check_tolerances(args: argparse.Namespace) -> None:
+    if args.rtol is not None and not (0 <= args.rtol < 1):
+        raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
+    if args.fourier_tol is not None and not (0 < args.fourier_tol < 1):
+        raise InputError(f"--fourier-tol must be in (0, 1), got {args.fourier_tol}")
+    if args.min_share is not None and not (0 <= args.min_share < 1):
+        raise InputError(f"--min-share must be in [0, 1), got {args.min_share}")
+    if (args.fourier_tol is not None or args.min_share is not None) and not args.network:
+        raise InputError("--fourier-tol and --min-share apply to a network given with --network")
+
+
+def _reject_foreign_options(args: argparse.Namespace) -> None:
+    """Options of ``verify`` that a task does not use are refused rather than silently ignored."""
+    name = args.task
+    if args.exact and args.network:
+        raise InputError("--exact checks the construction; it cannot be combined with --network")
+    if name == MODULAR:
+        for flag in ("n", "group", "construction", "d"):
+            if getattr(args, flag) is not None:
+                raise InputError(f"--{flag} is not an option of --task {MODULAR}")
+        return
+    if args.exact:
+        raise InputError(f"--exact applies to --task modular-addition only, not {name}")
+    if args.p is not None:
+        hint = {"cogo": " (use --d)", "group": " (use --group)", "parity": " (use --n and --k)"}[name]
+        raise InputError(f"--p is not an option of --task {name}{hint}")
+    if name in ("group", "cogo") and args.k not in (None, 2):
+        raise InputError(f"--task {name} uses quadratic networks with two inputs: --k must be 2 or omitted")
+    if name == "cogo" and args.rtol is not None:
+        raise InputError("--rtol is not an option of --task cogo")

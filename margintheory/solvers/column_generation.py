@@ -300,7 +300,7 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
     if len(sv) < len(gens):  # the loop stopped after adding columns: re-solve once
         sv, tau, _, _ = max_min_lp(np.array(profiles).T, solver=lp_solver)
     if not np.any(sv > 0):
-        raise SolverError("column generation: no network with positive margin found (increase --time-limit)")
+        raise SolverError("column generation: no network with positive margin found (increase the time limit)")
     net = orbit_network(gens, sv)
     lp_value = float((np.array(profiles).T @ sv).min())
     if not certify or not np.isfinite(dual_ub):

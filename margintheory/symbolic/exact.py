@@ -35,6 +35,7 @@ from margintheory.checks import Check, VerificationResult, bool_check
 from margintheory.construction import NeuronSpec, construction_neuron_specs
 from margintheory.errors import RefusedError
 from margintheory.margins import input_grid
+from margintheory.problems import ModularAddition
 from margintheory.symbolic.cyclotomic import (
     cyclic_mul,
     cyclic_pow,
@@ -187,7 +188,7 @@ def exact_construction_logits(p: int, k: int, max_entries: int = MAX_ENTRIES) ->
     n = field_order(p)
     if p ** (k + 1) * n > max_entries:
         raise RefusedError(f"exact verification holds p^(k+1) * lcm(p,4) = {p ** (k + 1) * n} integers; the limit is "
-                           f"{max_entries}: use the float verifier (margintheory verify without --exact)")
+                           f"{max_entries}: use the float64 verifier instead")
     start = time.perf_counter()
     specs = construction_neuron_specs(p, k)
     scale = _coefficient_scale(specs)
@@ -257,27 +258,33 @@ def _exact_margin_stats(ex: ExactLogits) -> dict:
             "mean_class_weighted": cw_total / F.shape[0]}
 
 
-def verify_construction_exact(p: int, k: int, *, max_entries: int = MAX_ENTRIES) -> VerificationResult:
-    """The claims of Theorem C.22 on the Lemma C.18 construction, in exact arithmetic (same shape as the float
-    :func:`margintheory.verification.verify_construction`; every check has ``exactness="proved"``)."""
-    p, k = theory.validate_pk(p, k)
+def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
+                              max_entries: int = MAX_ENTRIES) -> VerificationResult:
+    """The claims of Theorem C.22 on the Lemma C.18 construction for ``ModularAddition(p, k)`` (or the problem
+    ``p``), in exact arithmetic (same shape as the float :func:`margintheory.verification.verify_construction`;
+    every check has ``exactness="proved"``)."""
+    from margintheory.verification import as_problem
+
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     start = time.perf_counter()
     specs = construction_neuron_specs(p, k)
     ex = exact_construction_logits(p, k, max_entries)
-    applicable = p % 2 == 1
-    gamma = theory.gamma_star_exact(p, k) if applicable else None
-    fields: dict = {"p": p, "k": k, "hypothesis": theory.hypothesis_status(p),
-                    "gamma_star": float(gamma) if gamma is not None else None,
+    applicable = problem.applicable
+    gamma = problem.gamma_star_exact
+    fields: dict = {"p": p, "k": k, "hypothesis": problem.hypothesis, "gamma_star": problem.gamma_star,
+                    "gamma_star_note": problem.gamma_star_note,
                     "gamma_star_exact": str(gamma) if gamma is not None else None,
-                    "theorem_width": theory.construction_width(p, k) if applicable else None,
-                    "width": len(specs), "exactness": "proved", "relative_error": None}
+                    "theorem_width": problem.theorem_width, "width": len(specs), "exactness": "proved"}
     result = VerificationResult(f"construction of Lemma C.18 (p={p}, k={k}), exact arithmetic", fields=fields)
+    result.task = problem.task
+    result.parameters = {**problem.parameters(), "exact": True}
     result.applicable = applicable
-    result.add(bool_check("hypothesis: p is an odd prime (as the papers assume)", theory.is_prime(p) and p % 2 == 1,
-                          exactness="proved", detail=f"p = {p} is {fields['hypothesis'].replace('-', ' ')}",
+    result.add(bool_check("hypothesis: p is an odd prime (as the papers assume)", problem.hypothesis == "odd-prime",
+                          exactness="proved", detail=f"p = {p} is {problem.hypothesis.replace('-', ' ')}",
                           informational=True))
     if applicable:
-        width = theory.construction_width(p, k)
+        width = problem.theorem_width
         result.add(Check("width = 2^(2k-1)(p-1)/2 (Lemma C.18)", width, len(specs), None, width == len(specs),
                          "proved"))
     result.add(bool_check("every logit is a rational number (exact, in Q(omega_N))", ex.all_rational,
@@ -293,7 +300,7 @@ def verify_construction_exact(p: int, k: int, *, max_entries: int = MAX_ENTRIES)
         stats = None
         result.notes.append("some logits are irrational: margin checks skipped (the network is not the construction)")
     _add_neuron_checks(result, specs, ex, norms, gamma, stats)
-    fields["seconds"] = time.perf_counter() - start
+    fields["engine_seconds"] = time.perf_counter() - start
     result.notes.append("exact: logits computed as integer polynomials in omega_N, reduced modulo the cyclotomic "
                         "polynomial Phi_N; norms with the "
                         "balanced split of build_construction; no floating point in any check.")
@@ -344,6 +351,7 @@ def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict,
         rel = sp.simplify((nm - gamma) / gamma)
         fields["relative_error"] = float(rel)
         fields["relative_error_exact"] = str(rel)
+        fields["ratio_to_gamma_star"] = float(rel + 1)
         result.add(Check("normalized margin = gamma* (Theorem C.22)", str(gamma), str(nm), 0.0, equal, "proved",
                          f"both positive with equal rational squares; (margin - gamma*)/gamma* = {rel}"))
     result.add(bool_check("every point on the margin (spt q* = D_p, Lemma C.6)", stats["all_on_margin"],

@@ -1,123 +1,161 @@
-"""Tasks of the seed papers verified with the same machinery (docs/theory.md sections 7-9).
+"""The tasks of the seed papers, verified with the same machinery and reported in one result shape.
 
-``TASK_NAMES``, ``add_task_arguments(parser)`` (options of ``verify`` used by the tasks) and ``run_task(args)
--> VerificationResult`` are the interface used by ``margintheory verify``; ``modular-addition`` (the default task)
-wraps :mod:`margintheory.verification` and :mod:`margintheory.symbolic.exact`.
+Library interface (no command line here): a task is run on a problem object of :mod:`margintheory.problems`
+with typed keyword options::
+
+    from margintheory import verify, ModularAddition, SparseParity, GroupComposition, CoGO
+    verify(ModularAddition(7, 3))                 # the construction of Lemma C.18, float64
+    verify(ModularAddition(7, 3), exact=True)     # the same in exact arithmetic
+    verify(ModularAddition(7, 3), network=net, rtol=1e-3)
+    verify(SparseParity(10, 4)); verify(GroupComposition("S4")); verify(CoGO(7, "F6"))
+
+``TASKS`` maps each task name to its :class:`Task` (description + runner); every runner returns a
+:class:`~margintheory.checks.VerificationResult` whose common fields (``gamma_star``, ``normalized_margin``,
+``width``, ...) are filled the same way for every task.  See docs/theory.md for the statements checked.
 """
 
 from __future__ import annotations
 
-import argparse
+from typing import TYPE_CHECKING
 
 from margintheory.checks import VerificationResult
-from margintheory.cli import engine_time_limit
 from margintheory.errors import InputError
-from margintheory.tasks.base import Task
+from margintheory.fourier import DEFAULT_SPARSITY_TOL
+from margintheory.margins import DEFAULT_MAX_MEMORY
+from margintheory.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
+from margintheory.tasks.base import Task, VerifyOptions
 
-__all__ = ["TASK_NAMES", "TASKS", "Task", "add_task_arguments", "run_task"]
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.network import PolyNetwork
+    from margintheory.tasks.parity import ParityNetwork
 
-
-def _max_seconds(args: argparse.Namespace) -> float | None:
-    return engine_time_limit(args)
-
-
-def _max_memory(args: argparse.Namespace) -> int:
-    from margintheory.margins import DEFAULT_MAX_MEMORY
-
-    return getattr(args, "max_memory", None) or DEFAULT_MAX_MEMORY
+__all__ = ["TASK_NAMES", "TASKS", "Task", "VerifyOptions", "verify"]
 
 
-def _load_network(args: argparse.Namespace):
-    """``--network`` through :meth:`PolyNetwork.load` (any supported format, ``--names``, the memory budget)."""
+def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
+    """The construction (float64 or exact) or a given network."""
+    from margintheory import verification
     from margintheory.network import PolyNetwork
 
-    return PolyNetwork.load(args.network, names=getattr(args, "names", None), k=getattr(args, "k", None),
-                            max_memory=_max_memory(args))
-
-
-def _run_modular(args: argparse.Namespace) -> VerificationResult:
-    """Modular addition with ``k`` inputs: the construction (float or ``--exact``) or a given network."""
-    from margintheory import verification
-    from margintheory.theory import validate_pk
-
-    rtol = getattr(args, "rtol", None)
-    if rtol is not None and not (0 <= rtol < 1):
-        raise InputError(f"--rtol must be in [0, 1), got {rtol}")
-    if getattr(args, "network", None):
-        if getattr(args, "exact", False):
-            raise InputError("--exact checks the construction; it cannot be combined with --network")
-        fourier_tol = getattr(args, "fourier_tol", 1e-8)
-        min_share = getattr(args, "min_share", 0.0)
-        if not (0 < fourier_tol < 1) or not (0 <= min_share < 1):
-            raise InputError("--fourier-tol must be in (0, 1) and --min-share in [0, 1)")
-        net = _load_network(args)
-        p = net.p if args.p is None else args.p
-        k = net.k if args.k is None else args.k
-        validate_pk(p, k)
-        return verification.verify_network(net, p, k, max_memory=_max_memory(args), max_seconds=_max_seconds(args),
-                                           rtol=rtol, fourier_tolerance=fourier_tol, min_share=min_share)
-    if args.p is None or args.k is None:
-        raise InputError("--p and --k are required (or give --network FILE.npz)")
-    p, k = validate_pk(args.p, args.k)
-    if getattr(args, "exact", False):
+    if o.network is not None:
+        if not isinstance(o.network, PolyNetwork):
+            raise InputError("modular addition checks a PolyNetwork (arrays U (m, k, p), W (m, p))")
+        return verification.verify_network(o.network, problem=problem, max_memory=o.max_memory,
+                                           max_seconds=o.max_seconds, rtol=o.rtol,
+                                           fourier_tolerance=o.fourier_tolerance, min_share=o.min_share)
+    if (o.fourier_tolerance, o.min_share) != (DEFAULT_SPARSITY_TOL, 0.0):
+        raise InputError("fourier_tolerance and min_share apply to a given network, not to the construction")
+    if o.exact:
         from margintheory.symbolic.exact import verify_construction_exact
 
-        return verify_construction_exact(p, k)
-    return verification.verify_construction(p, k, max_memory=_max_memory(args), max_seconds=_max_seconds(args))
+        return verify_construction_exact(problem)
+    return verification.verify_construction(problem, max_memory=o.max_memory, max_seconds=o.max_seconds)
 
 
-def _run_parity(args: argparse.Namespace) -> VerificationResult:
+def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResult:
     from margintheory.tasks import parity
 
-    rtol = getattr(args, "rtol", None)
-    if getattr(args, "network", None):
-        net = parity.ParityNetwork.load(args.network, k=args.k, max_memory=_max_memory(args))
-        if args.n is not None and args.n != net.n:
-            raise InputError(f"{args.network} has n = {net.n} but --n {args.n} was given")
-        parity.validate_nk(net.n, net.k)
-        return parity.verify_parity(net, construction=False, rtol=rtol)
-    if args.n is None or args.k is None:
-        raise InputError("--task parity needs --n and --k (or --network FILE.npz)")
-    n, k = parity.validate_nk(args.n, args.k)
-    return parity.verify_parity(parity.build_parity_construction(n, k), construction=True, rtol=rtol)
+    if o.network is None:
+        built = parity.build_parity_construction(problem.n, problem.k)
+        result = parity.verify_parity(built, construction=True, rtol=o.rtol)
+    else:
+        net = o.network
+        if not isinstance(net, parity.ParityNetwork):
+            raise InputError("parity checks a ParityNetwork (arrays U (m, n), W (m, 2), support S)")
+        if (net.n, net.k) != (problem.n, problem.k):
+            raise InputError(f"the network has n = {net.n}, k = |S| = {net.k} but the problem has n = {problem.n}, "
+                             f"k = {problem.k}")
+        result = parity.verify_parity(net, construction=False, rtol=o.rtol)
+    result.fields["gamma_star_note"] = problem.gamma_star_note
+    return result
 
 
-def _run_group(args: argparse.Namespace) -> VerificationResult:
+def _verify_group(problem: GroupComposition, o: VerifyOptions) -> VerificationResult:
+    from margintheory.network import PolyNetwork
     from margintheory.tasks import group_task
-    from margintheory.tasks.groups import parse_group
 
-    if not args.group:
-        raise InputError("--task group needs --group (S3, S4, S5, S6 or C<n>)")
-    G = parse_group(args.group)
-    if getattr(args, "network", None):
-        return group_task.verify_group_network(
-            G,
-            _load_network(args),
-            max_memory=_max_memory(args),
-            max_seconds=_max_seconds(args),
-            rtol=getattr(args, "rtol", None),
-        )
-    return group_task.verify_group(G, max_memory=_max_memory(args), max_seconds=_max_seconds(args))
+    if o.network is None:
+        result = group_task.verify_group(problem.G, max_memory=o.max_memory, max_seconds=o.max_seconds)
+    else:
+        if not isinstance(o.network, PolyNetwork):
+            raise InputError("group composition checks a PolyNetwork with k = 2 and p = |G|")
+        result = group_task.verify_group_network(problem.G, o.network, max_memory=o.max_memory,
+                                                 max_seconds=o.max_seconds, rtol=o.rtol)
+        result.fields["width"] = o.network.m
+    _group_common_fields(problem, result, construction=o.network is None)
+    return result
 
 
-def _run_cogo(args: argparse.Namespace) -> VerificationResult:
+def _group_common_fields(problem: GroupComposition, result: VerificationResult, *, construction: bool) -> None:
+    """The group task's own names mapped onto the common fields.
+
+    ``gamma_star`` is Theorem 7.9's closed form where its hypotheses hold (real-type irreps and the class
+    condition), ``gamma*(n, 2)`` of modular addition for odd cyclic groups, else ``None`` (the class-LP max margin
+    stays in ``details.gamma_star_lp``).  The margin checks of a group are made against the LP value; their ratio
+    and error move to ``details`` under ``*_to_max_margin`` names.
+    """
+    f = result.fields
+    for key in ("ratio_to_gamma_star", "relative_error"):
+        if key in f:
+            f[key + "_to_max_margin"] = f.pop(key)
+    name, order = problem.group, problem.order
+    if "condition_holds" in f:  # real-type irreps: Theorem 7.9's setting
+        holds = bool(f["condition_holds"])
+        formula = f.get("gamma_star_formula")
+        if holds:
+            from margintheory.tasks import group_margin as gm
+
+            if formula is None:
+                dims = f.get("irrep_dims")
+                formula = gm.gamma_star_theorem79(order, dims) if dims is not None else None
+            f["gamma_star"] = formula
+            f["gamma_star_note"] = ("Theorem 7.9 (Morwani et al.): 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5); its "
+                                    "condition holds and the class LP agrees")
+        else:
+            f["gamma_star"] = None
+            f["gamma_star_note"] = (f"the condition of Theorem 7.9 fails for {name}: no closed form; the max margin is "
+                                    "the class-LP value details.gamma_star_lp")
+    elif order % 2:
+        from margintheory import theory
+
+        f["gamma_star"] = theory.gamma_star(order, 2)
+        f["gamma_star_note"] = (f"{name} = Z_{order}: modular addition's gamma*(p = {order}, k = 2) (Theorem C.22); "
+                                "irreps of complex type are outside Theorem 7.9")
+    else:
+        f["gamma_star"] = None
+        f["gamma_star_note"] = f"{name} has even order and irreps of complex type: no closed form applies"
+    if construction:
+        if "construction_normalized_margin" in f:
+            f["normalized_margin"] = f["construction_normalized_margin"]
+            f["width"] = f.get("construction_width")
+        elif "group_path_margin" in f:
+            from margintheory import theory
+
+            f["normalized_margin"] = f["group_path_margin"]
+            f["width"] = theory.construction_width(order, 2)
+
+
+def _verify_cogo(problem: CoGO, o: VerifyOptions) -> VerificationResult:
+    from margintheory.network import PolyNetwork
     from margintheory.tasks import cogo_task
 
-    if getattr(args, "network", None):
-        return cogo_task.verify_cogo_network(
-            _load_network(args), max_memory=_max_memory(args), max_seconds=_max_seconds(args)
-        )
-    if not args.construction or args.d is None:
-        raise InputError("--task cogo needs --construction (F6, F4, F46, memorize) and --d")
-    return cogo_task.verify_cogo(
-        args.construction,
-        args.d,
-        nu_angle=args.nu,
-        xi_angle=args.xi,
-        k0=args.k0,
-        max_memory=_max_memory(args),
-        max_seconds=_max_seconds(args),
-    )
+    if o.network is not None:
+        net = o.network
+        if not isinstance(net, PolyNetwork) or net.p != problem.d:
+            raise InputError(f"CoGO checks a quadratic PolyNetwork on Z_d with d = {problem.d}")
+        result = cogo_task.verify_cogo_network(net, max_memory=o.max_memory, max_seconds=o.max_seconds)
+        result.fields["width"] = net.m
+    else:
+        if problem.construction is None:
+            raise InputError("a CoGO verification needs a construction (F6, F4, F46, memorize) or a network")
+        result = cogo_task.verify_cogo(problem.construction, problem.d, nu_angle=problem.nu_angle,
+                                       xi_angle=problem.xi_angle, k0=problem.k0, max_memory=o.max_memory,
+                                       max_seconds=o.max_seconds)
+        checked = result.fields.get("corrected") or result.fields.get("paper") or {}
+        result.fields["width"] = checked.get("order")
+    result.fields["gamma_star"] = problem.gamma_star
+    result.fields["gamma_star_note"] = problem.gamma_star_note
+    return result
 
 
 TASKS: dict[str, Task] = {
@@ -131,7 +169,9 @@ TASKS: dict[str, Task] = {
         "gamma* = 2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))",
         ("Lemma C.18",),
         "Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
-        _run_modular,
+        ModularAddition,
+        _verify_modular,
+        frozenset({"exact", "rtol", "fourier_tolerance", "min_share"}),
     ),
     "parity": Task(
         "parity",
@@ -143,7 +183,9 @@ TASKS: dict[str, Task] = {
         "gamma* = k! sqrt(2 (k+1)^-(k+1)) for m >= 2^(k-1)",
         ("2^(k-1) neurons (D.7)",),
         "Morwani et al. (arXiv:2311.07568), Thm 7.8, proof App. D.7",
-        _run_parity,
+        SparseParity,
+        _verify_parity,
+        frozenset({"rtol"}),
     ),
     "group": Task(
         "group",
@@ -155,7 +197,9 @@ TASKS: dict[str, Task] = {
         "gamma* = 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5) if sum_R d_R^1.5 chi_R(C) < 0 for all C != e",
         ("2 sum d_R^3 neurons (Lemma D.15)", "class-LP network"),
         "Morwani et al. (arXiv:2311.07568), Thm 7.9, App. D.8-D.9",
-        _run_group,
+        GroupComposition,
+        _verify_group,
+        frozenset({"rtol"}),
     ),
     "cogo": Task(
         "cogo",
@@ -167,59 +211,25 @@ TASKS: dict[str, Task] = {
         "zero loss under Lemma 1's 0/1-sets",
         ("F6", "F4", "F46", "memorize"),
         "Tian, CoGO (arXiv:2410.01779), Thm 1, Lemma 1, Cor. 2-5",
-        _run_cogo,
+        CoGO,
+        _verify_cogo,
+        frozenset(),
     ),
 }
 TASK_NAMES: tuple[str, ...] = tuple(TASKS)
 
 
-def add_task_arguments(parser: argparse.ArgumentParser) -> None:
-    """Task options of ``verify`` (``--p --k --network --json --max-memory --force ...`` belong to
-    ``verify``)."""
-    from margintheory.tasks.cogo_constructions import CONSTRUCTIONS
-
-    g = parser.add_argument_group("task options (--task parity | group | cogo)")
-    g.add_argument(
-        "--n", type=int, help="parity: number of input bits n (with --k = |S| = activation degree)"
-    )
-    g.add_argument("--group", help="group: S3, S4, S5, S6 or C<n> (e.g. C7)")
-    g.add_argument("--construction", choices=CONSTRUCTIONS, help="cogo: which construction of the paper")
-    g.add_argument("--d", type=int, help="cogo: group order d (Z_d)")
-    g.add_argument(
-        "--nu",
-        type=float,
-        default=0.0,
-        metavar="ANGLE",
-        help="cogo F6: nu = exp(i ANGLE) of u_nu (default %(default)s)",
-    )
-    g.add_argument(
-        "--xi",
-        type=float,
-        default=0.0,
-        metavar="ANGLE",
-        help="cogo F4/F46: xi = exp(i ANGLE) of z_xi (default %(default)s)",
-    )
-    g.add_argument("--k0", type=int, default=1, help="cogo F46: the order-6 frequency (default %(default)s)")
+def task_for(problem: Problem) -> Task:
+    """The :class:`Task` that verifies ``problem``."""
+    for task in TASKS.values():
+        if isinstance(problem, task.problem_type):
+            return task
+    raise InputError(f"not a problem object of margintheory.problems: {problem!r}")
 
 
-def run_task(args: argparse.Namespace) -> VerificationResult:
-    """Dispatch ``args.task`` to its :class:`Task`."""
-    task = TASKS.get(getattr(args, "task", None))
-    if task is None:
-        raise InputError(f"unknown task {getattr(args, 'task', None)!r}; choose from {', '.join(TASK_NAMES)}")
-    _reject_foreign_options(args)
-    return task.run(args)
-
-
-def _reject_foreign_options(args: argparse.Namespace) -> None:
-    """Options of ``verify`` that a task does not use are refused rather than silently ignored."""
-    name = args.task
-    if name == "modular-addition":
-        return
-    if getattr(args, "exact", False):
-        raise InputError(f"--exact applies to --task modular-addition only, not {name}")
-    if getattr(args, "p", None) is not None:
-        hint = {"cogo": " (use --d)", "group": " (use --group)", "parity": " (use --n and --k)"}[name]
-        raise InputError(f"--p is not an option of --task {name}{hint}")
-    if name in ("group", "cogo") and getattr(args, "k", None) not in (None, 2):
-        raise InputError(f"--task {name} uses quadratic networks with two inputs: --k must be 2 or omitted")
+def verify(problem: Problem, *, network: PolyNetwork | ParityNetwork | None = None, exact: bool = False,
+           rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL, min_share: float = 0.0,
+           max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None) -> VerificationResult:
+    """Verify ``problem`` (its construction, or ``network``) and return the result; see :class:`VerifyOptions`."""
+    options = VerifyOptions(network, exact, rtol, fourier_tolerance, min_share, max_memory, max_seconds)
+    return task_for(problem).run(problem, options)

@@ -102,14 +102,14 @@ class ParityNetwork:
         U, W, S = arrays["U"], arrays["W"], arrays.get("S")
         if S is None:
             if k is None:
-                raise InputError(f"{path} has no support array 'S': pass --k")
+                raise InputError(f"{path} has no support array 'S': the support size k must be given")
             S = np.arange(k)
         try:
             net = cls(U, W, S)
         except NetworkFormatError as exc:
             raise NetworkFormatError(f"{path}: {exc}") from None
         if k is not None and net.k != k:
-            raise InputError(f"{path}: |S| = {net.k} but --k {k} was given")
+            raise InputError(f"{path}: |S| = {net.k} but k = {k} was given")
         return net
 
 
@@ -117,7 +117,7 @@ def validate_nk(n: object, k: object) -> tuple[int, int]:
     """``1 <= k <= n <= MAX_N`` as ints, else :class:`InputError`."""
     for name, v in (("n", n), ("k", k)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer):
-            raise InputError(f"--{name} must be an integer, got {v!r}")
+            raise InputError(f"{name} must be an integer, got {v!r}")
     if not 1 <= int(k) <= int(n) <= MAX_N:
         raise InputError(f"sparse parity needs 1 <= k <= n <= {MAX_N}; got n={n}, k={k}")
     return int(n), int(k)
@@ -263,6 +263,8 @@ def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None 
     )
     res = VerificationResult(
         title,
+        task="parity",
+        parameters={"n": n, "k": k},
         fields={
             "n": n,
             "k": k,

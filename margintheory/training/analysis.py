@@ -19,6 +19,8 @@ All the added checks are *informational* (they measure, they do not decide); the
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from margintheory import theory
@@ -39,7 +41,7 @@ def check_shapes(net: PolyNetwork, p: int, k: int) -> None:
     theory.validate_pk(p, k)
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has k={net.k} inputs and p={net.p} classes (U shape {net.U.shape}, W shape "
-                         f"{net.W.shape}) but --p {p} --k {k} was requested")
+                         f"{net.W.shape}) but p={p}, k={k} was requested")
 
 
 def neuron_analysis(net: PolyNetwork, tolerance: float) -> tuple[list[Check], dict]:
@@ -128,6 +130,7 @@ def analyze_network(net: PolyNetwork, p: int, k: int, *, max_memory: int = DEFAU
                     tolerance: float = DEFAULT_ANALYSIS_TOLERANCE, compare_construction: bool = True,
                     title: str | None = None) -> VerificationResult:
     """``verify_network`` plus the informational measurements of the module docstring."""
+    start = time.perf_counter()
     check_shapes(net, p, k)
     if not (0 < tolerance < 1):
         raise InputError(f"tolerance must be in (0, 1), got {tolerance}")
@@ -148,4 +151,5 @@ def analyze_network(net: PolyNetwork, p: int, k: int, *, max_memory: int = DEFAU
             f"{100 * result.fields['weighted_fraction_optimal']:.2f}% of the norm budget is in optimal neurons "
             f"(tolerance {tolerance:g})"
         )
+    result.fields["seconds"] = time.perf_counter() - start
     return result

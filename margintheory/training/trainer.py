@@ -1,4 +1,4 @@
-"""Training loop: seeds, data split, mini-batches, schedule, progress bar, checkpoints and exact resume.
+"""Training loop: seeds, data split, mini-batches, schedule, progress callbacks, checkpoints and exact resume.
 
 Minimizes ``mean CE + lambda * R(theta)`` (:mod:`.objective`; Lemma 4.7 = Thm 7.1) over the training
 part of ``D_p`` (all ``p^k`` points, :func:`margintheory.margins.input_grid`).  Randomness comes from three
@@ -177,12 +177,13 @@ class _Run:
         with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported just below
             val = objective_and_grad(s.U, s.W, self.batch(), self.cfg.lam, self.cfg.regularizer, self.workspace)
         if not math.isfinite(val.total):
-            raise SolverError(f"training diverged at step {s.step + 1} (objective {val.total}); lower --lr")
+            raise SolverError(f"training diverged at step {s.step + 1} (objective {val.total}); "
+                              "lower the learning rate")
         with np.errstate(over="ignore", invalid="ignore"):
             self.opt.step({"U": s.U, "W": s.W}, {"U": val.grad_U, "W": val.grad_W}, lr)
         s.step += 1
         if not (np.all(np.isfinite(s.U)) and np.all(np.isfinite(s.W))):
-            raise SolverError(f"training diverged at step {s.step} (non-finite weights); lower --lr")
+            raise SolverError(f"training diverged at step {s.step} (non-finite weights); lower the learning rate")
         return lr
 
     def snapshot(self) -> TrainState:
@@ -197,13 +198,15 @@ ProgressHook = Callable[[dict[str, float], int], None]
 
 
 def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None, resume: bool = False,
-          stop_after: int | None = None, progress: bool = False, hook: ProgressHook | None = None) -> TrainResult:
+          stop_after: int | None = None, progress: ProgressHook | None = None,
+          hook: ProgressHook | None = None) -> TrainResult:
     """Run (or continue) training.
 
     ``checkpoint``: file written every ``cfg.checkpoint_every`` steps, at the end, and on interruption
     (``KeyboardInterrupt`` saves the current step, then re-raises).  ``resume``: continue from that file if it
     exists (its configuration must equal ``cfg`` except for ``steps``).  ``stop_after``: stop after this many
-    updates in this session (used to test resuming).  ``progress``: show a rich progress bar.
+    updates in this session (used to test resuming).  ``progress`` and ``hook``: callbacks ``(row, target_step)``
+    called with every recorded history row (the command line passes one that draws a progress bar).
     """
     state = _initial_state(cfg, checkpoint, resume)
     run = _Run(cfg, state)
@@ -218,16 +221,14 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
     if not state.history:
         run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0)
     target = cfg.steps if stop_after is None else min(cfg.steps, state.step + stop_after)
-    bar = _ProgressBar(cfg, state.step) if progress else None
+    callbacks = [f for f in (progress, hook) if f is not None]
     try:
         while state.step < target:
             lr = run.update()
             if state.step % cfg.log_every == 0 or state.step == cfg.steps:
                 row = run.record(lr, time.perf_counter() - t_start)
-                if bar:
-                    bar.update(row)
-                if hook:
-                    hook(row, target)
+                for callback in callbacks:
+                    callback(row, target)
             if checkpoint is not None and state.step % cfg.checkpoint_every == 0:
                 clock()
                 save_checkpoint(checkpoint, run.snapshot())
@@ -239,9 +240,6 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
             clock()
             save_checkpoint(checkpoint, run.snapshot())
         raise
-    finally:
-        if bar:
-            bar.close()
     clock()
     if checkpoint is not None:
         save_checkpoint(checkpoint, run.snapshot())
@@ -263,27 +261,6 @@ def _initial_state(cfg: TrainConfig, checkpoint: str | os.PathLike[str] | None, 
         raise InputError(f"{checkpoint}: parameters have shape {state.U.shape}, expected {(cfg.width, cfg.k, cfg.p)}")
     state.config = mine
     return state
-
-
-class _ProgressBar:
-    """rich progress bar showing loss, accuracy and normalized margin / gamma*."""
-
-    def __init__(self, cfg: TrainConfig, start: int) -> None:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-        self.progress = Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                                 TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
-                                 transient=False)
-        self.progress.start()
-        self.task = self.progress.add_task("train", total=cfg.steps, completed=start, info="")
-
-    def update(self, row: dict[str, float]) -> None:
-        info = (f"loss {row['loss']:.3e}  acc {row['train_acc']:.3f}  "
-                f"margin/gamma* {row['ratio']:.4f}  max-power {row['mean_max_power']:.3f}")
-        self.progress.update(self.task, completed=row["step"], info=info)
-
-    def close(self) -> None:
-        self.progress.stop()
 
 
 def history_csv(history: list[dict[str, float]]) -> str:

@@ -1,0 +1,103 @@
+"""Options shared by several sub-commands, argparse types, and the translation of library terms into flags.
+
+The library (everything outside ``cli.py`` and ``commands/``) never names a flag: its errors name the library
+parameter that would lift them (:attr:`margintheory.errors.MarginTheoryError.parameter`); :func:`flag_hint` turns
+that into the command line's advice.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from margintheory.margins import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
+
+#: library parameter -> what to do on the command line
+FLAG_HINTS = {
+    "max_memory": "raise --max-memory",
+    "max_seconds": "pass --force to run it anyway (or raise --max-seconds)",
+}
+
+
+def flag_hint(parameter: str | None) -> str:
+    """``"; raise --max-memory"`` for ``parameter="max_memory"``, ``""`` when there is nothing to add."""
+    hint = FLAG_HINTS.get(parameter or "")
+    return f"; {hint}" if hint else ""
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-memory``, ``--max-seconds`` and ``--force``: the budget of the exhaustive margin engine."""
+    parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
+                        help="memory budget of the exhaustive engine, e.g. 2G (default 2 GiB)")
+    parser.add_argument("--max-seconds", type=positive_float, default=DEFAULT_MAX_SECONDS,
+                        help="refuse runs estimated to take longer (default %(default)s s)")
+    parser.add_argument("--force", action="store_true", help="run even if the time estimate exceeds --max-seconds")
+
+
+def add_network_file_options(parser: argparse.ArgumentParser) -> None:
+    """``--names``: which tensors of a network file are ``U`` and ``W`` (see :mod:`margintheory.network_io.names`)."""
+    parser.add_argument(
+        "--names", metavar="U=KEY,W=KEY", type=name_map,
+        help="map the tensors of a state dict or checkpoint: U names a (m,k,p) tensor, k (m,p) matrices joined by "
+        "'+', or one (m,p) matrix shared by all inputs (needs --k); W names the (m,p) output matrix; a .T suffix "
+        "transposes; nested checkpoint keys are dotted (model.embed.weight). "
+        'Example: --names "U=model.embed.weight.T,W=model.unembed.weight.T"',
+    )
+
+
+def name_map(text: str):
+    """argparse type: a :class:`~margintheory.network_io.names.NameMap` (a bad mapping is a usage error, exit 2)."""
+    from margintheory.errors import InputError
+    from margintheory.network_io.names import NameMap
+
+    try:
+        return NameMap.parse(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--names: ")) from None
+
+
+def engine_time_limit(args: argparse.Namespace) -> float | None:
+    """The engine's time limit from :func:`add_engine_options` (``None`` with ``--force``)."""
+    return None if getattr(args, "force", False) else getattr(args, "max_seconds", None)
+
+
+def engine_budget(args: argparse.Namespace) -> dict[str, float | int | None]:
+    """``max_memory`` / ``max_seconds`` keyword arguments of the library from :func:`add_engine_options`."""
+    return {"max_memory": args.max_memory, "max_seconds": engine_time_limit(args)}
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (argparse turns the error into a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def byte_size(text: str) -> int:
+    """argparse type: a byte count such as ``2147483648``, ``512M``, ``2G``."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    mult = 1
+    if t and t[-1] in units:
+        mult, t = units[t[-1]], t[:-1]
+    try:
+        value = int(float(t) * mult)
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"not a byte size: {text!r} (use e.g. 2G, 512M or 1000000)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value

@@ -1,0 +1,215 @@
+"""Problem objects: a task's parameters validated once, at construction, and carried as one immutable value.
+
+Every layer (verification, exact arithmetic, solvers, tasks, reports) receives the object instead of re-validating
+loose integers.  Each object is a frozen dataclass with:
+
+* ``task``: the task's registry name (``margintheory.tasks.TASKS``);
+* ``parameters()``: the JSON-ready parameters written into every result;
+* the closed-form quantities of its theorem as cached properties, computed once by calling :mod:`margintheory.theory`
+  (the home of the closed forms) or the task module's formula.
+
+Invalid parameters raise :class:`~margintheory.errors.InputError` with a message in library terms.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from margintheory import theory
+from margintheory.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import sympy as sp
+
+    from margintheory.tasks.groups import FiniteGroup
+
+GAMMA_STAR_FORMULA = "gamma* = 2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))"
+
+
+@dataclass(frozen=True)
+class ModularAddition:
+    """``k``-input modular addition mod ``p``: all ``p^k`` tuples, label ``(a_1 + ... + a_k) mod p``.
+
+    ``p >= 3`` and ``k >= 1`` are integers (checked here, once).  The theorem (Theorem C.22 of Li, Liang, Shi, Song,
+    Zhou, "Fourier circuits in neural networks", arXiv:2402.09469) assumes ``p`` an odd prime; odd composite ``p``
+    is accepted and reported (``hypothesis``), even ``p`` has no closed form (``gamma_star`` is ``None``).
+    """
+
+    p: int
+    k: int
+    task: ClassVar[str] = "modular-addition"
+
+    def __post_init__(self) -> None:
+        p, k = theory.validate_pk(self.p, self.k)
+        object.__setattr__(self, "p", p)
+        object.__setattr__(self, "k", k)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"p": self.p, "k": self.k}
+
+    @cached_property
+    def hypothesis(self) -> str:
+        """``"odd-prime"`` (the papers' hypothesis), ``"odd-composite"`` or ``"even"``."""
+        return theory.hypothesis_status(self.p)
+
+    @property
+    def applicable(self) -> bool:
+        """Whether the closed form applies (odd ``p``)."""
+        return self.p % 2 == 1
+
+    @cached_property
+    def gamma_star(self) -> float | None:
+        """``gamma*`` in float64 (``None`` for even ``p``)."""
+        return theory.gamma_star(self.p, self.k) if self.applicable else None
+
+    @cached_property
+    def gamma_star_exact(self) -> sp.Expr | None:
+        """``gamma*`` as an exact sympy number (``None`` for even ``p``)."""
+        return theory.gamma_star_exact(self.p, self.k) if self.applicable else None
+
+    @property
+    def gamma_star_note(self) -> str:
+        if self.applicable:
+            return f"Theorem C.22 (Fourier circuits): {GAMMA_STAR_FORMULA}"
+        return f"p = {self.p} is even: the closed form of Theorem C.22 assumes odd p"
+
+    @cached_property
+    def theorem_width(self) -> int | None:
+        """Width ``2^(2k-1)(p-1)/2`` of the construction of Lemma C.18 (``None`` for even ``p``)."""
+        return theory.construction_width(self.p, self.k) if self.applicable else None
+
+    @cached_property
+    def frequencies(self) -> tuple[int, ...]:
+        """The frequencies ``1 .. (p-1)/2``."""
+        return tuple(theory.frequencies(self.p))
+
+
+@dataclass(frozen=True)
+class SparseParity:
+    """``(n, k)`` sparse parity: all ``2^n`` points of ``{+1,-1}^n``, label ``prod_{j in S} x_j`` with ``|S| = k``.
+
+    Theorem 7.8 of Morwani, Edelman, Oncescu, Zhao, Kakade, "Feature emergence via margin maximization",
+    arXiv:2311.07568: ``gamma* = k! sqrt(2 (k+1)^-(k+1))`` for width ``m >= 2^(k-1)``.
+    """
+
+    n: int
+    k: int
+    task: ClassVar[str] = "parity"
+
+    def __post_init__(self) -> None:
+        from margintheory.tasks.parity import validate_nk
+
+        n, k = validate_nk(self.n, self.k)
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "k", k)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"n": self.n, "k": self.k}
+
+    @cached_property
+    def gamma_star(self) -> float:
+        from margintheory.tasks.parity import gamma_star_parity
+
+        return gamma_star_parity(self.k)
+
+    @property
+    def gamma_star_note(self) -> str:
+        return "Theorem 7.8 (Morwani et al.): gamma* = k! sqrt(2 (k+1)^-(k+1)) for width >= 2^(k-1)"
+
+    @property
+    def theorem_width(self) -> int:
+        return int(2 ** (self.k - 1))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupComposition:
+    """Composition ``(a, b) -> ab`` on a finite group: ``S3..S6`` or ``C<n>`` (Theorem 7.9 of Morwani et al.).
+
+    ``group`` is the group's name (``"S4"``, ``"C7"``); it is parsed once into :attr:`G`.
+    """
+
+    group: str
+    G: FiniteGroup = field(init=False, repr=False)
+    task: ClassVar[str] = "group"
+
+    def __post_init__(self) -> None:
+        from margintheory.tasks.groups import parse_group
+
+        if not isinstance(self.group, str):
+            raise InputError(f"group must be a name such as 'S4' or 'C7', got {self.group!r}")
+        G = parse_group(self.group)
+        object.__setattr__(self, "G", G)
+        object.__setattr__(self, "group", G.name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GroupComposition) and other.group == self.group
+
+    def __hash__(self) -> int:
+        return hash((GroupComposition, self.group))
+
+    def parameters(self) -> dict[str, Any]:
+        return {"group": self.group, "order": self.G.order}
+
+    @property
+    def order(self) -> int:
+        return self.G.order
+
+
+@dataclass(frozen=True)
+class CoGO:
+    """Tian's CoGO setting on ``Z_d`` (quadratic networks, two inputs): a named zero-loss construction
+    (``F6``, ``F4``, ``F46``, ``memorize``) or, with ``construction=None``, a given network.
+
+    Y. Tian, "Composing global optimizers to reasoning tasks via algebraic objects in neural nets" (CoGO),
+    arXiv:2410.01779.  ``nu_angle`` / ``xi_angle`` set ``nu = e^{i nu_angle}`` (F6) and ``xi = e^{i xi_angle}``
+    (F4, F46); ``k0`` is F46's order-6 frequency.
+    """
+
+    d: int
+    construction: str | None = None
+    nu_angle: float = 0.0
+    xi_angle: float = 0.0
+    k0: int = 1
+    task: ClassVar[str] = "cogo"
+    MAX_D: ClassVar[int] = 64
+
+    def __post_init__(self) -> None:
+        from margintheory.tasks.cogo_constructions import CONSTRUCTIONS
+
+        d = self.d
+        if isinstance(d, bool) or not isinstance(d, int) or not 3 <= d <= self.MAX_D:
+            raise InputError(f"d must be an integer in 3..{self.MAX_D}, got {d!r}")
+        if self.construction is not None and self.construction not in CONSTRUCTIONS:
+            raise InputError(f"unknown CoGO construction {self.construction!r}; choose from {', '.join(CONSTRUCTIONS)}")
+        if self.construction == "F46" and d < 5:
+            raise InputError("F46 needs d >= 5 (at least one order-4 frequency besides k0)")
+        if isinstance(self.k0, bool) or not isinstance(self.k0, int):
+            raise InputError(f"k0 must be an integer, got {self.k0!r}")
+        for name in ("nu_angle", "xi_angle"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise InputError(f"{name} must be a finite number, got {value!r}")
+            object.__setattr__(self, name, float(value))
+
+    def parameters(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"d": self.d, "construction": self.construction}
+        if self.construction is not None:
+            out.update(nu_angle=self.nu_angle, xi_angle=self.xi_angle, k0=self.k0)
+        return out
+
+    @cached_property
+    def gamma_star(self) -> float | None:
+        """``gamma*(d, 2)`` of modular addition (odd ``d``); CoGO itself claims no margin."""
+        return theory.gamma_star(self.d, 2) if self.d % 2 else None
+
+    @property
+    def gamma_star_note(self) -> str:
+        if self.d % 2:
+            return "modular addition's gamma*(d, k=2) (Theorem C.22); CoGO claims zero loss, not a margin"
+        return f"d = {self.d} is even: the modular-addition closed form assumes odd d"
+
+
+Problem = ModularAddition | SparseParity | GroupComposition | CoGO
