@@ -8,6 +8,7 @@ import dataclasses
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import margintheory
@@ -137,3 +138,18 @@ def test_trainer_progress_is_a_callback():
     train(TrainConfig(p=5, k=2, width=8, steps=6, log_every=2, checkpoint_every=100),
           progress=lambda row, target: rows.append((int(row["step"]), target)))
     assert rows == [(2, 6), (4, 6), (6, 6)]
+
+
+def test_cli_translates_library_parameters_into_flags(tmp_path, capsys):
+    from margintheory.cli import main
+
+    shared = tmp_path / "shared.npz"
+    np.savez(shared, emb=np.zeros((5, 5)), out=np.zeros((5, 5)))
+    assert main(["verify", "--network", str(shared), "--names", "U=emb.T,W=out.T"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "number of inputs k" in err and "--k" in err
+    odd = tmp_path / "odd.npz"
+    np.savez(odd, fc=np.zeros((5, 3)))
+    assert main(["verify", "--network", str(odd)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and '--names "U=KEY,W=KEY"' in err

@@ -15,6 +15,8 @@ from margintheory.margins import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
 FLAG_HINTS = {
     "max_memory": "raise --max-memory",
     "max_seconds": "pass --force to run it anyway (or raise --max-seconds)",
+    "names": 'the name map is --names "U=KEY,W=KEY"',
+    "k": "give it with --k",
 }
 
 
@@ -52,7 +54,7 @@ def name_map(text: str):
     try:
         return NameMap.parse(text)
     except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("--names: ")) from None
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("name map: ")) from None
 
 
 def engine_time_limit(args: argparse.Namespace) -> float | None:

@@ -99,7 +99,7 @@ class TensorFile:
             raise RefusedError(
                 f"{self.path}: reading {', '.join(t.describe() for t in tensors)} needs about {human_bytes(need)} "
                 f"(largest: {big.name}, {human_bytes(big.nbytes)} as stored), beyond the memory budget of "
-                f"{human_bytes(self.max_memory)}; raise --max-memory if the file is genuine"
+                f"{human_bytes(self.max_memory)} (max_memory); raise it if the file is genuine", parameter="max_memory"
             )
         out = []
         for t in tensors:

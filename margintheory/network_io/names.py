@@ -62,15 +62,15 @@ class NameMap:
             target, sep, value = part.partition("=")
             target, value = target.strip().upper(), value.strip()
             if not sep or target not in ("U", "W") or not value:
-                raise InputError(f"--names: cannot read {part.strip()!r}; {form}")
+                raise InputError(f"name map: cannot read {part.strip()!r}; {form}")
             if target in found:
-                raise InputError(f"--names: {target} is given twice")
+                raise InputError(f"name map: {target} is given twice")
             found[target] = value
         if set(found) != {"U", "W"}:
-            raise InputError(f"--names: missing {' and '.join(sorted({'U', 'W'} - set(found)))}; {form}")
+            raise InputError(f"name map: missing {' and '.join(sorted({'U', 'W'} - set(found)))}; {form}")
         keys = tuple(KeyRef(k.strip()) for k in found["U"].split("+"))
         if any(not k.text for k in keys) or "+" in found["W"]:
-            raise InputError(f"--names: empty key or '+' in W; {form}")
+            raise InputError(f"name map: empty key or '+' in W; {form}")
         return cls(keys, KeyRef(found["W"]))
 
     def __str__(self) -> str:
@@ -164,7 +164,7 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None) -> tuple[np.
             mode = "shared"
             if k is None:
                 raise InputError(f"{path}: U={names.U[0]} is one (m, p) matrix shared by all input positions; give the "
-                                 "number of inputs k (--k)")
+                                 "number of inputs k", parameter="k")
         else:
             mode = "list"
             if k is not None and k != len(us):
@@ -222,7 +222,8 @@ def default_names(tf: TensorFile) -> NameMap:
         raise first_error
     raise NetworkFormatError(
         f"{tf.path}: no network in a documented layout (U (m,k,p) and W (m,p); or embed.{{j}}.weight (p,m) and "
-        f"out.weight (p,m)); map its tensors with --names \"U=KEY,W=KEY\" (the file holds: {listing(tf)})"
+        f"out.weight (p,m)); map its tensors with a name map \"U=KEY,W=KEY\" (the file holds: {listing(tf)})",
+        parameter="names",
     )
 
 
@@ -243,7 +244,7 @@ def _layout(sd: dict[str, str], path: str) -> NameMap | None:
         extra = sorted(set(sd) - {"U", "W"})
         if extra:
             raise NetworkFormatError(f"{path}: unexpected tensors {extra[:8]} next to U and W (layout A has only U, "
-                                     "W); select the weights with --names \"U=KEY,W=KEY\"")
+                                     "W); select the weights with a name map \"U=KEY,W=KEY\"", parameter="names")
         return NameMap((KeyRef(sd["U"]),), KeyRef(sd["W"]))
     embeds = {int(m.group(1)): full for name, full in sd.items() if (m := _EMBED.match(name))}
     if not embeds or "out.weight" not in sd:
