@@ -9,11 +9,9 @@ that names the file and what is wrong with it.
 
 The format is chosen by the file name's suffix:
 
-=============================================  ===================================================================
-``.npz``                                       numpy archive; this package's layout (README, "Network files")
-``.safetensors``                               Hugging Face safetensors; same tensor names as ``.npz``
-``.pt``, ``.pth``, ``.bin``, ``.ckpt``, ``.pkl``  ``torch.save`` output (zip or legacy format), read without torch
-=============================================  ===================================================================
+* ``.npz``: numpy archive, this package's layout (README, "Network files");
+* ``.safetensors``: Hugging Face safetensors, the same tensor names as ``.npz``;
+* ``.pt``, ``.pth``, ``.bin``, ``.ckpt``, ``.pkl``: ``torch.save`` output (zip or legacy format), read without torch.
 
 Other suffixes are recognised by content.  Only ``.npz`` and ``.safetensors`` are written.
 """

@@ -1,0 +1,78 @@
+"""The documentation site builds offline with ``mkdocs build --strict`` (warnings are errors) and holds what it
+promises: the README's story, the theory page, findings, benchmarks, the CLI reference generated from the parsers,
+the API reference from the docstrings and the notebooks with their outputs.
+
+Needs the ``docs`` extra (the README's test command installs it); skipped without mkdocs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mkdocs", reason="docs extra not installed: pip install '.[docs]'")
+pytest.importorskip("mkdocs_jupyter", reason="docs extra not installed: pip install '.[docs]'")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _text(path: Path) -> str:
+    html = path.read_text(encoding="utf-8")
+    html = re.sub(r"<script.*?</script>|<style.*?</style>", "", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
+                           "-d", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "WARNING -" not in proc.stderr, proc.stderr[-4000:]
+    return out
+
+
+def test_pages_exist(site):
+    for page in ("index.html", "theory/index.html", "findings/index.html", "benchmarks/index.html",
+                 "cli/index.html", "TRAINING/index.html", "api/core/index.html", "api/network_io/index.html",
+                 "api/testing/index.html", "notebooks/01_k2_from_scratch/index.html"):
+        assert (site / page).stat().st_size > 1000, page
+
+
+def test_cli_reference_is_generated_from_the_parsers(site):
+    from margintheory.cli import COMMANDS, build_parser
+
+    text = _text(site / "cli" / "index.html")
+    for name in COMMANDS:
+        assert f"margintheory {name}" in text
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    for name, parser in sub.choices.items():
+        for action in parser._actions:
+            for flag in [] if action.__class__.__name__ == "_HelpAction" else action.option_strings:
+                assert flag in text, f"{name} {flag} missing from the CLI reference"
+
+
+def test_notebooks_are_rendered_with_their_outputs(site):
+    text = _text(site / "notebooks" / "01_k2_from_scratch" / "index.html")
+    assert "best of 200 random unit neurons" in text  # printed by a cell, not present in the source
+    for nb in sorted((ROOT / "proofs_notebooks").glob("[0-9][0-9]_*.py")):
+        html = (site / "notebooks" / nb.stem / "index.html").read_text(encoding="utf-8")
+        assert "jp-OutputArea-output" in html, f"{nb.stem} rendered without outputs"
+
+
+def test_home_findings_benchmarks_and_api(site):
+    home = _text(site / "index.html")
+    assert "gamma*(p, k)" in home and "Network files" in home
+    findings = _text(site / "findings" / "index.html")
+    assert "-1/2" in findings and "Findings" in findings
+    assert "bare GEMM" in _text(site / "benchmarks" / "index.html")
+    api = _text(site / "api" / "network_io" / "index.html")
+    assert "read_network_arrays" in api and "weights-only" in api
+    assert "perturbed_constructions" in _text(site / "api" / "testing" / "index.html")
+    assert ":class:" not in api  # Sphinx roles are rendered as code

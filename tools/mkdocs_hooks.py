@@ -1,0 +1,184 @@
+"""Pages of the documentation site generated at build time (mkdocs hooks; see mkdocs.yml).
+
+* ``index.md``, ``findings.md``, ``benchmarks.md``: README.md split at its ``##`` sections (the README stays the one
+  source of the story, the findings and the measured tables); links into ``docs/`` are rewritten.
+* ``cli.md``: every sub-command's usage and options, read from ``margintheory.cli.build_parser()``.
+* ``api/*.md``: one page per sub-package with a mkdocstrings directive per module (found by walking the package).
+* ``notebooks/*.ipynb``: the jupytext sources of ``proofs_notebooks/`` executed with nbclient (two at a time; any
+  error in a cell fails the build) and rendered with their outputs by mkdocs-jupyter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+NOTEBOOKS = ROOT / "proofs_notebooks"
+PACKAGE = ROOT / "margintheory"
+FINDINGS = "What the computation says about the papers"
+BENCHMARKS = "Measured figures"
+API_GROUPS = {
+    "core": ("Core: closed forms, the network, checkers, results",
+             ["theory", "network", "construction", "margins", "fourier", "verification", "checks", "report",
+              "errors", "atomic", "cli"]),
+    "network_io": ("Network files", ["network_io", "torch"]),
+    "symbolic": ("Exact derivations", ["symbolic"]),
+    "solvers": ("Solvers", ["solvers"]),
+    "training": ("Training and analysis", ["training"]),
+    "tasks": ("Other tasks: parity, groups, CoGO", ["tasks"]),
+    "testing": ("Hypothesis strategies", ["testing"]),
+}
+_tmp: list[Path] = []
+
+
+def readme_sections() -> tuple[str, dict[str, str]]:
+    """The README's preamble and its ``## `` sections by title."""
+    text = README.read_text(encoding="utf-8")
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
+    return parts[0], {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def rewrite_links(md: str) -> str:
+    """README links into ``docs/`` point at the site's pages; other repository paths at nothing (code spans)."""
+    md = re.sub(r"\]\(docs/([^)]+)\)", r"](\1)", md)
+    md = md.replace("](LICENSE)", "](https://opensource.org/license/mit)")
+    return md
+
+
+def home_page() -> str:
+    pre, sections = readme_sections()
+    out = [pre]
+    for title, body in sections.items():
+        if title == FINDINGS:
+            out.append(f"## {title}\n\nSee [Findings](findings.md): every statement of the papers that the "
+                       "computation contradicts, with the command or test that reproduces it.\n\n")
+        elif title == BENCHMARKS:
+            out.append(f"## {title}\n\nSee [Benchmarks](benchmarks.md).\n\n")
+        else:
+            out.append(f"## {title}{body}")
+    return rewrite_links("".join(out))
+
+
+def section_page(title: str, heading: str) -> str:
+    _, sections = readme_sections()
+    if title not in sections:
+        raise KeyError(f"README.md has no section '## {title}' (the docs build takes it from there)")
+    return rewrite_links(f"# {heading}\n{sections[title]}")
+
+
+def _option_row(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    names = ", ".join(f"`{s}`" for s in action.option_strings) or f"`{action.metavar or action.dest}`"
+    if action.choices is not None and not isinstance(action, argparse._SubParsersAction):
+        arg = "{" + ", ".join(map(str, action.choices)) + "}"
+    elif action.nargs == 0:
+        arg = ""
+    else:
+        arg = str(action.metavar or action.dest.upper())
+    helptext = parser._get_formatter()._expand_help(action) if action.help else ""
+    default = "" if action.default in (None, False, argparse.SUPPRESS) or action.nargs == 0 else f"`{action.default}`"
+    cell = lambda s: s.replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    return f"| {names} | {cell(arg)} | {cell(default)} | {cell(helptext)} |"
+
+
+def cli_page() -> str:
+    from margintheory.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    lines = ["# Command line", "", "Generated from the argparse parsers of `margintheory` when the site is built.",
+             "Exit codes: 0 verified, 1 refuted, 2 bad input / refused / solver failure.", "",
+             "```text", parser.format_usage().strip(), "```", ""]
+    for name, sp in sub.choices.items():
+        lines += [f"## `margintheory {name}`", "", (sp.description or "").strip(), "", "```text",
+                  sp.format_usage().strip(), "```", "",
+                  "| option | argument | default | meaning |", "|---|---|---|---|"]
+        lines += [_option_row(sp, a) for a in sp._actions if not isinstance(a, argparse._HelpAction)]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _modules(name: str) -> list[str]:
+    """``margintheory.<name>`` and, for a sub-package, its public modules (files not starting with ``_``)."""
+    path = PACKAGE / name
+    if path.with_suffix(".py").exists():
+        return [f"margintheory.{name}"]
+    mods = [f"margintheory.{name}"]
+    for file in sorted(path.rglob("*.py")):
+        rel = file.relative_to(PACKAGE).with_suffix("")
+        if not any(part.startswith("_") for part in rel.parts):
+            mods.append("margintheory." + ".".join(rel.parts))
+    return mods
+
+
+def api_page(key: str) -> str:
+    title, names = API_GROUPS[key]
+    lines = [f"# {title}", ""]
+    for name in names:
+        for mod in _modules(name):
+            lines += [f"::: {mod}", ""]
+    return "\n".join(lines)
+
+
+def api_index() -> str:
+    lines = ["# API reference", "", "Generated from the docstrings when the site is built; every function cites the",
+             "lemma it implements (see [the theory page](../theory.md)).", ""]
+    lines += [f"* [{title}]({key}.md)" for key, (title, _) in API_GROUPS.items()]
+    return "\n".join(lines) + "\n"
+
+
+def execute_notebooks(out_dir: Path) -> list[Path]:
+    """Run every jupytext source of ``proofs_notebooks/`` in a fresh kernel; write the executed ``.ipynb``."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    def run(source: Path) -> Path:
+        nb = jupytext.read(source)
+        NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=False,
+                       resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+        target = out_dir / "notebooks" / source.with_suffix(".ipynb").name
+        nbformat.write(nb, target)
+        return target
+
+    sources = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py"))
+    (out_dir / "notebooks").mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(run, sources))
+
+
+@event_priority(50)  # before mkdocs-jupyter's on_files, which turns the notebooks into pages
+def on_files(files: Files, config) -> Files:  # noqa: ANN001 - mkdocs passes its config object
+    pages = {"index.md": home_page(), "findings.md": section_page(FINDINGS, "Findings: what the computation says "
+                                                                            "about the papers"),
+             "benchmarks.md": section_page(BENCHMARKS, "Benchmarks"), "cli.md": cli_page(),
+             "api/index.md": api_index()}
+    pages.update({f"api/{key}.md": api_page(key) for key in API_GROUPS})
+    for uri, content in pages.items():
+        files.append(File.generated(config, uri, content=content))
+    out = Path(tempfile.mkdtemp(prefix="margintheory-docs-"))
+    _tmp.append(out)
+    for nb in execute_notebooks(out):
+        files.append(File(f"notebooks/{nb.name}", str(out), config["site_dir"], config["use_directory_urls"]))
+    return files
+
+
+_ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):<code>(~?)([\w.]+)</code>")
+
+
+def on_page_content(html: str, page, config, files) -> str:  # noqa: ANN001
+    """Docstrings cite objects with Sphinx roles (``:class:`~a.b.C```): show them as code (``C`` for ``~``)."""
+    return _ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>", html)
+
+
+def on_post_build(config) -> None:  # noqa: ANN001
+    while _tmp:
+        shutil.rmtree(_tmp.pop(), ignore_errors=True)
