@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +16,18 @@ from margintheory.solvers.width import greedy_prune
 from margintheory.symbolic.fourier_reduction import validate_fourier_pk
 from margintheory.theory import validate_pk
 from margintheory.training.figures import _num
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_mypy_clean(tmp_path):
+    """``mypy`` with the ``[tool.mypy]`` configuration of pyproject.toml (strict Optional) reports nothing."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir",
+         str(tmp_path / "mypy-cache"), "--no-error-summary", "--hide-error-context"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, f"mypy found errors:\n{proc.stdout}{proc.stderr}"
 
 
 def test_greedy_prune_needs_a_target_or_a_width():
@@ -47,3 +62,20 @@ def test_history_values_as_floats():
     assert _num("inf") == math.inf and _num(np.float32(0.5)) == 0.5 and _num(3) == 3.0
     with pytest.raises(TypeError):
         _num([1.0])
+
+
+def test_train_config_betas_must_be_a_pair():
+    # a wrong number of betas used to escape as "not enough values to unpack" from the optimizer
+    from margintheory.training.trainer import TrainConfig
+
+    with pytest.raises(InputError, match="betas must be two numbers"):
+        TrainConfig(p=5, k=2, width=4, betas=[0.9])
+    assert TrainConfig(p=5, k=2, width=4, betas=[0.5, 0.75]).betas_pair() == (0.5, 0.75)
+
+
+def test_validate_nk_returns_ints():
+    from margintheory.tasks.parity import validate_nk
+
+    assert validate_nk(np.int64(6), 3) == (6, 3) and type(validate_nk(np.int64(6), 3)[0]) is int
+    with pytest.raises(InputError):
+        validate_nk(6, True)

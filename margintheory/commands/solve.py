@@ -110,7 +110,7 @@ def _single_neuron(p: int, k: int, args: argparse.Namespace) -> VerificationResu
         res.add(c)
     fd = b.fourier_description()
     res.add(bool_check("maximiser is single-frequency with equal amplitudes and aligned phases (Lemma C.15)",
-                       fd["in_optimal_set"], tolerance=1e-8,
+                       bool(fd["in_optimal_set"]), tolerance=1e-8,
                        detail=f"frequency {fd['frequency']}, phase residual {fd['phase_residual']:.2e}"))
     if b.method == "fourier-blocks":
         res.add(bool_check("objective couples only equal frequencies (Lemma C.14; computed cross-frequency mass)",
@@ -184,12 +184,11 @@ def _width(p: int, k: int, cg, args: argparse.Namespace, res: VerificationResult
     ws = search_small_width(maxi, cg.generators, cg.weights, target, max_width=args.max_width,
                             time_limit=args.time_limit or 120.0)
     theorem = construction_width(p, k)
+    lb = per_frequency_lower_bound(p, k) if k <= 3 else None
     info["width_search"] = {"target_margin": target, "attempts": ws.attempts, "theorem_width": theorem,
-                            "found_width": ws.best.width, "method": ws.best.status,
-                            "lower_bound": per_frequency_lower_bound(p, k) if k <= 3 else None}
+                            "found_width": ws.best.width, "method": ws.best.status, "lower_bound": lb}
     if args.max_width:
         res.add(bool_check(f"width <= {args.max_width}", ws.best.width <= args.max_width, exactness="proved"))
-    lb = info["width_search"]["lower_bound"]
     if lb is not None:
         res.notes.append(f"width lower bound by argument (not solver-certified; {lb['kind']}): "
                          f">= {lb['neurons_per_frequency_at_least']} neurons per frequency, i.e. width >= "

@@ -295,7 +295,7 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
         X = loc.points[new].reshape(len(new), k + 1, p)
         gens = np.concatenate([gens, X])
         profiles += [orbit_margin_profile(g[:k], g[k]) for g in X]
-    if sv is None:
+    if sv is None or tau is None:  # both come from the same LP solve
         raise SolverError("column generation: time limit reached before the first LP was solved")
     if len(sv) < len(gens):  # the loop stopped after adding columns: re-solve once
         sv, tau, _, _ = max_min_lp(np.array(profiles).T, solver=lp_solver)

@@ -115,12 +115,17 @@ class ParityNetwork:
 
 def validate_nk(n: object, k: object) -> tuple[int, int]:
     """``1 <= k <= n <= MAX_N`` as ints, else :class:`InputError`."""
-    for name, v in (("n", n), ("k", k)):
-        if isinstance(v, bool) or not isinstance(v, int | np.integer):
-            raise InputError(f"{name} must be an integer, got {v!r}")
-    if not 1 <= int(k) <= int(n) <= MAX_N:
+    n_int, k_int = _integer("n", n), _integer("k", k)
+    if not 1 <= k_int <= n_int <= MAX_N:
         raise InputError(f"sparse parity needs 1 <= k <= n <= {MAX_N}; got n={n}, k={k}")
-    return int(n), int(k)
+    return n_int, k_int
+
+
+def _integer(name: str, v: object) -> int:
+    """``v`` as an int (Python or numpy integer, not bool), else :class:`InputError`."""
+    if isinstance(v, bool) or not isinstance(v, int | np.integer):
+        raise InputError(f"{name} must be an integer, got {v!r}")
+    return int(v)
 
 
 def gamma_star_parity(k: int) -> float:

@@ -91,7 +91,13 @@ class TrainConfig:
         if n_train < 1:
             raise InputError(f"train fraction {self.train_fraction} leaves no training point out of {self.p**self.k}")
         self.schedule_obj()  # validates lr, schedule kind, warm-up
-        OptimizerState(self.optimizer, tuple(self.betas))  # validates the optimizer name and betas
+        OptimizerState(self.optimizer, self.betas_pair())  # validates the optimizer name and betas
+
+    def betas_pair(self) -> tuple[float, float]:
+        """The two Adam betas (``betas`` is a list so that it round-trips through JSON)."""
+        if len(self.betas) != 2:
+            raise InputError(f"betas must be two numbers, got {self.betas}")
+        return float(self.betas[0]), float(self.betas[1])
 
     def schedule_obj(self) -> Schedule:
         return Schedule(self.lr, self.steps, self.schedule, self.warmup, self.final_fraction, tuple(self.milestones))
@@ -134,7 +140,7 @@ def train_mask(cfg: TrainConfig) -> np.ndarray:
 def fresh_state(cfg: TrainConfig) -> TrainState:
     U, W = initial_parameters(cfg)
     rng = np.random.default_rng([cfg.seed, 2])
-    return TrainState(cfg.to_dict(), U, W, 0, 0, {}, rng.bit_generator.state, [], 0.0)
+    return TrainState(cfg.to_dict(), U, W, 0, 0, {}, dict(rng.bit_generator.state), [], 0.0)
 
 
 class _Run:
@@ -147,7 +153,7 @@ class _Run:
         self.mask = train_mask(cfg)
         self.train = self.all_data.subset(np.flatnonzero(self.mask))
         self.sched = cfg.schedule_obj()
-        self.opt = OptimizerState(cfg.optimizer, tuple(cfg.betas), weight_decay=cfg.weight_decay,
+        self.opt = OptimizerState(cfg.optimizer, cfg.betas_pair(), weight_decay=cfg.weight_decay,
                                   moments=state.moments, t=state.opt_t)
         self.rng = np.random.default_rng()
         self.rng.bit_generator.state = state.rng_state
@@ -190,7 +196,7 @@ class _Run:
         s = self.state
         s.opt_t = self.opt.t
         s.moments = self.opt.moments
-        s.rng_state = self.rng.bit_generator.state
+        s.rng_state = dict(self.rng.bit_generator.state)
         return s
 
 
