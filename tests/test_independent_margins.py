@@ -163,3 +163,22 @@ def test_group_construction_margin_is_measured_on_the_network_built(monkeypatch)
     assert 1e-11 < (formula - brute) / formula < 1e-4
     assert result.normalized_margin == pytest.approx(brute, rel=1e-12)
     assert not _check(result, "normalized margin = gamma*").passed and result.verdict == "refuted"
+
+
+@pytest.mark.parametrize("name", ["F6", "memorize"])
+def test_cogo_margin_is_the_brute_force_margin_of_its_network(name):
+    from margintheory.problems import CoGO
+    from margintheory.tasks import cogo_constructions as cc
+    from margintheory.tasks.cogo_algebra import to_network
+
+    d = 5
+    con = cc.build_f6(d, 1.0) if name == "F6" else cc.build_memorization(d)
+    net = to_network(con.z)[0]
+    brute = brute_margin(net.U, net.W, lambda a: sum(a) % d)
+    result = verify(CoGO(d, name))
+    assert "corrected" not in result.details and result.width == net.m
+    assert result.normalized_margin == pytest.approx(brute, rel=1e-12)
+    if name == "memorize":  # 2 / (3 sqrt(3d) (d-1)^1.5), derived in cogo_margin.memorization_margin
+        assert brute == pytest.approx(2 / (3 * math.sqrt(3 * d) * (d - 1) ** 1.5), rel=1e-12)
+    else:
+        assert brute == pytest.approx(gamma_formula(d, 2), rel=1e-12)

@@ -30,18 +30,22 @@ from margintheory.errors import InputError
 from margintheory.fourier import neuron_fourier
 from margintheory.margins import DEFAULT_MAX_MEMORY, exhaustive_margin
 from margintheory.network import PolyNetwork
+from margintheory.problems import ModularAddition
 from margintheory.training.metrics import norm_shares
-from margintheory.verification import verify_network
+from margintheory.verification import as_problem, verify_network
 
 DEFAULT_ANALYSIS_TOLERANCE = 1e-2
 
 
-def check_shapes(net: PolyNetwork, p: int, k: int) -> None:
-    """Refuse a network whose shapes do not match the requested task with one clear sentence."""
-    theory.validate_pk(p, k)
+def check_shapes(net: PolyNetwork, p: int | ModularAddition, k: int | None = None) -> ModularAddition:
+    """The problem ``ModularAddition(p, k)`` (or ``p`` itself if it is one); refuse a network whose shapes do not
+    match it with one clear sentence."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has k={net.k} inputs and p={net.p} classes (U shape {net.U.shape}, W shape "
                          f"{net.W.shape}) but p={p}, k={k} was requested")
+    return problem
 
 
 def neuron_analysis(net: PolyNetwork, tolerance: float) -> tuple[list[Check], dict]:
@@ -83,13 +87,14 @@ def neuron_analysis(net: PolyNetwork, tolerance: float) -> tuple[list[Check], di
     return checks, fields
 
 
-def frequency_comparison(net: PolyNetwork, p: int, k: int) -> tuple[list[Check], dict]:
+def frequency_comparison(net: PolyNetwork, problem: ModularAddition) -> tuple[list[Check], dict]:
     """Frequency histogram (norm-share weighted) vs the construction's uniform histogram (Lemma C.18)."""
+    p = problem.p
     nf = neuron_fourier(net)
     share = norm_shares(net)
     counts = np.bincount(nf.frequency, minlength=p // 2 + 1)
     mass = np.bincount(nf.frequency, weights=share, minlength=p // 2 + 1)
-    freqs = theory.frequencies(p)
+    freqs = list(problem.frequencies)
     uniform = np.zeros(p // 2 + 1)
     uniform[freqs] = 1.0 / len(freqs)
     tv = 0.5 * float(np.abs(mass - uniform).sum())
@@ -111,41 +116,42 @@ def multidim_dft_sign(result: VerificationResult) -> Check:
                  f"normalized network; max |imag| / max |value| = {rel_imag:.3e}", informational=True)
 
 
-def construction_comparison(net: PolyNetwork, p: int, k: int, margin: float, max_memory: int,
+def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: float, max_memory: int,
                             max_seconds: float | None = None) -> tuple[list, dict]:
-    """The construction's measured normalized margin and width next to the network's."""
-    ref = build_construction(p, k)
+    """The construction's measured normalized margin and width next to the network's (odd ``p``)."""
+    ref = build_construction(problem.p, problem.k)
     res = exhaustive_margin(ref, max_memory, max_seconds=max_seconds)
     ratio = margin / res.normalized_margin
     fields = {"construction_width": ref.m, "construction_normalized_margin": res.normalized_margin,
-              "ratio_to_construction": ratio, "width_over_theorem_width": net.m / theory.construction_width(p, k)}
+              "ratio_to_construction": ratio, "width_over_theorem_width": net.m / float(problem.theorem_width or net.m)}
     check = Check("normalized margin / construction's normalized margin", 1.0, ratio, res.normalized_tolerance,
                   abs(ratio - 1.0) <= res.normalized_tolerance / res.normalized_margin + 1e-12, "float",
                   f"construction (m={ref.m}) measured {res.normalized_margin:.15g}", informational=True)
     return [check], fields
 
 
-def analyze_network(net: PolyNetwork, p: int, k: int, *, max_memory: int = DEFAULT_MAX_MEMORY,
-                    max_seconds: float | None = None, rtol: float | None = None,
-                    tolerance: float = DEFAULT_ANALYSIS_TOLERANCE, compare_construction: bool = True,
-                    title: str | None = None) -> VerificationResult:
-    """``verify_network`` plus the informational measurements of the module docstring."""
+def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = None, *,
+                    max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
+                    rtol: float | None = None, tolerance: float = DEFAULT_ANALYSIS_TOLERANCE,
+                    compare_construction: bool = True, title: str | None = None) -> VerificationResult:
+    """``verify_network`` plus the informational measurements of the module docstring, for the problem
+    ``ModularAddition(p, k)`` (or ``p`` itself if it is one)."""
     start = time.perf_counter()
-    check_shapes(net, p, k)
+    problem = check_shapes(net, p, k)
     if not (0 < tolerance < 1):
         raise InputError(f"tolerance must be in (0, 1), got {tolerance}")
-    result = verify_network(net, p, k, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
-                            title=title or f"analysis of a network (p={p}, k={k}, m={net.m})")
+    result = verify_network(net, problem=problem, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
+                            title=title or f"analysis of a network (p={problem.p}, k={problem.k}, m={net.m})")
     unit = net.normalized()
     result.add(multidim_dft_sign(result))
-    parts = [neuron_analysis(unit, tolerance), frequency_comparison(unit, p, k)]
-    if compare_construction and p % 2 == 1:
-        parts.append(construction_comparison(net, p, k, result.fields["normalized_margin"], max_memory,
+    parts = [neuron_analysis(unit, tolerance), frequency_comparison(unit, problem)]
+    if compare_construction and problem.applicable:
+        parts.append(construction_comparison(net, problem, result.fields["normalized_margin"], max_memory,
                                              max_seconds))
     for checks, fields in parts:
         result.checks.extend(checks)
         result.fields.update(fields)
-    if p % 2 == 1:
+    if problem.applicable:
         result.notes.append(
             f"normalized margin = {result.fields['ratio_to_gamma_star']:.6f} x gamma*; "
             f"{100 * result.fields['weighted_fraction_optimal']:.2f}% of the norm budget is in optimal neurons "

@@ -1,0 +1,54 @@
+"""Readable output: the table and everything printed under it fit the terminal's width (in terminal cells:
+combining marks take none)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+from rich.cells import cell_len
+from rich.console import Console
+
+from margintheory import CoGO, GroupComposition, ModularAddition, SparseParity, verify
+from margintheory.report import render_text
+
+
+def _run(columns: int, *args: str) -> str:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    env.pop("LINES", None)
+    proc = subprocess.run([sys.executable, "-m", "margintheory.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("columns,args", [
+    (100, ("verify", "--p", "5", "--k", "2")),
+    (80, ("verify", "--task", "group", "--group", "S3")),
+])
+def test_cli_output_fits_columns(columns, args):
+    out = _run(columns, *args)
+    lines = out.splitlines()
+    assert "claim" in out and "verdict:" in out and "normalized margin" in out
+    assert max(cell_len(line) for line in lines) <= columns, max(lines, key=cell_len)
+    # the table uses the room it is given (it is not a fixed 160-column layout squeezed or a 40-column one)
+    assert max(cell_len(line) for line in lines) >= columns - 10
+
+
+@pytest.fixture(scope="module")
+def results():
+    return [verify(ModularAddition(5, 2)), verify(ModularAddition(3, 1), exact=True), verify(SparseParity(4, 2)),
+            verify(GroupComposition("S3")), verify(GroupComposition("C4")), verify(CoGO(5, "F46"))]
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 140])
+def test_every_result_renders_within_the_width(results, width):
+    for result in results:
+        buf = io.StringIO()
+        render_text(result, console=Console(file=buf, width=width, highlight=False), show_fields=["p", "k"])
+        lines = buf.getvalue().splitlines()
+        assert max(cell_len(line) for line in lines) <= width, (result.title, max(lines, key=cell_len))
+        assert lines[-1].startswith("verdict: ")
