@@ -2,8 +2,8 @@
 
 No internal tracking numbers ("issue 3"), no pointer to a theory file that is not in the repository, no names of
 the paper-text files the developers read, no line numbers of those texts ("Shi 8038"): a reader can look none of
-them up.  The scan covers the package, README, docs, notebooks, benchmarks and tests, and the text that
-``margintheory derive`` prints.
+them up.  The scan covers the package, README, docs (and the docs-site tools), notebooks, benchmarks, tests and CI, and
+the text that ``margintheory derive`` prints.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCANNED = ("margintheory", "docs", "proofs_notebooks", "benchmarks", "tests", "README.md")
-SUFFIXES = {".py", ".md", ".ipynb", ".txt", ".json", ".toml", ".cfg", ".yml", ".yaml"}
+SCANNED = ("margintheory", "docs", "proofs_notebooks", "benchmarks", "tests", "tools", ".ci", "README.md", "mkdocs.yml",
+           "pyproject.toml")
+SUFFIXES = {".py", ".md", ".ipynb", ".txt", ".json", ".toml", ".cfg", ".yml", ".yaml", ""}
 SKIP_DIRS = {"__pycache__", ".ipynb_checkpoints"}
 
 FORBIDDEN = {
@@ -48,6 +49,8 @@ def _files() -> list[Path]:
     files: list[Path] = []
     for name in SCANNED:
         path = ROOT / name
+        if not path.exists():
+            continue
         if path.is_file():
             files.append(path)
             continue
