@@ -278,7 +278,7 @@ def test_only_regular_files_are_opened(tmp_path, target):
         os.mkfifo(path)
     if not path.exists():
         pytest.skip(f"{path} does not exist here")
-    with pytest.raises(NetworkFormatError, match="must be regular files"):
+    with pytest.raises(NetworkFormatError, match="not a regular file"):
         PolyNetwork.load(path)
 
 
@@ -370,7 +370,7 @@ def test_cli_verifies_a_torch_checkpoint_with_names_and_refuses_devices(tmp_path
     for target in (str(fifo), "/dev/zero"):
         proc = _cli("verify", "--network", target, "--p", "5", "--k", "2", timeout=30)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
-        assert proc.stderr.count("\n") == 1 and "regular files" in proc.stderr
+        assert proc.stderr.count("\n") == 1 and "not a regular file" in proc.stderr
     proc = _cli("analyze", str(FIXTURES / "torch_zip_named_checkpoint.pt"), "--p", "5", "--k", "2", "--names", "U=x")
     assert proc.returncode == 2 and "missing W" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -400,3 +400,16 @@ def test_any_failure_is_a_margintheory_error(tmp_path):
     (tmp_path / "x.npz").write_bytes(nf.npz_bytes({"U.npy": nf.array_npy(np.zeros((1, 1, 3)))}))
     with pytest.raises(MarginTheoryError, match="missing|no network"):
         PolyNetwork.load(tmp_path / "x.npz")
+
+
+def test_training_checkpoints_go_through_the_same_reader(tmp_path):
+    from margintheory.training.checkpoint import load_checkpoint
+
+    fifo = tmp_path / "checkpoint.npz"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="not a readable training checkpoint .*not a regular file"):
+        load_checkpoint(fifo)
+    obj = tmp_path / "obj.npz"
+    obj.write_bytes(nf.npz_bytes({"state_json.npy": nf.array_npy(np.array([{"a": 1}], dtype=object))}))
+    with pytest.raises(InputError, match="pickled data is never loaded"):
+        load_checkpoint(obj)

@@ -72,14 +72,17 @@ def output_format(path: str | os.PathLike[str]) -> str:
     raise InputError(f"{path}: network files are written as .npz or .safetensors (got suffix {suffix or 'none'})")
 
 
-def open_tensor_file(path: str | os.PathLike[str], *, max_memory: int = DEFAULT_MAX_MEMORY) -> TensorFile:
-    """Open a network file and parse its headers (no tensor data is read); use as a context manager."""
+def open_tensor_file(path: str | os.PathLike[str], *, max_memory: int = DEFAULT_MAX_MEMORY,
+                     kind: str | None = None) -> TensorFile:
+    """Open a network file and parse its headers (no tensor data is read); use as a context manager.
+
+    ``kind`` (``'npz'``, ``'safetensors'`` or ``'pytorch'``) forces the format instead of the suffix."""
     name = os.fspath(path)
     fh, size = open_regular(name)
     try:
         head = fh.read(16)
         fh.seek(0)
-        kind = file_format(name, head)
+        kind = kind or file_format(name, head)
         if kind == "zip":
             kind = "pytorch" if _is_torch_zip(fh) else "npz"
         if kind == "npz":

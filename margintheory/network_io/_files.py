@@ -71,7 +71,8 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NetworkFormatError(f"{name}: is {file_kind(st.st_mode)}; network files must be regular files")
+            raise NetworkFormatError(f"{name}: is {file_kind(st.st_mode)}, not a regular file; only regular files "
+                                     "are read")
         if fcntl is not None:
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~getattr(os, "O_NONBLOCK", 0))
         return os.fdopen(fd, "rb"), int(st.st_size)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,16 +52,32 @@ def save_checkpoint(path: str | os.PathLike[str], state: TrainState) -> None:
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> TrainState:
-    """Read a checkpoint written by :func:`save_checkpoint`; a damaged file raises :class:`InputError`."""
+    """Read a checkpoint written by :func:`save_checkpoint`; a damaged file raises :class:`InputError`.
+
+    Read through :mod:`margintheory.network_io` like every network file: regular files only, ``.npy`` headers
+    first, sizes within the memory budget before any data is read, never a pickle."""
+    from margintheory.network_io import LazyTensor, open_tensor_file
+
     try:
-        with np.load(path, allow_pickle=False) as data:
-            meta = json.loads(str(data["state_json"]))
-            U, W = data["U"].copy(), data["W"].copy()
-            moments = {n[len("opt__"):]: data[n].copy() for n in data.files if n.startswith("opt__")}
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such checkpoint") from None
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, json.JSONDecodeError) as exc:
+        with open_tensor_file(path, kind="npz") as tf:
+            top = {n: t for n, t in tf.tree.items() if isinstance(t, LazyTensor)}
+            missing = [n for n in ("state_json", "U", "W") if n not in top]
+            if missing:
+                raise InputError(f"{path}: not a readable training checkpoint (missing {missing})")
+            names = ["state_json", "U", "W"] + sorted(n for n in top if n.startswith("opt__"))
+            data = dict(zip(names, tf.load([top[n] for n in names]), strict=True))
+        meta = json.loads(str(data["state_json"]))
+    except InputError as exc:
+        text = str(exc).removeprefix(f"{path}: ")
+        if "checkpoint" not in text:
+            text = f"not a readable training checkpoint ({text})"
+        raise InputError(f"{path}: {text}") from None
+    except (ValueError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not a readable training checkpoint ({type(exc).__name__}: {exc})") from None
+    U, W = np.array(data["U"]), np.array(data["W"])
+    moments = {n[len("opt__"):]: np.array(a) for n, a in data.items() if n.startswith("opt__")}
+    if not isinstance(meta, dict):
+        raise InputError(f"{path}: not a readable training checkpoint (state_json is not an object)")
     if meta.get("version") != CHECKPOINT_VERSION:
         raise InputError(f"{path}: unsupported checkpoint version {meta.get('version')!r}")
     return TrainState(meta["config"], U, W, int(meta["step"]), int(meta["opt_t"]), moments, meta["rng_state"],
