@@ -40,11 +40,12 @@ import time
 
 from margintheory.solvers.column_generation import column_generation
 from margintheory.solvers.single_neuron import solve_single_neuron
-from margintheory.solvers.width import search_small_width
+from margintheory.solvers.width import min_width_network
 from margintheory.theory import construction_width, gamma_star
 
 SINGLE = [(3, 2), (5, 2), (3, 3), (7, 2), (5, 3)]
-NETWORK = [(3, 2), (5, 2), (7, 2), (11, 2), (3, 3), (5, 3), (7, 3)]
+NETWORK = [(3, 2), (5, 2), (7, 2), (11, 2), (3, 3), (5, 3), (7, 3), (5, 4), (7, 4)]
+SOS_BASELINE = [(5, 2), (5, 3), (7, 3)]
 GENERIC = [(3, 2), (3, 3), (5, 2)]
 OUT = "benchmarks/out"
 
@@ -66,23 +67,30 @@ def bench_single(cases, method: str) -> None:
               f"{ok!s:>8} {b.sos_summary()['status']} gram {b.sos_summary().get('gram_sizes')}")
 
 
-def bench_network(cases) -> None:
-    print("\n== network LP by column generation from random neurons (seed 0) + width search ==")
-    print(f"{'p':>3} {'k':>2} {'time s':>7} {'rounds':>6} {'primal-g*':>10} {'dual-g*':>10} {'gap':>9} cert "
-          f"{'tau min/max':>11} {'CG width':>8} {'found width':>11} {'theorem':>7} {'width s':>7}")
+def bench_network(cases, sos_cases) -> None:
+    """Column generation priced by the closed form (default) vs the SOS bracket (the baseline, same run), then the
+    smallest max-margin network (:func:`margintheory.solvers.width.min_width_network`)."""
+    print("\n== network LP by column generation from random neurons (seed 0): Fourier pricing vs SOS pricing ==")
+    print(f"{'p':>3} {'k':>2} {'fourier s':>9} {'rounds':>6} {'primal-g*':>10} {'dual-g*':>10} {'gap':>9} "
+          f"{'sos s':>7} {'ratio':>6} {'width':>6} {'per freq':>8} {'lower':>6} {'theorem':>7}")
     for p, k in cases:
         g = gamma_star(p, k)
-        cg = column_generation(p, k, seed=0)
-        t1 = time.perf_counter()
-        target = cg.lp_value * (1 - 1e-7)
-        maxi = solve_single_neuron(p, k, method="none", seed=0).maximiser
-        wr = search_small_width(maxi, cg.generators, cg.weights, target).best
-        dw = time.perf_counter() - t1
-        wr.network.save(f"{OUT}/solve_p{p}_k{k}_width{wr.width}.npz")
-        print(f"{p:>3} {k:>2} {cg.seconds:7.2f} {len(cg.rounds):>6} {_rel(cg.primal_margin, g):>10} "
-              f"{_rel(cg.dual_bound, g):>10} {cg.relative_gap:9.2e} {cg.dual_certified!s:>4} "
-              f"{cg.dual_summary()['tau_min_over_max']:11.6f} {cg.width:>8} {wr.width:>11} "
-              f"{construction_width(p, k):>7} {dw:7.2f}  (width margin {_rel(wr.margin, g)}; {wr.status})")
+        t0 = time.perf_counter()
+        cg = column_generation(p, k, seed=0, pricing="fourier")
+        dt = time.perf_counter() - t0
+        sos = "-"
+        ratio = "-"
+        if (p, k) in sos_cases:
+            t1 = time.perf_counter()
+            column_generation(p, k, seed=0, pricing="sos")
+            ds = time.perf_counter() - t1
+            sos, ratio = f"{ds:7.1f}", f"{ds / dt:6.1f}"
+        mw = min_width_network(p, k)
+        mw.network.save(f"{OUT}/solve_p{p}_k{k}_width{mw.width}.npz")
+        lb = mw.lower_bound.total(p)
+        print(f"{p:>3} {k:>2} {dt:9.2f} {len(cg.rounds):>6} {_rel(cg.primal_margin, g):>10} "
+              f"{_rel(cg.dual_bound, g):>10} {cg.relative_gap:9.2e} {sos:>7} {ratio:>6} {mw.width:>6} "
+              f"{mw.per_frequency:>8} {lb if lb is not None else '-':>6} {construction_width(p, k):>7}")
 
 
 def main() -> None:
@@ -97,7 +105,7 @@ def main() -> None:
     if args.generic:
         bench_single(GENERIC, "generic")
     if not args.quick:
-        bench_network(NETWORK)
+        bench_network(NETWORK, SOS_BASELINE)
 
 
 if __name__ == "__main__":

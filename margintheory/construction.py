@@ -79,14 +79,23 @@ def _phi(kind: int, zeta: int, p: int, x: np.ndarray) -> np.ndarray:
     return np.sin(angle) if kind else np.cos(angle)
 
 
-def build_construction(p: int, k: int, *, normalize: bool = True) -> PolyNetwork:
+def build_construction(p: int, k: int, *, normalize: bool = True, family: str = "lemma-c18") -> PolyNetwork:
     """The network of Lemma C.18 as float64 weights, with per-neuron metadata ``frequency``, ``term``, ``sign``.
+
+    ``family`` other than ``"lemma-c18"`` builds a smaller max-margin network from a per-frequency phase measure of
+    :mod:`margintheory.phase_measures` (``"cyclic-lattice"``: ``2 * 3^(k-1)`` neurons per frequency;
+    ``"smallest-known"``): see :func:`build_phase_measure_network`.
 
     Each neuron's coefficient ``c`` is split evenly over its ``k+1`` vectors (``|c|^(1/(k+1))`` each, the sign on
     ``w``): by homogeneity the neuron function is unchanged and the vectors get equal norms, as the optimal
     single-neuron set requires (Lemma C.15).  With ``normalize`` the network is scaled to ``||theta||_{2,k+1} = 1``.
     Intended network function (before normalization): ``f(a)[c] = sum_zeta cos_zeta(a_1 + ... + a_k - c)``.
     """
+    if family != "lemma-c18":
+        from margintheory.phase_measures import family_measure
+
+        p, k = validate_pk(p, k)
+        return build_phase_measure_network(p, family_measure(family, k), normalize=normalize)
     specs = construction_neuron_specs(p, k)
     x = np.arange(p)
     U = np.empty((len(specs), k, p))
@@ -102,5 +111,33 @@ def build_construction(p: int, k: int, *, normalize: bool = True) -> PolyNetwork
         "term": np.array([s.term for s in specs], dtype=np.int8),
         "sign": np.array([s.signs for s in specs], dtype=np.int8),
     }
+    net = PolyNetwork(U, W, meta)
+    return net.normalized() if normalize else net
+
+
+def build_phase_measure_network(p: int, measure, *, normalize: bool = True) -> PolyNetwork:
+    """One neuron per frequency ``zeta = 1..(p-1)/2`` and atom ``(theta, w)`` of the measure (``PhaseMeasure``):
+    ``u_j[x] = A cos(theta_j + 2 pi zeta x/p)``, ``w[c] = A cos(theta_1 + ... + theta_k + 2 pi zeta c/p)``,
+    ``A = w^(1/(k+1))`` (equal amplitudes, Lemma C.15).  Every angle is reduced exactly as an integer fraction of
+    ``2 pi`` before the cosine.  Network function (unnormalized): ``(k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)`` when
+    the measure's unwanted moments vanish (:mod:`margintheory.phase_measures`).  Metadata: ``frequency``, ``phase``
+    (numerators over ``measure.denominator``), ``measure_weight``."""
+    k, q = measure.k, measure.denominator
+    x = np.arange(p)
+    zetas = frequencies(p)
+    n = measure.size
+    amp = measure.float_weights() ** (1.0 / (k + 1))
+    full = np.concatenate([measure.points, measure.points.sum(axis=1, keepdims=True)], axis=1)  # (n, k+1)
+    U = np.empty((len(zetas) * n, k, p))
+    W = np.empty((len(zetas) * n, p))
+    for i, z in enumerate(zetas):
+        # angle = 2 pi (r/q + z x/p) = 2 pi ((r p + z x q) mod (p q)) / (p q)
+        num = (full[:, :, None] * p + z * x[None, None, :] * q) % (p * q)
+        vals = amp[:, None, None] * np.cos(2.0 * np.pi * num / (p * q))
+        U[i * n:(i + 1) * n] = vals[:, :k]
+        W[i * n:(i + 1) * n] = vals[:, k]
+    meta = {"frequency": np.repeat(np.array(zetas, dtype=np.int64), n),
+            "phase": np.tile(measure.points, (len(zetas), 1)),
+            "measure_weight": np.tile(measure.float_weights(), len(zetas))}
     net = PolyNetwork(U, W, meta)
     return net.normalized() if normalize else net

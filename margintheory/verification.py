@@ -242,10 +242,13 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
 
 
 def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_memory: int = DEFAULT_MAX_MEMORY,
-                        max_seconds: float | None = None) -> VerificationResult:
+                        max_seconds: float | None = None, family: str = "lemma-c18") -> VerificationResult:
     """Build the Lemma C.18 network for ``ModularAddition(p, k)`` (or the problem ``p``) and check every claim of
-    Theorem C.22 on it."""
+    Theorem C.22 on it; another ``family`` (:mod:`margintheory.phase_measures`) is checked by
+    :func:`verify_family`."""
     problem = as_problem(p, k)
+    if family != "lemma-c18":
+        return verify_family(problem, family, max_memory=max_memory, max_seconds=max_seconds)
     p, k = problem.p, problem.k
     raw = build_construction(p, k, normalize=False)
     net = raw.normalized()
@@ -262,6 +265,39 @@ def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_m
         measured = result.fields["normalized_margin"]
         result.add(close_check("correct - wrong logit (normalized) = measured margin", measured,
                                fields["normalized_margin_from_logits"], 1e-10))
+    return result
+
+
+def verify_family(problem: ModularAddition, family: str, *, max_memory: int = DEFAULT_MAX_MEMORY,
+                  max_seconds: float | None = None) -> VerificationResult:
+    """A smaller max-margin network (``build_construction(p, k, family=...)``, docs/theory.md#smaller-networks): its
+    phase measure's unwanted moments vanish (exact), and every claim of Theorem C.22 is checked on the built network
+    as for Lemma C.18's.  Its unnormalized function is ``(k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)``, so the logit
+    checks are made on it rescaled by ``2^k/k!``."""
+    from margintheory import phase_measures
+
+    p, k = problem.p, problem.k
+    try:
+        measure = phase_measures.family_measure(family, k)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    raw = build_construction(p, k, normalize=False, family=family)
+    net = raw.normalized()
+    result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
+                                 title=f"{family} network, {measure.size} neurons per frequency (p={p}, k={k})")
+    moments = phase_measures.exact_moment_check(measure)
+    result.checks.insert(1, Check(f"unwanted phase moments of the {family} measure vanish", 0,
+                                  len(moments.failures), None, moments.passed, "proved",
+                                  f"{moments.checked} moments; {moments.method}"))
+    nf = (p - 1) // 2
+    result.checks.insert(2, Check(f"width = {measure.size} x (p-1)/2 (theorem's 2^(2k-1)(p-1)/2 = "
+                                  f"{2 ** (2 * k - 1) * nf})", measure.size * nf, net.m, None,
+                                  measure.size * nf == net.m, "proved"))
+    checks, fields = construction_logit_checks(res, raw.norm() ** (k + 1) * 2**k / math.factorial(k))
+    result.checks.extend(checks)
+    result.fields.update(fields)
+    result.fields.update(family=family, width_per_frequency=measure.size, theorem_width=problem.theorem_width)
+    result.notes.append(f"{measure.description} ({measure.source}); logit checks on the network rescaled by 2^k/k!")
     return result
 
 

@@ -38,8 +38,9 @@ def test_network_json_with_max_width_and_verify_roundtrip(capsys, tmp_path):
     code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "2", "--json", "--min-width", "--out", str(path)])
     assert code == 0 and data["verdict"] == "verified"
     det = data["details"]
-    assert det["rounds"] >= 1 and det["width_search"]["found_width"] == data["width"]
-    assert data["width"] <= det["width_search"]["theorem_width"]
+    assert det["rounds"] >= 1 and data["width"] == 6 == det["width_per_frequency"] * 1
+    assert data["width"] < det["theorem_width"] == 8 and det["family"] == "cyclic-lattice"
+    assert det["lower_bound_exactness"] is None  # p = 3 <= 2k: frequencies alias, the bound does not apply
     assert PolyNetwork.load(path).m == data["width"]
     code = main(["verify", "--network", str(path), "--p", "3", "--k", "2", "--json", "--rtol", "1e-6"])
     verify = json.loads(capsys.readouterr().out)

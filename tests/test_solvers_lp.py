@@ -86,31 +86,13 @@ def test_column_generation_time_limit_is_reported():
         column_generation(5, 2, seed=0, time_limit=1e-9)
 
 
-def test_cyclic_lattice_width_below_the_construction_k2():
-    """A 6-point phase lattice per frequency reaches gamma*(5, 2): width 12 < 2^(2k-1)(p-1)/2 = 16 (computed,
-    re-checked by the exhaustive engine)."""
-    from margintheory.solvers.single_neuron import solve_single_neuron
-    from margintheory.solvers.width import min_width_cyclic_lattice, unwanted_phase_moments
-    from margintheory.theory import construction_width
+def test_cyclic_lattice_search_finds_the_family_orders():
+    """The smallest cyclic phase lattices avoiding every unwanted moment: N = 6 (k = 2) and 18 (k = 3), the
+    cyclic-lattice family's 2 * 3^(k-1), with its generator among them."""
+    from margintheory.phase_measures import cyclic_lattice_generator
+    from margintheory.solvers.width import cyclic_phase_lattices
 
-    M = unwanted_phase_moments(2)
-    assert not np.any(np.all(M == 0, axis=1)) and np.any(np.all(M == (1, 1), axis=1))
-    b = solve_single_neuron(5, 2, method="none", n_starts=4)
-    r = min_width_cyclic_lattice(b.maximiser, b.lower * (1 - 1e-7))
-    assert r.width < construction_width(5, 2)
-    em = exhaustive_margin(r.network)
-    assert float(em.normalized_margin) == pytest.approx(gamma_star(5, 2), rel=1e-6)
-
-
-@pytest.mark.parametrize("k, size", [(1, 2), (2, 6)])
-def test_phase_moment_clique_is_a_clique(k, size):
-    """Every pairwise difference of the clique is an unwanted moment; k = 2 gives 6 (= the lattice found above)."""
-    from margintheory.solvers.width import phase_moment_clique, unwanted_phase_moments
-
-    M = {tuple(m) for m in unwanted_phase_moments(k).tolist()}
-    S = phase_moment_clique(k)
-    assert len(S) == size
-    for a in S:
-        for b in S:
-            if a != b:
-                assert tuple(x - y for x, y in zip(a, b, strict=True)) in M
+    for k in (2, 3):
+        found = cyclic_phase_lattices(k, 2 * 3 ** (k - 1))
+        n, g = cyclic_lattice_generator(k)
+        assert min(N for N, _ in found) == n and (n, g) in found

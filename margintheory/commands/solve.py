@@ -19,7 +19,7 @@ from margintheory.commands._options import positive_int
 from margintheory.errors import InputError, SolverError
 from margintheory.problems import ModularAddition
 from margintheory.report import emit
-from margintheory.theory import construction_width, gamma_star, hypothesis_status
+from margintheory.theory import construction_width, frequencies, gamma_star, hypothesis_status
 
 GAP_TOL = 1e-6
 #: the width MILP asks for the LP margin to this relative slack (leaving room below GAP_TOL for MILP tolerances)
@@ -27,7 +27,9 @@ WIDTH_RTOL = 1e-7
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
 EVAL_RTOL = 1e-12
 SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds",
-                  "theorem_width", "solver", "uniform_dual_bound"]
+                  "width_per_frequency", "lower_bound_width", "lower_bound_width_per_frequency",
+                  "lower_bound_exactness", "theorem_width", "theorem_width_per_frequency", "family", "solver",
+                  "uniform_dual_bound"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -44,7 +46,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--max-width", type=positive_int, metavar="M",
                         help="restrict the network to at most M neurons (MILP on the column-generation dictionary)")
     parser.add_argument("--min-width", action="store_true",
-                        help="also search the smallest width reaching the LP margin to 1e-6 (MILP)")
+                        help="the smallest max-margin network known (exact phase measures per frequency), with the "
+                        "proved lower bound on the width and the theorem's width")
+    parser.add_argument("--pricing", default="fourier", choices=("fourier", "sos"),
+                        help="column-generation pricing: exact closed form per frequency (default) or the SOS bracket")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random start (default %(default)s)")
     parser.add_argument("--time-limit", type=float, default=None, metavar="SEC", help="overall time limit")
     parser.add_argument("--sdp-solver", default="CLARABEL", choices=("CLARABEL", "SCS"), help="SOS solver")
@@ -77,6 +82,8 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
     result.task = problem.task
     result.parameters = {**problem.parameters(), "method": "single-neuron" if args.single_neuron else
                          "column-generation", "seed": args.seed}
+    if not args.single_neuron:
+        result.parameters["pricing"] = args.pricing
     for flag in ("max_width", "min_width", "time_limit"):
         if getattr(args, flag):
             result.parameters[flag] = getattr(args, flag)
@@ -134,7 +141,8 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
 
     g = gamma_star(p, k)
     with _progress(not args.json) as report:
-        cg = column_generation(p, k, seed=args.seed, time_limit=args.time_limit, progress=report)
+        cg = column_generation(p, k, seed=args.seed, time_limit=args.time_limit, pricing=args.pricing,
+                               progress=report)
     if not cg.converged:
         raise SolverError(f"column generation stopped ({cg.status}) after {len(cg.rounds)} rounds: bracket "
                           f"[{cg.primal_margin:.12g}, {cg.dual_bound:.12g}]; raise --time-limit")
@@ -150,22 +158,22 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
     em = exhaustive_margin(net)
     res.add(close_check("margin recomputed by the exhaustive engine (margins.exhaustive_margin)", lower,
                         float(em.normalized_margin), max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300))))
-    uniform = _uniform_dual_bound(p, k, args)
+    uniform = _uniform_dual_bound(p, k, args, cg.pricing_solver)
     res.add(bool_check("uniform weights are an optimal dual: certified uniform pricing bound within 1e-6 of the "
                        "primal margin", uniform <= cg.primal_margin * (1 + GAP_TOL), tolerance=GAP_TOL,
                        exactness="certified", informational=True,
                        detail=f"uniform bound {uniform:.15g}, primal {cg.primal_margin:.15g}"))
     res.fields["uniform_dual_bound"] = uniform
     res.fields.update(_common_fields(p, k, g, lower, cg.dual_bound, cg.dual_certified, len(cg.rounds), net.m,
-                                     {"name": "HIGHS (LP) + " + str(cg.pricing_solver.get("name")) + " (pricing SOS)",
+                                     {"name": "HIGHS (LP) + " + str(cg.pricing_solver.get("name")) + " (pricing)",
                                       "status": cg.status + "; pricing " + str(cg.pricing_solver.get("status")),
                                       "time": cg.seconds}))
     res.fields.update({"lp_value": cg.lp_value, "heuristic_dual_bound": cg.heuristic_dual_bound,
                        "dual_weights": cg.dual_summary(), "orbits_in_support": used,
                        "column_generation_width": cg.width, "theorem_width": construction_width(p, k),
                        "seed": args.seed, "round_log": [r.__dict__ for r in cg.rounds], **width_info})
-    res.notes.append("upper bound: weak duality (docs/theory.md) with the final LP dual, pricing bounded by the "
-                     "certified per-frequency SOS relaxation" if cg.dual_certified else
+    res.notes.append("upper bound: weak duality (docs/theory.md) with the final LP dual, priced by "
+                     f"{cg.pricing_solver.get('name')} with a rigorous rounding bound" if cg.dual_certified else
                      "upper bound NOT certified (pricing by local search only)")
     _hypothesis_note(res, p)
     if args.out:
@@ -175,36 +183,54 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
 
 
 def _width(p: int, k: int, cg, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):
-    """The width search of :func:`margintheory.solvers.width.search_small_width`; returns ``(network, margin)``."""
-    from margintheory.solvers.single_neuron import solve_single_neuron
-    from margintheory.solvers.width import per_frequency_lower_bound, search_small_width
+    """The smallest max-margin network (:func:`margintheory.solvers.width.min_width_network`), pruned to
+    ``--max-width`` if that is smaller; returns ``(network, margin)``."""
+    from margintheory.solvers.width import min_width_network, prune_to_width
 
-    maxi = solve_single_neuron(p, k, method="none", seed=args.seed).maximiser
-    target = cg.lp_value * (1 - WIDTH_RTOL)
-    ws = search_small_width(maxi, cg.generators, cg.weights, target, max_width=args.max_width,
-                            time_limit=args.time_limit or 120.0)
+    mw = min_width_network(p, k, time_limit=args.time_limit or 30.0)
+    lb = mw.lower_bound
+    nf = len(frequencies(p))
     theorem = construction_width(p, k)
-    lb = per_frequency_lower_bound(p, k) if k <= 3 else None
-    info["width_search"] = {"target_margin": target, "attempts": ws.attempts, "theorem_width": theorem,
-                            "found_width": ws.best.width, "method": ws.best.status, "lower_bound": lb}
+    applies = lb.applies_to(p)
+    info.update({"width_per_frequency": mw.per_frequency, "family": mw.measure.name,
+                 "family_description": mw.measure.description, "theorem_width": theorem,
+                 "theorem_width_per_frequency": 2 ** (2 * k - 1),
+                 "lower_bound_width": lb.total(p), "lower_bound_width_per_frequency": lb.per_frequency,
+                 "lower_bound_exactness": lb.exactness if applies else None,
+                 "lower_bound_method": lb.method, "lower_bound_ratio": lb.ratio,
+                 "width_search": {"attempts": mw.attempts, "seconds": mw.seconds, "frequencies": nf}})
+    res.add(bool_check("the phase measure's unwanted moments vanish (exact; every frequency max-margin)", True,
+                       exactness="proved", detail=f"{mw.measure.description}"))
+    res.add(close_check(f"{mw.per_frequency} neurons per frequency reach gamma* (exhaustive margin)",
+                        gamma_star(p, k), mw.margin, max(mw.margin_tolerance / mw.margin, 1e-15),
+                        detail=f"width {mw.width} = {mw.per_frequency} x {nf}; theorem's {theorem}"))
+    if applies:
+        minimal = mw.per_frequency == lb.per_frequency
+        res.add(bool_check(f"lower bound: every max-margin network has >= {lb.per_frequency} neurons per frequency",
+                           mw.per_frequency >= lb.per_frequency, exactness="proved", informational=True,
+                           detail=f"{lb.method}; ratio {lb.ratio}; width >= {lb.total(p)}"
+                           + ("; the width found is minimal" if minimal else "")))
+    else:
+        res.notes.append(f"width lower bound ({lb.per_frequency} per frequency) needs p prime and p > 2k: "
+                         f"not applicable to p = {p} (frequencies may alias)")
+    net, margin = mw.network, mw.margin
+    if args.max_width and net.m > args.max_width:
+        pr = prune_to_width(net, args.max_width, args.time_limit)
+        net, margin = pr.network, pr.margin
+        info["width_search"]["pruned"] = pr.status  # type: ignore[index]
     if args.max_width:
-        res.add(bool_check(f"width <= {args.max_width}", ws.best.width <= args.max_width, exactness="proved"))
-    if lb is not None:
-        res.notes.append(f"width lower bound by argument (not solver-certified; {lb['kind']}): "
-                         f">= {lb['neurons_per_frequency_at_least']} neurons per frequency, i.e. width >= "
-                         f"{lb['width_at_least']}" + ("" if lb["applies_to_this_p"] else
-                                                      " -- its assumptions do NOT hold for this p"))
-    if args.min_width:
-        res.add(bool_check(f"a network of width {ws.best.width} reaching the LP margin (1e-7) exists "
-                           f"(theorem's construction: {theorem})", ws.best.margin >= target, exactness="float",
-                           tolerance=WIDTH_RTOL, informational=True,
-                           detail="smallest width FOUND (an upper bound on the minimal width), not proved minimal"))
-    return ws.best.network, ws.best.margin
+        res.add(bool_check(f"width <= {args.max_width}", net.m <= args.max_width, exactness="proved"))
+    return net, margin
 
 
-def _uniform_dual_bound(p: int, k: int, args: argparse.Namespace) -> float:
+def _uniform_dual_bound(p: int, k: int, args: argparse.Namespace, pricing: dict[str, object]) -> float:
     """Weak duality with uniform ``q``, ``tau``: the certified single-neuron upper bound (``inf`` on failure)."""
     from margintheory.solvers.single_neuron import solve_single_neuron
+
+    if str(pricing.get("name", "")).startswith("closed-form"):
+        from margintheory.solvers.fourier_pricing import price
+
+        return price(p, k, np.ones(p - 1)).upper
 
     try:
         b = solve_single_neuron(p, k, n_starts=4, seed=args.seed, solver=args.sdp_solver)

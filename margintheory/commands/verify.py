@@ -47,6 +47,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "(.pt/.pth/.bin/.ckpt, read without torch, weights only)")
     add_network_file_options(parser)
     parser.add_argument("--exact", action="store_true", help="check the construction in exact arithmetic (small p, k)")
+    parser.add_argument("--family", choices=("lemma-c18", "cyclic-lattice", "smallest-known"), default=None,
+                        help="which construction: Lemma C.18 (default) or a smaller max-margin family")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the result schema)")
     add_engine_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
@@ -84,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     options = {"rtol": args.rtol, **engine_budget(args)}
     if args.exact:
         options["exact"] = True
+    if args.family:
+        options["family"] = args.family
     if args.fourier_tol is not None:
         options["fourier_tolerance"] = args.fourier_tol
     if args.min_share is not None:
@@ -173,13 +177,15 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
     name = args.task
     if args.exact and args.network:
         raise InputError("--exact checks the construction; it cannot be combined with --network")
+    if args.family and args.network:
+        raise InputError("--family chooses a construction; it cannot be combined with --network")
     if name == MODULAR:
         for flag in ("n", "group", "construction", "d"):
             if getattr(args, flag) is not None:
                 raise InputError(f"--{flag} is not an option of --task {MODULAR}")
         return
-    if args.exact:
-        raise InputError(f"--exact applies to --task modular-addition only, not {name}")
+    if args.exact or args.family:
+        raise InputError(f"--exact and --family apply to --task modular-addition only, not {name}")
     if args.p is not None:
         hint = {"cogo": " (use --d)", "group": " (use --group)", "parity": " (use --n and --k)"}[name]
         raise InputError(f"--p is not an option of --task {name}{hint}")

@@ -25,6 +25,7 @@ import numpy as np
 from margintheory.errors import InputError, SolverError
 from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
+from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.objective import (
     _wrong_mask,
     neuron_pair_contributions,
@@ -73,15 +74,16 @@ def max_min_lp(A: np.ndarray, *, solver: str = "HIGHS", time_limit: float | None
     margin = (A / scale) @ s >= g
     prob = cp.Problem(cp.Maximize(g), [margin, cp.sum(s) <= 1])
     opts: dict[str, object] = {}
-    if solver == "HIGHS":
-        opts = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    if solver == "HIGHS":  # output_flag: no licence banner on the process's stdout (it would corrupt --json)
+        opts = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10, "output_flag": False}
     if time_limit is not None:
         opts["time_limit"] = float(max(time_limit, 1.0))
     t0 = time.perf_counter()
     status = "not-run"
-    for attempt in (opts, {key: v for key, v in opts.items() if key == "time_limit"}):  # tight, then default tolerances
+    relaxed = {key: v for key, v in opts.items() if key in ("time_limit", "output_flag")}
+    for attempt in (opts, relaxed):  # tight, then default tolerances
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), native_stdout_silenced():
                 warnings.simplefilter("ignore")
                 prob.solve(solver=solver, **attempt)
             status = str(prob.status)
@@ -243,7 +245,7 @@ def exact_normalised_margin(net: PolyNetwork) -> float:
 def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4, n_starts: int = 8,
                       add_per_round: int = 4, max_rounds: int = 60, rtol: float = 1e-9,
                       time_limit: float | None = None, lp_solver: str = "HIGHS", certify: bool = True,
-                      max_warm_starts: int = 8,
+                      max_warm_starts: int = 8, pricing: str = "fourier",
                       progress: Callable[[RoundRecord], None] | None = None) -> ColumnGenerationResult:
     """Column generation over translation-closed dictionaries, from random unit neurons (never the construction).
 
@@ -252,10 +254,19 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
     bound when ``certify``); the priced upper value is a certified bound on the max margin (weak duality); up to
     ``add_per_round`` distinct local maxima above the LP value are added as new orbits.  Stops when the priced
     lower value is ``<= lp_value (1 + rtol)``.
+
+    ``pricing="fourier"`` (default, odd ``p``) prices by the closed form of
+    :mod:`margintheory.solvers.fourier_pricing` (exact under the LP's translation-invariant dual; its rounding-safe
+    value is the certified bound) and adds the maximiser of each of the ``add_per_round`` best frequencies;
+    ``pricing="sos"`` uses :func:`solve_single_neuron` as described above (also for even ``p``).
     """
     from margintheory.solvers.single_neuron import solve_single_neuron
 
     p, k = validate_pk(p, k)
+    if pricing not in ("fourier", "sos"):
+        raise InputError(f"pricing must be 'fourier' or 'sos', got {pricing!r}")
+    if pricing == "fourier" and p % 2 == 0:
+        pricing = "sos"  # the closed form needs odd p (frequency p/2 is real)
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     U0, W0 = random_unit_neurons(p, k, initial_columns, rng)
@@ -263,7 +274,8 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
     profiles = [orbit_margin_profile(g[:k], g[k]) for g in gens]
     rounds: list[RoundRecord] = []
     status, converged = "max-rounds", False
-    dual_ub, heur_ub, certified_all, solver_info = np.inf, np.inf, certify, {}
+    dual_ub, heur_ub, certified_all = np.inf, np.inf, certify
+    solver_info: dict[str, object] = {}
     sv = tau = None
     for r in range(1, max_rounds + 1):
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
@@ -272,6 +284,20 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
             break
         sv, tau, _, _ = max_min_lp(np.array(profiles).T, solver=lp_solver, time_limit=left)
         lp_value = float((np.array(profiles).T @ sv).min())
+        if pricing == "fourier":
+            X, rec, done = _fourier_round(p, k, tau, lp_value, rtol, add_per_round, rng, r, len(gens),
+                                          int(np.count_nonzero(sv > 0)), time.perf_counter() - t0)
+            dual_ub, heur_ub = min(dual_ub, rec.priced_upper), min(heur_ub, rec.priced_lower)
+            solver_info = {"name": "closed-form Fourier pricing (fourier_pricing.price)", "status": "exact"}
+            rounds.append(rec)
+            if progress is not None:
+                progress(rec)
+            if done:
+                status, converged = "converged", True
+                break
+            gens = np.concatenate([gens, X])
+            profiles += [orbit_margin_profile(g[:k], g[k]) for g in X]
+            continue
         weights = pair_weights_from_lambda(p, k, lambda_from_tau(p, k, tau))
         support = np.flatnonzero(sv > 0)
         heavy = support[np.argsort(-sv[support])][:max_warm_starts]  # warm starts: the heaviest support columns
@@ -299,7 +325,7 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
         raise SolverError("column generation: time limit reached before the first LP was solved")
     if len(sv) < len(gens):  # the loop stopped after adding columns: re-solve once
         sv, tau, _, _ = max_min_lp(np.array(profiles).T, solver=lp_solver)
-    if not np.any(sv > 0):
+    if not np.any(sv > 0) or tau is None:
         raise SolverError("column generation: no network with positive margin found (increase the time limit)")
     net = orbit_network(gens, sv)
     lp_value = float((np.array(profiles).T @ sv).min())
@@ -308,3 +334,15 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
     return ColumnGenerationResult(p, k, exact_normalised_margin(net), lp_value, float(dual_ub), certified_all,
                                   float(heur_ub), net, tau, gens, sv, rounds, converged, status,
                                   time.perf_counter() - t0, solver_info)
+
+
+def _fourier_round(p: int, k: int, tau: np.ndarray, lp_value: float, rtol: float, add: int,
+                   rng: np.random.Generator, r: int, orbits: int, support: int, elapsed: float):
+    """One pricing step by the closed form: ``(new generators, record, converged)``."""
+    from margintheory.solvers.fourier_pricing import price, priced_neuron
+
+    pr = price(p, k, tau)
+    order = [int(j) + 1 for j in np.argsort(-pr.values) if pr.values[j] > lp_value * (1 + rtol)][:add]
+    X = np.array([priced_neuron(p, k, j, float(pr.phases[j - 1]), rng.uniform(0, 2 * np.pi, k)) for j in order])
+    rec = RoundRecord(r, lp_value, pr.best_value, pr.upper, orbits, support, len(order), elapsed)
+    return X.reshape(len(order), k + 1, p), rec, not order

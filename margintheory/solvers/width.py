@@ -1,4 +1,15 @@
-"""Small max-margin networks: a mixed-integer step on the column-generation dictionary (see docs/theory.md).
+"""Small networks: the smallest max-margin width (phase measures, exact weights) and the best margin at a capped
+width (a mixed-integer step on the column-generation dictionary).
+
+**Smallest max-margin width** (:func:`min_width_network`).  By :mod:`margintheory.phase_measures` a max-margin network
+is, per frequency, a positive measure on the phase torus whose unwanted moments vanish.  Candidates: the families
+(Lemma C.18 of Li et al., arXiv:2402.09469; the cyclic lattice; the 16-atom ``k = 3`` design) and, for ``k <= 3``, a
+mixed-integer search for the smallest support on the phase lattice ``(Z_Q)^k`` (HiGHS) whose weights are then
+*solved exactly* on that support (rational linear algebra in ``Q(omega_Q)``).  Every candidate's moments are checked
+exactly; the chosen measure is built into a network whose float64 weights are correctly rounded exact values, so it
+verifies at the default tolerance.  The lower bound is :func:`margintheory.solvers.width_bounds.width_lower_bound`.
+
+**Capped width** (``max_width``):
 
 Given unit columns ``theta_i`` with contributions ``phi_i`` (all translates of the column-generation generators),
 solve with HiGHS (through cvxpy)
@@ -22,8 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from margintheory.errors import InputError, SolverError
-from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
+from margintheory.phase_measures import PhaseMeasure
+from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.column_generation import (
     exact_normalised_margin,
     max_min_lp,
@@ -32,6 +44,7 @@ from margintheory.solvers.column_generation import (
     translation_orbit,
 )
 from margintheory.solvers.objective import _wrong_mask, neuron_pair_contributions
+from margintheory.solvers.width_bounds import WidthLowerBound, width_lower_bound
 
 
 @dataclass
@@ -72,11 +85,11 @@ def _milp(A: np.ndarray, *, target: float | None, max_width: int | None, time_li
         cons += [(A / scale) @ s >= g, cp.sum(z) <= max_width]
         prob = cp.Problem(cp.Maximize(g), cons)
     opts: dict[str, object] = {"mip_rel_gap": 0.0, "primal_feasibility_tolerance": 1e-10,
-                               "mip_feasibility_tolerance": 1e-10}
+                               "mip_feasibility_tolerance": 1e-10, "output_flag": False}
     if time_limit is not None:
         opts["time_limit"] = float(max(time_limit, 1.0))
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), native_stdout_silenced():
             warnings.simplefilter("ignore")
             prob.solve(solver="HIGHS", **opts)
     except (cp.error.SolverError, ValueError) as exc:  # ValueError: cvxpy on an UNKNOWN status
@@ -182,266 +195,182 @@ def width_generators(generators: np.ndarray, weights: np.ndarray, threshold: flo
     return generators[keep]
 
 
-# -- phase-grid dictionary and sparse vertices ---------------------------------------------------------------------
-# In Fourier coordinates one frequency block of the uniform objective is Re(conj(w^) prod_j u_j^) (Lemma C.14), which
-# is invariant under u_j^ -> e^{i phi_j} u_j^, w^ -> e^{i (phi_1 + ... + phi_k)} w^ and under moving the block to any
-# other frequency of the same kind.  So the maximiser found by the single-neuron solver generates a family of
-# maximisers: its amplitudes and (aligned) phases, shifted on a grid of phases, at every frequency.  Membership of
-# every generated column in the optimal set is re-checked numerically (its objective value is recomputed).
 
-
-def phase_family(maximiser: np.ndarray, shifts: np.ndarray) -> np.ndarray:
-    """The maximiser's amplitudes and phases, shifted by each row ``t`` of ``shifts (n, k)`` (``w`` by ``sum t``),
-    at every frequency ``1..(p-1)/2``; unit neurons of shape ``(n (p-1)/2, k+1, p)``."""
-    from margintheory.fourier import neuron_fourier
-
-    k1, p = maximiser.shape
-    k = k1 - 1
-    nf = neuron_fourier(PolyNetwork(maximiser[None, :k], maximiser[None, k]))
-    amps, phases = nf.amplitudes[0], nf.phases[0]
-    total = np.concatenate([shifts, shifts.sum(axis=1, keepdims=True)], axis=1)  # (n, k+1)
-    x = np.arange(p)
-    out = []
-    for z in range(1, (p - 1) // 2 + 1):
-        ang = phases[None, :, None] + total[:, :, None] + 2 * np.pi * z * x[None, None, :] / p
-        out.append(amps[None, :, None] * np.cos(ang))
-    cols = np.concatenate(out)
-    return cols / np.linalg.norm(cols.reshape(len(cols), -1), axis=1)[:, None, None]
-
-
-def phase_grid_dictionary(maximiser: np.ndarray, grid: int) -> np.ndarray:
-    """Unit neurons ``u_j[x] = A_j cos(phi_j + t_j + 2 pi z x/p)``, ``w[c] = A_w cos(phi_w + t_1+..+t_k + 2 pi z c/p)``
-    for ``t_j`` in ``(2 pi / grid) Z_grid`` and every frequency ``z = 1..(p-1)/2``, from the maximiser's amplitudes
-    ``A`` and phases ``phi`` (:func:`margintheory.fourier.neuron_fourier`).  Shape ``(n, k+1, p)``."""
-    k = maximiser.shape[0] - 1
-    return phase_family(maximiser, 2 * np.pi * input_grid(grid, k) / grid)
-
-
-def sparse_vertices(A: np.ndarray, target: float, *, trials: int = 40, seed: int = 0,
-                    time_limit: float | None = None) -> tuple[np.ndarray, str]:
-    """Sparsity by vertices: the minimal-support points of ``{s >= 0, sum s = 1, A s >= target}`` are vertices, and
-    the simplex method returns vertices.  Minimise ``trials`` random positive costs (HiGHS dual simplex via
-    cvxpy) and keep the smallest support whose exact margin re-check (LP on that support) reaches ``target``."""
-    import cvxpy as cp
-
-    rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
-    scale = float(np.abs(A).max()) or 1.0
-    n = A.shape[1]
-    s = cp.Variable(n, nonneg=True)
-    c = cp.Parameter(n)
-    prob = cp.Problem(cp.Minimize(c @ s), [(A / scale) @ s >= target / scale, cp.sum(s) == 1])
-    best: np.ndarray | None = None
-    status = "no-vertex-reached-target"
-    for _ in range(trials):
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            status = "time-limit"
-            break
-        c.value = rng.random(n)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                prob.solve(solver="HIGHS", primal_feasibility_tolerance=1e-10, dual_feasibility_tolerance=1e-10)
-            except (cp.error.SolverError, ValueError):
-                continue
-        if prob.status != "optimal" or s.value is None:
-            continue
-        support = np.flatnonzero(np.asarray(s.value) > 1e-12)
-        if best is not None and len(support) >= len(best):
-            continue
-        if _lp_on(A, support)[1] >= target * (1 - 1e-12):
-            best, status = support, "vertex"
-    if best is None:
-        raise SolverError(f"width search: {status} (no vertex of the target polytope found)")
-    return best, f"{status}; {trials} random vertices"
-
-
-def min_width_on_phase_grid(maximiser: np.ndarray, target: float, grid: int, *, trials: int = 40, seed: int = 0,
-                            time_limit: float | None = None) -> WidthResult:
-    """Smallest support found among vertices over the phase-grid dictionary (an upper bound on the minimal width)."""
-    from margintheory.solvers.objective import SingleNeuronObjective, pair_weights
-
-    t0 = time.perf_counter()
-    cols = phase_grid_dictionary(maximiser, grid)
-    k = cols.shape[1] - 1
-    p = cols.shape[2]
-    obj = SingleNeuronObjective(pair_weights(p, k))
-    values = np.array([obj.value(c.ravel()) for c in cols])
-    U, W = cols[:, :k], cols[:, k]
-    A = neuron_pair_contributions(U, W)[:, _wrong_mask(p, k)].T
-    chosen, status = sparse_vertices(A, target, trials=trials, seed=seed, time_limit=time_limit)
-    s_sel, _ = _lp_on(A, chosen)
-    sv = np.zeros(len(U))
-    sv[chosen] = s_sel
-    net = network_from_columns(U, W, sv)
-    res = WidthResult(net, exact_normalised_margin(net), net.m, len(U), status, time.perf_counter() - t0,
-                      f"min-width on a {grid}-point phase grid")
-    res.column_value_spread = float(values.max() - values.min())  # type: ignore[attr-defined]
-    return res
-
-
-# -- cyclic phase lattices -----------------------------------------------------------------------------------------
-# Expanding (sum_j cos(theta_j + w a_j))^k cos(theta_1 + ... + theta_k + w c) into exponentials, a term with net
-# exponents n in Z^k on the inputs and eps = +-1 on the class carries the phase factor exp(i (n + eps 1) . theta);
-# only n = -eps 1 (the fully mixed term, Lemma C.14) is phase-free.  For p large enough that frequencies do not
-# alias, a weighted set of phase vectors theta gives the max margin iff its moments vanish at every other
-# m = n + eps 1 (|n|_1 <= k, |n|_1 = k mod 2).  The cyclic group {t g 2 pi / N : t in Z_N} has vanishing moments
-# exactly at the m with m . g != 0 mod N.  This derivation only proposes candidates: each one is accepted only
-# after the margin LP on all pairs (and the exhaustive engine) reaches the target for the given p.
-
-
-def unwanted_phase_moments(k: int) -> np.ndarray:
-    """The moment vectors ``m = n + eps 1 != 0`` of the derivation above, shape ``(count, k)``."""
-    rng = range(-k, k + 1)
-    out = set()
-    for n in itertools.product(rng, repeat=k):
-        a = sum(abs(v) for v in n)
-        if a > k or (k - a) % 2:
-            continue
-        for eps in (1, -1):
-            m = tuple(v + eps for v in n)
-            if any(m):
-                out.add(m)
-    return np.array(sorted(out), dtype=np.int64)
-
+# -- cyclic phase lattices: how the cyclic-lattice family was found -------------------------------------------------
 
 def cyclic_phase_lattices(k: int, max_order: int) -> list[tuple[int, tuple[int, ...]]]:
-    """``(N, g)`` with ``g`` in ``Z_N^k`` (``g_1 = 1``) such that ``m . g != 0 (mod N)`` for every unwanted ``m``,
-    by increasing ``N``."""
+    """``(N, g)`` with ``g`` in ``Z_N^k`` (``g_1 = 1``) such that ``N`` divides no ``m . g`` for ``m`` in ``M_k``, by
+    increasing ``N`` (the uniform measure on ``{2 pi t g / N}`` is then a max-margin phase measure)."""
+    from margintheory.phase_measures import unwanted_phase_moments
+
     M = unwanted_phase_moments(k)
     found = []
     for N in range(2, max_order + 1):
-        for rest in itertools.product(range(N), repeat=k - 1):
-            g = np.array((1, *rest))
-            if np.all((M @ g) % N != 0):
-                found.append((N, (1, *rest)))
+        rest = np.array(list(itertools.product(range(N), repeat=k - 1)), dtype=np.int64).reshape(-1, k - 1)
+        g = np.concatenate([np.ones((len(rest), 1), dtype=np.int64), rest], axis=1)
+        ok = np.ones(len(g), dtype=bool)
+        for chunk in range(0, len(M), 2048):
+            ok &= np.all((M[chunk:chunk + 2048] @ g.T) % N != 0, axis=0)
+        found += [(N, tuple(int(v) for v in row)) for row in g[ok]]
     return found
 
 
-def min_width_cyclic_lattice(maximiser: np.ndarray, target: float, *, max_order: int = 40,
-                             time_limit: float | None = None) -> WidthResult:
-    """The first candidate lattice (smallest ``N``) whose phase family, with LP-optimised weights, reaches
-    ``target`` on every pair: width ``<= N (p-1)/2`` (the LP may drop columns)."""
-    t0 = time.perf_counter()
-    k1, p = maximiser.shape
-    k = k1 - 1
-    tried = 0
-    for N, g in cyclic_phase_lattices(k, max_order):
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            break
-        tried += 1
-        shifts = 2 * np.pi * np.outer(np.arange(N), g) / N
-        cols = phase_family(maximiser, shifts)
-        U, W = cols[:, :k], cols[:, k]
-        A = neuron_pair_contributions(U, W)[:, _wrong_mask(p, k)].T
-        s, val = _lp_on(A, np.arange(len(U)))
-        if val >= target:
-            net = network_from_columns(U, W, s)
-            return WidthResult(net, exact_normalised_margin(net), net.m, len(U),
-                               f"cyclic lattice N={N}, g={g} ({tried} candidates tried)", time.perf_counter() - t0,
-                               "min-width over cyclic phase lattices")
-    raise SolverError(f"width search: no cyclic phase lattice of order <= {max_order} reached the target "
-                      f"({tried} candidates tried)")
+# -- smallest support on a phase lattice, exact weights --------------------------------------------------------------
+
+#: the phase lattices searched by default (``k -> Q``); ``k >= 4`` relies on the families
+DEFAULT_GRIDS = {1: 4, 2: 6, 3: 8}
+
+
+def _moment_rows(k: int, q: int, points: np.ndarray) -> np.ndarray:
+    """Real equations ``sum_a w_a cos/sin(2 pi m.a/Q) = 0``, one pair per ``+-m``: shape ``(2 |M|/2, n)``."""
+    from margintheory.phase_measures import unwanted_phase_moments
+
+    M = unwanted_phase_moments(k)
+    M = M[[tuple(m) > tuple(-v for v in m) for m in M.tolist()]]
+    ang = 2 * np.pi * ((M @ points.T) % q) / q
+    rows = np.concatenate([np.cos(ang), np.sin(ang)])
+    rows[np.abs(rows) < 1e-13] = 0.0
+    return rows
+
+
+def exact_weights_on_support(k: int, q: int, points: np.ndarray) -> tuple | None:
+    """The unique weights (rationals summing to 1) of a measure on ``points`` with vanishing unwanted moments, solved
+    exactly: each moment ``sum_a w_a omega_Q^(m.a)`` is written in the basis ``1, X, ..., X^(phi(Q)-1)`` of
+    ``Q(omega_Q)`` (rows of the cyclotomic reduction matrix), giving a rational linear system.  ``None`` when the
+    solution is not unique or not positive."""
+    import sympy as sp
+
+    from margintheory.phase_measures import unwanted_phase_moments
+    from margintheory.symbolic.cyclotomic import reduction_matrix
+
+    R = reduction_matrix(q)
+    M = unwanted_phase_moments(k)
+    res = (M @ points.T) % q  # (|M|, n)
+    A = R[res]  # (|M|, n, phi(Q))
+    rows = np.unique(A.transpose(0, 2, 1).reshape(-1, len(points)), axis=0)
+    system = sp.Matrix(rows.tolist())
+    null = system.nullspace()
+    if len(null) != 1:
+        return None
+    v = null[0] / sum(null[0])
+    if any(x <= 0 for x in v):
+        return None
+    from fractions import Fraction
+
+    return tuple(Fraction(int(x.p), int(x.q)) for x in v)
+
+
+def search_phase_measure(k: int, q: int, *, time_limit: float = 30.0):
+    """Smallest support of a max-margin phase measure on ``(Z_Q)^k`` (mixed-integer program, HiGHS via scipy):
+    ``min sum z`` s.t. the moment equations, ``sum w = 1``, ``0 <= w <= z``, ``z`` binary, an atom fixed at 0
+    (translation invariance).  The support found is then given exact weights (:func:`exact_weights_on_support`)
+    and its moments checked exactly.  Returns ``(PhaseMeasure or None, status)``."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    from margintheory.phase_measures import exact_moment_check
+
+    points = np.array(list(itertools.product(range(q), repeat=k)), dtype=np.int64)
+    n = len(points)
+    C = _moment_rows(k, q, points)
+    cons = [LinearConstraint(np.hstack([C, np.zeros_like(C)]), -1e-9, 1e-9),
+            LinearConstraint(np.hstack([np.ones((1, n)), np.zeros((1, n))]), 1, 1),
+            LinearConstraint(np.hstack([np.eye(n), -np.eye(n)]), -np.inf, 0)]
+    lb, ub = np.zeros(2 * n), np.ones(2 * n)
+    lb[n] = 1  # the atom at 0
+    with native_stdout_silenced():
+        res = milp(np.concatenate([np.zeros(n), np.ones(n)]), constraints=cons, bounds=Bounds(lb, ub),
+                   integrality=np.concatenate([np.zeros(n), np.ones(n)]), options={"time_limit": float(time_limit)})
+    status = "optimal on the lattice" if res.status == 0 else f"best found ({res.message})"
+    if res.x is None:
+        return None, f"no solution ({res.message})"
+    support = np.flatnonzero(res.x[:n] > 1e-7)
+    weights = exact_weights_on_support(k, q, points[support])
+    if weights is None:
+        return None, f"{status}; support of {len(support)} has no unique exact positive weights"
+    measure = PhaseMeasure(k, q, points[support], weights, f"lattice-search-Z{q}",
+                           f"smallest support found on (Z_{q})^{k} by a mixed-integer program; weights solved exactly",
+                           source="this package (margintheory.solvers.width.search_phase_measure)")
+    if not exact_moment_check(measure).passed:
+        return None, f"{status}; exact moment check failed"
+    return measure, status
 
 
 @dataclass
-class WidthSearch:
-    """The best network found and every attempt (method, width, margin, status, seconds)."""
+class MinWidthResult:
+    """The smallest max-margin network found, how, and the bounds it is compared with."""
 
-    best: WidthResult
+    p: int
+    k: int
+    measure: PhaseMeasure
+    network: PolyNetwork
+    margin: float
+    margin_tolerance: float
     attempts: list[dict[str, object]]
+    lower_bound: WidthLowerBound
+    seconds: float
+
+    @property
+    def per_frequency(self) -> int:
+        return self.measure.size
+
+    @property
+    def width(self) -> int:
+        return self.network.m
 
 
-def search_small_width(maximiser: np.ndarray, generators: np.ndarray, weights: np.ndarray, target: float, *,
-                       max_width: int | None = None, time_limit: float | None = 120.0) -> WidthSearch:
-    """Smallest width reaching ``target`` found by (1) cyclic phase lattices of the solver's maximiser family,
-    (2) random vertices over a 4-point phase grid of that family and, only if both fail, (3) the column-generation
-    dictionary (fewest orbits, then backward elimination); with ``max_width``, if no
-    network that small reaches the target, the best one is pruned (LP re-solved each step) down to ``max_width``."""
+def min_width_network(p: int, k: int, *, time_limit: float = 30.0, search: bool = True) -> MinWidthResult:
+    """The smallest max-margin network this package can build for ``(p, k)`` (module docstring), with the exact
+    moment check of every candidate, the exhaustive margin of the network and the certified lower bound.  The
+    lattice search runs only when no family meets the lower bound (it cannot do better otherwise)."""
+    from margintheory.construction import build_phase_measure_network
+    from margintheory.margins import exhaustive_margin
+    from margintheory.phase_measures import FAMILIES, exact_moment_check, family_measure
+    from margintheory.theory import validate_pk
+
+    p, k = validate_pk(p, k)
+    t0 = time.perf_counter()
     attempts: list[dict[str, object]] = []
-    found: list[WidthResult] = []
-    k = maximiser.shape[0] - 1
-    runs = [("cyclic-lattice", lambda: min_width_cyclic_lattice(maximiser, target, max_order=24 if k <= 3 else 12,
-                                                                time_limit=time_limit)),
-            ("phase-grid-vertices", lambda: min_width_on_phase_grid(maximiser, target, 4, trials=20,
-                                                                    time_limit=time_limit)),
-            ("cg-dictionary", lambda: _cg_dictionary_width(generators, weights, target, time_limit))]
-    for name, run in runs:
-        if found and name == "cg-dictionary":  # only when the phase-family searches failed (slower and wider)
-            break
+    candidates = []
+    for fam in FAMILIES:
         try:
-            r = run()
-        except SolverError as exc:
-            attempts.append({"method": name, "status": str(exc)})
+            mu = family_measure(fam, k)
+        except ValueError as exc:
+            attempts.append({"method": fam, "status": str(exc)})
             continue
-        attempts.append({"method": name, "width": r.width, "margin": r.margin, "status": r.status,
-                         "seconds": r.seconds, "dictionary": r.dictionary_size})
-        if r.margin >= target * (1 - 1e-12):
-            found.append(r)
-    if not found:
-        raise SolverError("width search: no method reached the target margin")
-    best = min(found, key=lambda r: r.width)
-    if max_width is not None and best.width > max_width:
-        gens = np.concatenate([best.network.U, best.network.W[:, None, :]], axis=1)
-        gens = gens / np.linalg.norm(gens.reshape(len(gens), -1), axis=1)[:, None, None]
-        U, W = gens[:, :k], gens[:, k]
-        A = neuron_pair_contributions(U, W)[:, _wrong_mask(U.shape[2], k)].T
-        cols, _, status = greedy_prune(A, max_width=max_width, time_limit=time_limit)
-        s_sel, _ = _lp_on(A, cols)
-        sv = np.zeros(len(U))
-        sv[cols] = s_sel
-        net = network_from_columns(U, W, sv)
-        best = WidthResult(net, exact_normalised_margin(net), net.m, len(U), f"pruned to <= {max_width}: {status}",
-                           0.0, f"max-margin at width <= {max_width}")
-        attempts.append({"method": "prune-to-max-width", "width": best.width, "margin": best.margin,
-                         "status": best.status})
-    return WidthSearch(best, attempts)
+        chk = exact_moment_check(mu)
+        attempts.append({"method": fam, "per_frequency": mu.size, "moments_vanish": chk.passed,
+                         "seconds": chk.seconds})
+        if chk.passed:
+            candidates.append(mu)
+    lower = width_lower_bound(k)
+    if search and k in DEFAULT_GRIDS and min(m.size for m in candidates) > lower.per_frequency:
+        t1 = time.perf_counter()
+        mu, status = search_phase_measure(k, DEFAULT_GRIDS[k], time_limit=time_limit)
+        attempts.append({"method": f"mixed-integer search on (Z_{DEFAULT_GRIDS[k]})^{k}",
+                         "per_frequency": None if mu is None else mu.size, "status": status,
+                         "seconds": time.perf_counter() - t1})
+        if mu is not None:
+            candidates.append(mu)
+    best = min(candidates, key=lambda m: (m.size, m.name != "smallest-known"))
+    net = build_phase_measure_network(p, best)
+    em = exhaustive_margin(net)
+    return MinWidthResult(p, k, best, net, float(em.normalized_margin), float(em.normalized_tolerance), attempts,
+                          lower, time.perf_counter() - t0)
 
 
-def _cg_dictionary_width(generators: np.ndarray, weights: np.ndarray, target: float,
-                         time_limit: float | None) -> WidthResult:
-    gens = width_generators(generators, weights, target)
-    gens = gens[fewest_orbits(gens, target)]
-    return smallest_width(gens, target=target, time_limit=time_limit)
-
-
-def phase_moment_clique(k: int) -> list[tuple[int, ...]]:
-    """A largest set ``S`` of integer vectors whose pairwise differences are all unwanted moments (exact
-    branch-and-bound over the finitely many candidates; ``0 in S`` by translation).
-
-    Lower-bound argument (not solver-certified): if a positive measure ``mu`` with ``N`` atoms has vanishing moments
-    on every unwanted ``m`` (the per-frequency condition derived above), then for
-    ``P(theta) = |sum_{s in S} c_s e^{i s.theta}|^2 >= 0`` one has ``int P dmu = mu(T^k) sum |c_s|^2 > 0``; if
-    ``N < |S|`` some ``c != 0`` makes ``P`` vanish at every atom, a contradiction.  Hence every max-margin network
-    needs ``>= |S|`` neurons per frequency -- under the assumptions that it consists of optimal single-frequency
-    neurons (Lemma C.6 / C.15), that ``p`` is prime and ``p > 2k`` (no aliasing between the patterns
-    ``(n zeta, eps zeta) mod p``), so that the frequencies decouple.
-    """
-    M = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)}
-    cand = sorted(M)
-    adj = {q: {r for r in cand if r != q and tuple(a - b for a, b in zip(q, r, strict=True)) in M} for q in cand}
-    best: list[tuple[int, ...]] = []
-
-    def expand(chosen: list[tuple[int, ...]], pool: set[tuple[int, ...]]) -> None:
-        nonlocal best
-        if len(chosen) > len(best):
-            best = list(chosen)
-        for v in sorted(pool, key=lambda v: (-len(adj[v] & pool), v)):
-            if len(chosen) + len(pool) <= len(best):
-                return
-            expand(chosen + [v], pool & adj[v])
-            pool = pool - {v}
-
-    expand([], set(cand))
-    return [tuple([0] * k), *best]
-
-
-def per_frequency_lower_bound(p: int, k: int) -> dict[str, object]:
-    """``|S|`` of :func:`phase_moment_clique` and whether its assumptions on ``p`` hold (prime, ``p > 2k``)."""
-    from margintheory.theory import is_prime
-
-    clique = phase_moment_clique(k)
-    applies = bool(is_prime(p) and p > 2 * k)
-    return {"neurons_per_frequency_at_least": len(clique), "width_at_least": len(clique) * ((p - 1) // 2),
-            "applies_to_this_p": applies, "clique": clique,
-            "kind": "argument (moment/positivity), assumes optimal single-frequency neurons, p prime, p > 2k"}
+def prune_to_width(net: PolyNetwork, max_width: int, time_limit: float | None = None) -> WidthResult:
+    """The best margin found with at most ``max_width`` of the network's neurons: backward elimination with the LP
+    re-solved at each step (:func:`greedy_prune`); an upper bound on nothing, a network that exists."""
+    t0 = time.perf_counter()
+    k = net.k
+    gens = np.concatenate([net.U, net.W[:, None, :]], axis=1)
+    gens = gens / np.linalg.norm(gens.reshape(len(gens), -1), axis=1)[:, None, None]
+    U, W = gens[:, :k], gens[:, k]
+    A = neuron_pair_contributions(U, W)[:, _wrong_mask(U.shape[2], k)].T
+    cols, _, status = greedy_prune(A, max_width=max_width, time_limit=time_limit)
+    s_sel, _ = _lp_on(A, cols)
+    sv = np.zeros(len(U))
+    sv[cols] = s_sel
+    pruned = network_from_columns(U, W, sv)
+    return WidthResult(pruned, exact_normalised_margin(pruned), pruned.m, len(U), f"pruned to <= {max_width}: {status}",
+                       time.perf_counter() - t0, f"max-margin at width <= {max_width}")

@@ -6,6 +6,7 @@ with typed keyword options::
     from margintheory import verify, ModularAddition, SparseParity, GroupComposition, CoGO
     verify(ModularAddition(7, 3))                 # the construction of Lemma C.18, float64
     verify(ModularAddition(7, 3), exact=True)     # the same in exact arithmetic
+    verify(ModularAddition(7, 3), family="smallest-known")  # a smaller max-margin network (48 vs 96 neurons)
     verify(ModularAddition(7, 3), network=net, rtol=1e-3)
     verify(SparseParity(10, 4)); verify(GroupComposition("S4")); verify(CoGO(7, "F6"))
 
@@ -45,11 +46,16 @@ def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationR
                                            fourier_tolerance=o.fourier_tolerance, min_share=o.min_share)
     if (o.fourier_tolerance, o.min_share) != (DEFAULT_SPARSITY_TOL, 0.0):
         raise InputError("fourier_tolerance and min_share apply to a given network, not to the construction")
+    if o.exact and o.family != "lemma-c18":
+        from margintheory.symbolic.exact_families import verify_family_exact
+
+        return verify_family_exact(problem, family=o.family)
     if o.exact:
         from margintheory.symbolic.exact import verify_construction_exact
 
         return verify_construction_exact(problem)
-    return verification.verify_construction(problem, max_memory=o.max_memory, max_seconds=o.max_seconds)
+    return verification.verify_construction(problem, max_memory=o.max_memory, max_seconds=o.max_seconds,
+                                            family=o.family)
 
 
 def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResult:
@@ -171,7 +177,7 @@ TASKS: dict[str, Task] = {
         "Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
         ModularAddition,
         _verify_modular,
-        frozenset({"exact", "rtol", "fourier_tolerance", "min_share"}),
+        frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family"}),
     ),
     "parity": Task(
         "parity",
@@ -229,7 +235,8 @@ def task_for(problem: Problem) -> Task:
 
 def verify(problem: Problem, *, network: PolyNetwork | ParityNetwork | None = None, exact: bool = False,
            rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL, min_share: float = 0.0,
-           max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None) -> VerificationResult:
+           max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
+           family: str = "lemma-c18") -> VerificationResult:
     """Verify ``problem`` (its construction, or ``network``) and return the result; see :class:`VerifyOptions`."""
-    options = VerifyOptions(network, exact, rtol, fourier_tolerance, min_share, max_memory, max_seconds)
+    options = VerifyOptions(network, exact, rtol, fourier_tolerance, min_share, max_memory, max_seconds, family)
     return task_for(problem).run(problem, options)

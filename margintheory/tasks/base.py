@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from margintheory.tasks.parity import ParityNetwork
 
 #: options a task may or may not use (the engine budget is used by every task)
-VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share")
+VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family")
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class VerifyOptions:
     arithmetic (modular addition); ``rtol``: relative tolerance of the "equals gamma*" claims (default: the float64
     error bound only); ``fourier_tolerance``: leakage allowed in the per-neuron Fourier checks of a network;
     ``min_share``: neurons with at most this norm share are left out of the per-neuron checks; ``max_memory`` (bytes)
-    and ``max_seconds`` (``None``: no limit): the budget of the exhaustive margin engine.
+    and ``max_seconds`` (``None``: no limit): the budget of the exhaustive margin engine; ``family``: which
+    construction of modular addition (``"lemma-c18"``, or a smaller one of :mod:`margintheory.phase_measures`).
     """
 
     network: PolyNetwork | ParityNetwork | None = None
@@ -45,6 +46,7 @@ class VerifyOptions:
     min_share: float = 0.0
     max_memory: int = DEFAULT_MAX_MEMORY
     max_seconds: float | None = None
+    family: str = "lemma-c18"
 
     def __post_init__(self) -> None:
         if self.rtol is not None and not (0 <= self.rtol < 1):
@@ -59,12 +61,20 @@ class VerifyOptions:
             raise InputError(f"max_seconds must be positive (or None for no limit), got {self.max_seconds}")
         if self.exact and self.network is not None:
             raise InputError("exact arithmetic checks the construction; it cannot be combined with a given network")
+        from margintheory.phase_measures import FAMILIES
+
+        if self.family not in FAMILIES:
+            raise InputError(f"family must be one of {', '.join(FAMILIES)}, got {self.family!r}")
+        if self.family != "lemma-c18" and self.network is not None:
+            raise InputError("family chooses a construction; it cannot be combined with a given network")
 
     def non_default(self) -> dict[str, Any]:
         """The options that differ from the defaults and change what is checked (for ``parameters``)."""
         out: dict[str, Any] = {}
         if self.exact:
             out["exact"] = True
+        if self.family != "lemma-c18":
+            out["family"] = self.family
         if self.rtol is not None:
             out["rtol"] = self.rtol
         if self.network is not None:

@@ -1,0 +1,125 @@
+"""Benchmark of the smallest max-margin networks (:mod:`margintheory.phase_measures`,
+:mod:`margintheory.solvers.width`, :mod:`margintheory.solvers.width_bounds`); not run by CI.
+
+    python benchmarks/bench_width.py [--quick] [--certificates] [--search]
+
+Prints (1) the width table per frequency for k = 1..6: proved lower bound, smallest network found, the
+cyclic-lattice family, the theorem's 2^(2k-1); (2) the families verified exhaustively at the paper sizes
+(k = 4, p = 47; k = 5, p = 23) next to Lemma C.18's construction in the same run (the baseline); (3) exact
+(cyclotomic) verification of the family networks for small p; (4) the general-k derivation of the cyclic-lattice
+family (k <= 8).  ``--certificates`` re-solves the k = 3 Delsarte SDP and checks the new certificate;
+``--search`` re-runs the mixed-integer search on (Z_8)^3 that found the 16-atom design.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from margintheory.construction import build_construction
+from margintheory.margins import exhaustive_margin
+from margintheory.phase_measures import (
+    cyclic_lattice_measure,
+    exact_moment_check,
+    lemma_c18_measure,
+    smallest_known_measure,
+)
+from margintheory.solvers.width_bounds import (
+    check_gram_certificate,
+    even_box,
+    solve_gram_certificate,
+    width_lower_bound,
+)
+from margintheory.theory import gamma_star
+
+
+def width_table(ks) -> None:
+    print("\n== neurons per frequency of a max-margin network (p prime > 2k for the lower bound) ==")
+    print("| k | lower bound | how | smallest found | cyclic lattice 2*3^(k-1) | theorem 2^(2k-1) | found/theorem |")
+    print("|---|---|---|---|---|---|---|")
+    for k in ks:
+        lb = width_lower_bound(k)
+        best = smallest_known_measure(k)
+        lat = cyclic_lattice_measure(k).size if k >= 2 else "-"
+        th = lemma_c18_measure(k).size if k <= 6 else 2 ** (2 * k - 1)
+        assert exact_moment_check(best).passed
+        how = "Delsarte certificate" if "Delsarte" in lb.method else "clique"
+        print(f"| {k} | {lb.per_frequency} ({lb.exactness}) | {how}, ratio {lb.ratio} | {best.size} ({best.name}) "
+              f"| {lat} | {th} | {best.size / th:.3f} |")
+
+
+def paper_sizes(cases) -> None:
+    print("\n== exhaustive verification at the paper sizes: family vs Lemma C.18 (baseline, same run) ==")
+    print(f"{'p':>3} {'k':>2} {'family':>15} {'m':>6} {'seconds':>8} {'margin/g*-1':>12} {'tolerance/g*':>12}")
+    for p, k in cases:
+        for fam in ("lemma-c18", "cyclic-lattice"):
+            t0 = time.perf_counter()
+            net = build_construction(p, k, family=fam)
+            res = exhaustive_margin(net, max_seconds=None)
+            dt = time.perf_counter() - t0
+            g = gamma_star(p, k)
+            rel = float(res.normalized_margin) / g - 1
+            tol = float(res.normalized_tolerance) / g
+            assert abs(rel) <= tol
+            print(f"{p:>3} {k:>2} {fam:>15} {net.m:>6} {dt:8.2f} {rel:12.2e} {tol:12.2e}")
+
+
+def exact_small(cases) -> None:
+    from margintheory.symbolic.exact_families import verify_family_exact
+
+    print("\n== exact (cyclotomic) verification of family networks ==")
+    for p, k, fam in cases:
+        t0 = time.perf_counter()
+        r = verify_family_exact(p, k, fam)
+        print(f"p={p} k={k} {fam}: {r.verdict}, width {r.fields['width']}, normalized margin "
+              f"{r.fields.get('normalized_margin_exact')} = gamma* {r.fields['gamma_star_exact']}, "
+              f"{time.perf_counter() - t0:.1f} s")
+
+
+def derivation() -> None:
+    from margintheory.symbolic.lattice_family import lattice_family_derivation
+
+    t0 = time.perf_counter()
+    d = lattice_family_derivation(8)
+    print(f"\n== cyclic-lattice family, general k: {d.summary()} ({time.perf_counter() - t0:.1f} s) ==")
+
+
+def certificates() -> None:
+    t0 = time.perf_counter()
+    cert = solve_gram_certificate(3, even_box(3, -3, 1))
+    chk = check_gram_certificate(cert)
+    print(f"\n== k = 3 Delsarte certificate re-solved: {len(cert.index)} vectors, SDP + rounding "
+          f"{time.perf_counter() - t0:.1f} s, exact check {chk.seconds:.2f} s, passed {chk.passed}, ratio "
+          f"{float(chk.ratio):.6f}, bound {chk.bound} ==")
+
+
+def search() -> None:
+    from margintheory.solvers.width import search_phase_measure
+
+    for k, q, tl in ((2, 6, 30.0), (3, 8, 60.0)):
+        t0 = time.perf_counter()
+        mu, status = search_phase_measure(k, q, time_limit=tl)
+        print(f"search on (Z_{q})^{k}: {None if mu is None else mu.size} atoms, {status}, "
+              f"{time.perf_counter() - t0:.1f} s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="table and exact checks only (no paper sizes)")
+    ap.add_argument("--certificates", action="store_true", help="re-solve the k = 3 certificate SDP")
+    ap.add_argument("--search", action="store_true", help="re-run the lattice searches")
+    args = ap.parse_args()
+    width_table(range(1, 7))
+    derivation()
+    exact_small([(7, 3, "smallest-known"), (11, 3, "smallest-known"), (7, 2, "cyclic-lattice"),
+                 (5, 4, "cyclic-lattice")])
+    if not args.quick:
+        paper_sizes([(47, 4), (23, 5)])
+    if args.certificates:
+        certificates()
+    if args.search:
+        search()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Exact verification of the phase-measure networks (:mod:`margintheory.phase_measures`) for small ``(p, k)``.
+
+A family's neuron at frequency ``zeta`` with atom ``theta = 2 pi r / Q`` and weight ``w`` computes
+``w (sum_j cos(2 pi (r_j/Q + zeta a_j/p)))^k cos(2 pi ((r_1+...+r_k)/Q + zeta c/p))``.  With ``N = lcm(p, Q)`` and
+``X = omega_N``, every cosine is ``(X^e + X^-e)/2``, so each logit is an element of ``Z[omega_N]`` divided by
+``2^(k+1) L`` (``L`` the common denominator of the weights); it is reduced modulo the cyclotomic polynomial
+``Phi_N`` (:mod:`margintheory.symbolic.cyclotomic`) and read off as a rational number.  The powers are expanded
+term by term (``(2k)^k`` exponent combinations per input), never numerically.  From the exact logits: every point on
+the margin, all wrong labels equal (condition C.1), the network function ``(k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)``
+and the normalized margin against ``gamma*`` (Theorem C.22 of Li et al., arXiv:2402.09469), with the exact norm
+``||theta_i||^(k+1) = w_i ((k+1) p/2)^((k+1)/2)`` (each cosine vector has squared norm ``p/2``, checked exactly).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+import numpy as np
+import sympy as sp
+
+from margintheory import theory
+from margintheory.checks import Check, VerificationResult, bool_check
+from margintheory.errors import RefusedError
+from margintheory.margins import input_grid
+from margintheory.phase_measures import PhaseMeasure, exact_moment_check, family_measure
+from margintheory.problems import ModularAddition
+from margintheory.symbolic.cyclotomic import check_int64_bound, rational_parts
+from margintheory.symbolic.exact import equal_positive, per_frequency_cosine_sum_exact
+
+#: refuse when p^(k+1) * N (group-ring integers held) or the expansion work p^k (2k)^k * neurons is larger
+MAX_ENTRIES = 30_000_000
+MAX_TERMS = 400_000_000
+
+
+def _exponents(measure: PhaseMeasure, p: int, zeta: int, n: int) -> np.ndarray:
+    """``e[a, j, x]``: exponent of ``X = omega_n`` of the angle ``2 pi (r_j/Q + zeta x/p)`` (``j = k`` is the class)."""
+    q = measure.denominator
+    full = np.concatenate([measure.points, measure.points.sum(axis=1, keepdims=True)], axis=1)
+    x = np.arange(p)
+    return (full[:, :, None] * (n // q) + zeta * x[None, None, :] * (n // p)) % n
+
+
+def exact_family_logits(p: int, measure: PhaseMeasure) -> tuple[np.ndarray, int, bool]:
+    """``(numerators (p^k, p), denominator, all rational)`` of the unnormalized family network's logits."""
+    k, q = measure.k, measure.denominator
+    n = math.lcm(p, q)
+    zetas = theory.frequencies(p)
+    neurons = len(zetas) * measure.size
+    if p ** (k + 1) * n > MAX_ENTRIES or p**k * (2 * k) ** k * neurons > MAX_TERMS:
+        raise RefusedError(f"exact family check needs p^(k+1) N = {p ** (k + 1) * n} integers and "
+                           f"{p**k * (2 * k) ** k * neurons} expansion terms; limits {MAX_ENTRIES}, {MAX_TERMS}")
+    scale = math.lcm(*(w.denominator for w in measure.weights))
+    iw = [int(w * scale) for w in measure.weights]
+    grid = input_grid(p, k)
+    combos = np.array(list(itertools.product(range(2 * k), repeat=k)), dtype=np.int64)  # which +-factor per slot
+    check_int64_bound((2 * k) ** k * 2 * max(iw) * neurons, "the exact family logits")
+    acc = np.zeros((p**k, p, n), dtype=np.int64)
+    rows = np.arange(p**k)
+    for z in zetas:
+        e = _exponents(measure, p, z, n)
+        for a in range(measure.size):
+            # the 2k summands X^{+-e_j(a_j)} of 2 u(a); their k-fold products, binned by exponent
+            terms = np.concatenate([e[a, j, grid[:, j]][:, None] for j in range(k)], axis=1)
+            terms = np.concatenate([terms, -terms], axis=1) % n  # (p^k, 2k)
+            power = np.zeros((p**k, n), dtype=np.int64)
+            expo = terms[:, combos].sum(axis=2) % n  # (p^k, (2k)^k)
+            np.add.at(power, (np.repeat(rows, expo.shape[1]), expo.ravel()), 1)
+            for c in range(p):
+                ec = int(e[a, k, c])
+                acc[:, c] += iw[a] * (np.roll(power, ec, axis=1) + np.roll(power, -ec, axis=1))
+    consts, ok = rational_parts(acc)
+    return consts, 2 ** (k + 1) * scale, ok
+
+
+def _squared_norms_exact(measure: PhaseMeasure, p: int) -> set[sp.Rational]:
+    """``sum_x cos(2 pi (r/Q + zeta x/p))^2`` for every phase and frequency used, exactly."""
+    q = measure.denominator
+    n = math.lcm(p, q)
+    out = set()
+    for z in theory.frequencies(p):
+        e = _exponents(measure, p, z, n)
+        for r in np.unique(e[:, :, 0].ravel()):
+            vec = np.zeros(n, dtype=np.int64)
+            for x in range(p):  # (X^t + X^-t)^2 = X^2t + 2 + X^-2t
+                t = (int(r) + z * x * (n // p)) % n
+                vec[(2 * t) % n] += 1
+                vec[(-2 * t) % n] += 1
+                vec[0] += 2
+            const, ok = rational_parts(vec[None])
+            out.add(sp.Rational(int(const[0]), 4) if ok else sp.nan)
+    return out
+
+
+def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: str = "smallest-known"
+                        ) -> VerificationResult:
+    """The claims of Theorem C.22 on a family network (:func:`margintheory.construction.build_construction`) for
+    ``ModularAddition(p, k)`` (or the problem ``p``), every check in exact arithmetic."""
+    from margintheory.verification import as_problem
+
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
+    start = time.perf_counter()
+    measure = family_measure(family, k)
+    applicable = p % 2 == 1
+    gamma = theory.gamma_star_exact(p, k) if applicable else None
+    width = measure.size * len(theory.frequencies(p))
+    fields: dict = {"p": p, "k": k, "family": family, "hypothesis": problem.hypothesis,
+                    "gamma_star": float(gamma) if gamma is not None else None,
+                    "gamma_star_note": problem.gamma_star_note,
+                    "gamma_star_exact": str(gamma) if gamma is not None else None,
+                    "theorem_width": theory.construction_width(p, k) if applicable else None,
+                    "width": width, "width_per_frequency": measure.size, "exactness": "proved",
+                    "relative_error": None}
+    res = VerificationResult(f"{family} network (p={p}, k={k}), exact arithmetic", fields=fields)
+    res.applicable = applicable
+    moments = exact_moment_check(measure)
+    res.add(bool_check(f"unwanted phase moments vanish ({moments.checked} moments, {moments.method})",
+                       moments.passed, exactness="proved", detail=f"failures: {moments.failures}"))
+    res.add(Check("width = neurons per frequency x (p-1)/2", f"{measure.size} x {len(theory.frequencies(p))}",
+                  width, None, True, "proved", informational=True))
+    num, den, ok = exact_family_logits(p, measure)
+    res.add(bool_check("every logit is a rational number (exact, in Q(omega_N))", ok, exactness="proved",
+                       detail=f"{num.size} logits reduced modulo Phi_{math.lcm(p, measure.denominator)}"))
+    sq = _squared_norms_exact(measure, p)
+    res.add(Check("every cosine vector has squared norm p/2", str(sp.Rational(p, 2)),
+                  ", ".join(str(v) for v in sorted(sq, key=str)), None, sq == {sp.Rational(p, 2)}, "proved"))
+    if ok and applicable:
+        _margin_checks(res, p, k, num, den, gamma)
+    fields["frequencies_covered"] = theory.frequencies(p)
+    fields["seconds"] = time.perf_counter() - start
+    res.notes.append(f"measure: {measure.description} ({measure.source})")
+    return res
+
+
+def _margin_checks(res: VerificationResult, p: int, k: int, num: np.ndarray, den: int, gamma: sp.Expr) -> None:
+    labels = input_grid(p, k).sum(axis=1) % p
+    diff = (labels[:, None] - np.arange(p)[None, :]) % p
+    cos_sum = [per_frequency_cosine_sum_exact(p, x) for x in range(p)]
+    coef = sp.Rational(math.factorial(k), 2**k)
+    target = {d: coef * cos_sum[d] for d in range(p)}
+    matches = all(sp.Rational(int(num[a, c]), den) == target[int(diff[a, c])]
+                  for a in range(num.shape[0]) for c in range(p))
+    res.add(bool_check("network function = (k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)", matches, exactness="proved",
+                       detail=f"all {num.size} logits compared as rationals"))
+    rows = np.arange(num.shape[0])
+    correct = num[rows, labels]
+    wrong = np.where(np.arange(p)[None, :] == labels[:, None], np.iinfo(np.int64).min, num)
+    wmax = wrong.max(axis=1)
+    wrong_min = np.where(np.arange(p)[None, :] == labels[:, None], np.iinfo(np.int64).max, num).min(axis=1)
+    margins = correct - wmax
+    h = sp.Rational(int(margins.min()), den)
+    res.add(bool_check("every point on the margin", bool(np.all(margins == margins.min())), exactness="proved"))
+    res.add(bool_check("all wrong-label logits equal (condition C.1)", bool(np.all(wmax == wrong_min)),
+                       exactness="proved"))
+    norm_power = sp.Rational(p - 1, 2) * (sp.Rational((k + 1) * p, 2)) ** sp.Rational(k + 1, 2)
+    nm = sp.nsimplify(h / norm_power)
+    equal = equal_positive(nm, gamma)
+    res.fields.update(normalized_margin=float(nm), normalized_margin_exact=str(nm), margin_exact=str(h),
+                      relative_error=0.0 if equal else float((nm - gamma) / gamma), all_on_margin=True)
+    res.add(Check("normalized margin = gamma* (Theorem C.22)", str(gamma), str(nm), 0.0, equal, "proved",
+                  "norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency)"))

@@ -1,0 +1,294 @@
+"""Smallest max-margin networks: phase measures, families, exact checks, lower-bound certificates, pricing, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from margintheory.construction import build_construction
+from margintheory.fourier import neuron_fourier
+from margintheory.margins import exhaustive_margin
+from margintheory.phase_measures import (
+    PhaseMeasure,
+    cyclic_lattice_generator,
+    cyclic_lattice_measure,
+    design16_measure,
+    exact_moment_check,
+    family_measure,
+    lemma_c18_measure,
+    unwanted_phase_moments,
+)
+from margintheory.solvers.width_bounds import (
+    GramCertificate,
+    check_gram_certificate,
+    clique_certificate,
+    moment_clique,
+    shipped_certificate,
+    width_lower_bound,
+)
+from margintheory.theory import gamma_star
+
+# ---------------------------------------------------------------- the unwanted moments
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_unwanted_moments_match_the_definition(k):
+    """The fast enumeration equals the brute-force definition; symmetric, even sums, no 0."""
+    brute = set()
+    for n in itertools.product(range(-k, k + 1), repeat=k):
+        a = sum(abs(v) for v in n)
+        if a <= k and (k - a) % 2 == 0:
+            for eps in (1, -1):
+                m = tuple(v + eps for v in n)
+                if any(m):
+                    brute.add(m)
+    M = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)}
+    assert M == brute and all(tuple(-v for v in m) in M for m in M) and all(sum(m) % 2 == 0 for m in M)
+    assert len(M) == {1: 2, 2: 14, 3: 80}[k]
+
+
+# ---------------------------------------------------------------- families and their exact moment checks
+
+@pytest.mark.parametrize("k", range(2, 8))
+def test_cyclic_lattice_family_is_max_margin_for_every_k_up_to_7(k):
+    mu = cyclic_lattice_measure(k)
+    chk = exact_moment_check(mu)
+    assert chk.passed and chk.checked == len(unwanted_phase_moments(k))
+    assert mu.size == 2 * 3 ** (k - 1) < 2 ** (2 * k - 1)
+    assert np.abs(mu.moments(unwanted_phase_moments(k)[:2000])).max() < 1e-12  # float cross-check
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_lemma_c18_is_a_phase_measure(k):
+    mu = lemma_c18_measure(k)
+    assert mu.size == 2 ** (2 * k - 1) and exact_moment_check(mu).passed
+
+
+def test_design16_moments_vanish_and_weakened_measures_fail():
+    mu = design16_measure()
+    assert mu.size == 16 and exact_moment_check(mu).passed
+    # one atom removed (weights renormalised): no longer max-margin
+    drop = PhaseMeasure(3, 8, mu.points[1:], tuple([Fraction(1, 15)] * 15), "drop", "")
+    assert not exact_moment_check(drop).passed
+    # one atom moved by pi/4
+    moved = mu.points.copy()
+    moved[5, 0] = (moved[5, 0] + 1) % 8
+    assert not exact_moment_check(dataclasses.replace(mu, points=moved)).passed
+    # unequal weights on the same support
+    w = (Fraction(3, 32), Fraction(1, 32), *([Fraction(1, 16)] * 14))
+    assert not exact_moment_check(dataclasses.replace(mu, weights=w)).passed
+    # the cyclic test refuses a generator that does not produce the atoms
+    n, g = cyclic_lattice_generator(3)
+    wrong = dataclasses.replace(cyclic_lattice_measure(3), cyclic_generator=(1, 3, 9))
+    assert not exact_moment_check(wrong).passed
+    assert not exact_moment_check(PhaseMeasure(3, n, (np.arange(n)[:, None] * np.array([1, 1, 1])) % n,
+                                               tuple([Fraction(1, n)] * n), "diag", "",
+                                               cyclic_generator=(1, 1, 1))).passed
+
+
+@pytest.mark.parametrize("p, k, family, per_freq", [(7, 2, "cyclic-lattice", 6), (5, 3, "smallest-known", 16),
+                                                    (7, 3, "smallest-known", 16), (9, 3, "cyclic-lattice", 18),
+                                                    (5, 4, "cyclic-lattice", 54)])
+def test_family_networks_reach_gamma_star(p, k, family, per_freq):
+    net = build_construction(p, k, family=family)
+    assert net.m == per_freq * (p - 1) // 2
+    res = exhaustive_margin(net)
+    g = gamma_star(p, k)
+    assert abs(float(res.normalized_margin) - g) <= float(res.normalized_tolerance)
+    assert float(res.max_wrong_spread) <= 1e-12 and neuron_fourier(net).in_optimal_set.all()
+
+
+def test_a_broken_family_network_is_refuted(monkeypatch):
+    """A measure with one atom dropped builds a network below gamma*: the verifier must say so."""
+    from margintheory import phase_measures
+    from margintheory.verification import verify_construction
+
+    mu = design16_measure()
+    broken = PhaseMeasure(3, 8, mu.points[1:], tuple([Fraction(1, 15)] * 15), "broken", "one atom dropped")
+    monkeypatch.setattr(phase_measures, "family_measure", lambda family, k: broken)
+    r = verify_construction(7, 3, family="smallest-known")
+    assert r.verdict == "refuted"
+    failed = {c.name for c in r.checks if not c.passed and not c.informational}
+    assert any("phase moments" in n for n in failed) and any("gamma*" in n for n in failed)
+
+
+@pytest.mark.parametrize("p, k, family", [(5, 3, "smallest-known"), (7, 2, "cyclic-lattice"),
+                                          (3, 3, "cyclic-lattice")])
+def test_family_networks_exactly(p, k, family):
+    from margintheory.symbolic.exact_families import verify_family_exact
+
+    r = verify_family_exact(p, k, family)
+    assert r.verdict == "verified" and r.fields["relative_error"] == 0.0
+    assert all(c.exactness == "proved" for c in r.checks)
+
+
+# ---------------------------------------------------------------- lower-bound certificates
+
+def test_shipped_k3_certificate_proves_16():
+    cert = shipped_certificate(3)
+    chk = check_gram_certificate(cert)
+    assert chk.passed and 15 < chk.ratio < 16 and chk.bound == 16
+    lb = width_lower_bound(3)
+    assert lb.per_frequency == 16 == design16_measure().size and lb.exactness == "proved"
+    assert lb.applies_to(7) and not lb.applies_to(5) and not lb.applies_to(9) and lb.total(11) == 80
+
+
+def test_certificate_function_is_nonnegative_and_integrates_to_its_trace():
+    """F = v* G v >= 0 on the torus, and its integral against the 16-design equals trace(G): the two facts the
+    bound rests on, checked numerically on the shipped certificate."""
+    cert = shipped_certificate(3)
+    G = np.array(cert.numerators, dtype=float) / cert.denominator
+    T = np.array(cert.index)
+    rng = np.random.default_rng(0)
+    theta = rng.uniform(0, 2 * np.pi, (2000, 3))
+    V = np.exp(1j * theta @ T.T)
+    F = np.einsum("ns,st,nt->n", V.conj(), G, V).real
+    assert F.min() > 0
+    mu = design16_measure()
+    Vd = np.exp(1j * mu.angles() @ T.T)
+    integral = np.einsum("ns,st,nt->n", Vd.conj(), G, Vd).real.mean()
+    assert integral == pytest.approx(np.trace(G), rel=1e-9)
+
+
+def test_weakened_certificates_fail():
+    cert = shipped_certificate(3)
+    rows = [list(r) for r in cert.numerators]
+    rows[0][1] += 1  # no longer symmetric
+    assert not check_gram_certificate(dataclasses.replace(cert, numerators=tuple(map(tuple, rows)))).passed
+    rows[1][0] += 1  # symmetric again, but the zero sum of that difference class may break
+    bad = check_gram_certificate(dataclasses.replace(cert, numerators=tuple(map(tuple, rows))))
+    d = tuple(a - b for a, b in zip(cert.index[0], cert.index[1], strict=True))
+    allowed = {tuple(int(v) for v in m) for m in unwanted_phase_moments(3)}
+    assert bad.zero_sums == (d in allowed)
+    # not positive definite: a negative diagonal entry
+    rows = [list(r) for r in cert.numerators]
+    rows[3][3] = -1
+    assert not check_gram_certificate(dataclasses.replace(cert, numerators=tuple(map(tuple, rows)))).passed
+    # a "clique" that is not one (a difference outside M_k) fails the zero-sum test
+    assert not check_gram_certificate(clique_certificate([(0, 0, 0), (1, 0, 0)])).passed
+
+
+@pytest.mark.parametrize("k, size", [(1, 2), (2, 6), (3, 15)])
+def test_cliques_and_their_certificates(k, size):
+    S = moment_clique(k)
+    M = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)}
+    assert len(S) == size and all(tuple(a - b for a, b in zip(s, t, strict=True)) in M
+                                  for s in S for t in S if s != t)
+    chk = check_gram_certificate(clique_certificate(S))
+    assert chk.passed and chk.bound == size
+    assert width_lower_bound(k).per_frequency == (16 if k == 3 else size)
+
+
+def test_k2_minimum_is_6_and_k4_bracket():
+    assert width_lower_bound(2).per_frequency == 6 == cyclic_lattice_measure(2).size
+    lb4 = width_lower_bound(4)
+    assert lb4.per_frequency == 36 < family_measure("smallest-known", 4).size == 54
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 6])
+def test_even_subset_clique_gives_2_to_the_k_minus_1(k):
+    from margintheory.solvers.width_bounds import even_subset_clique
+
+    S = even_subset_clique(k)
+    chk = check_gram_certificate(clique_certificate(S))
+    assert len(S) == 2 ** (k - 1) and chk.passed and chk.bound == 2 ** (k - 1)
+    assert width_lower_bound(k).per_frequency >= 2 ** (k - 1)
+
+
+def test_gram_certificate_round_trip():
+    cert = clique_certificate(moment_clique(2))
+    assert GramCertificate.from_json(cert.to_json()) == cert
+
+
+# ---------------------------------------------------------------- exact weights and the lattice search
+
+def test_search_on_the_phase_lattice_k2_is_optimal_with_exact_weights():
+    from margintheory.solvers.width import search_phase_measure
+
+    mu, status = search_phase_measure(2, 6, time_limit=30)
+    assert mu is not None and mu.size == 6 and status.startswith("optimal")
+    assert set(mu.weights) == {Fraction(1, 6)} and exact_moment_check(mu).passed
+
+
+def test_exact_weights_on_support():
+    from margintheory.solvers.width import exact_weights_on_support
+
+    mu = design16_measure()
+    assert exact_weights_on_support(3, 8, mu.points) == tuple([Fraction(1, 16)] * 16)
+    assert exact_weights_on_support(3, 8, mu.points[1:]) is None  # no solution without the dropped atom
+
+
+# ---------------------------------------------------------------- closed-form pricing and column generation
+
+def test_fourier_pricing_is_the_single_neuron_maximum():
+    from scipy.optimize import minimize
+
+    from margintheory.solvers.column_generation import lambda_from_tau
+    from margintheory.solvers.fourier_pricing import price, priced_neuron
+    from margintheory.solvers.objective import SingleNeuronObjective, pair_weights_from_lambda
+
+    rng = np.random.default_rng(3)
+    for p, k in [(5, 2), (5, 3)]:
+        tau = rng.random(p - 1)
+        pr = price(p, k, tau)
+        obj = SingleNeuronObjective(pair_weights_from_lambda(p, k, lambda_from_tau(p, k, tau / tau.sum())))
+        j = pr.best_frequency
+        x = priced_neuron(p, k, j, float(pr.phases[j - 1]), rng.uniform(0, 6, k))
+        assert obj.value(x.ravel()) == pytest.approx(pr.best_value, rel=1e-12)
+        assert pr.best_value <= pr.upper <= pr.best_value * (1 + 1e-13)
+        def neg(v, obj=obj):
+            f, g = obj.sphere_value_and_grad(v)
+            return -f, -g
+
+        best = max(-minimize(neg, rng.standard_normal((k + 1) * p), jac=True, method="L-BFGS-B").fun
+                   for _ in range(6))
+        assert best <= pr.upper  # local search never beats the closed form
+        assert best >= pr.best_value * (1 - 1e-4)
+        assert price(p, k, np.ones(p - 1)).best_value == pytest.approx(gamma_star(p, k), rel=1e-14)
+
+
+def test_column_generation_with_fourier_pricing_k4():
+    from margintheory.solvers.column_generation import column_generation
+
+    res = column_generation(3, 4, seed=0)
+    g = gamma_star(3, 4)
+    assert res.converged and res.dual_certified and res.pricing_solver["status"] == "exact"
+    assert res.primal_margin <= g * (1 + 1e-12) <= res.dual_bound * (1 + 1e-12)
+    assert res.relative_gap < 1e-6
+
+
+# ---------------------------------------------------------------- the command line, at the file-descriptor level
+
+def _cli(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "margintheory.cli", *argv], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_min_width_network_file_verifies_at_the_default_tolerance(tmp_path):
+    path = tmp_path / "small.npz"
+    run = _cli("solve", "--p", "5", "--k", "2", "--min-width", "--json", "--out", str(path))
+    assert run.returncode == 0, run.stderr
+    d = json.loads(run.stdout)  # nothing but the JSON document on stdout (no solver banner)
+    det = d["details"]
+    assert d["verdict"] == "verified" and d["width"] == 12 and det["width_per_frequency"] == 6
+    assert det["lower_bound_width"] == 12 and det["lower_bound_exactness"] == "proved" and det["theorem_width"] == 16
+    assert d["parameters"]["min_width"] is True and d["task"]
+    run = _cli("verify", "--network", str(path), "--p", "5", "--k", "2", "--json")
+    v = json.loads(run.stdout)
+    assert run.returncode == 0 and v["verdict"] == "verified" and v["width"] == 12
+    assert math.isclose(v["normalized_margin"], gamma_star(5, 2), rel_tol=1e-13)
+
+
+def test_verify_family_cli():
+    run = _cli("verify", "--p", "5", "--k", "3", "--family", "smallest-known", "--json")
+    d = json.loads(run.stdout)
+    assert run.returncode == 0 and d["verdict"] == "verified" and d["width"] == 32
+    run = _cli("verify", "--task", "parity", "--n", "4", "--k", "2", "--family", "cyclic-lattice")
+    assert run.returncode == 2 and "--family" in run.stderr and "Traceback" not in run.stderr
