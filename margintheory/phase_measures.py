@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -86,7 +86,6 @@ class PhaseMeasure:
     description: str
     cyclic_generator: tuple[int, ...] | None = None
     source: str = ""
-    meta: dict[str, object] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         pts = np.asarray(self.points, dtype=np.int64) % self.denominator

@@ -1,8 +1,10 @@
 """``margintheory solve``: an independent numeric answer to "what is the max margin for (p, k)?" with a bracket.
 
 Wiring only: the mathematics lives in :mod:`margintheory.solvers` (single-neuron bracket, column generation,
-width MILP).  Nothing here uses the construction; ``gamma*`` from :mod:`margintheory.theory` is only the
-*expected* value the computed bracket is compared with.
+smallest widths).  The bracket never uses a construction (column generation starts from random neurons);
+``gamma*`` from :mod:`margintheory.theory` is only the *expected* value it is compared with.  ``--min-width``
+reports the smallest max-margin network known (phase-measure families, exact moments, exhaustive margin) and the
+proved lower bound on the width (docs/theory.md#smaller-networks).
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ from margintheory.report import emit
 from margintheory.theory import construction_width, frequencies, gamma_star, hypothesis_status
 
 GAP_TOL = 1e-6
-#: the width MILP asks for the LP margin to this relative slack (leaving room below GAP_TOL for MILP tolerances)
-WIDTH_RTOL = 1e-7
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
 EVAL_RTOL = 1e-12
 SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds",
@@ -151,7 +151,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
     width_info: dict[str, object] = {}
     used = int(np.count_nonzero(cg.weights > 0))
     if args.max_width or args.min_width:
-        net, lower = _width(p, k, cg, args, res, width_info)
+        net, lower = _width(p, k, args, res, width_info)
     for c in _bracket_checks(g, lower, cg.dual_bound, cg.dual_certified):
         res.add(c)
     res.add(close_check("network margin = gamma* (relative 1e-6)", g, lower, GAP_TOL))
@@ -182,7 +182,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
     return res
 
 
-def _width(p: int, k: int, cg, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):
+def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):
     """The smallest max-margin network (:func:`margintheory.solvers.width.min_width_network`), pruned to
     ``--max-width`` if that is smaller; returns ``(network, margin)``."""
     from margintheory.solvers.width import min_width_network, prune_to_width
