@@ -42,9 +42,9 @@ def format_value(x: Any, digits: int = 12) -> str:
 def checks_table(checks: list[Check], title: str | None = None, digits: int = 12) -> Table:
     """The claim | expected | measured | tol | how | verdict table (columns shrink and wrap to the width)."""
     table = Table(title=title, show_lines=False, header_style="bold", expand=False)
-    table.add_column("claim", ratio=5, overflow="fold", min_width=16)
-    table.add_column("expected", ratio=2, overflow="fold", min_width=6)
-    table.add_column("measured", ratio=2, overflow="fold", min_width=6)
+    table.add_column("claim", ratio=3, overflow="fold", min_width=16)
+    table.add_column("expected", ratio=1, overflow="fold", min_width=6, max_width=digits + 8)
+    table.add_column("measured", ratio=1, overflow="fold", min_width=6, max_width=digits + 8)
     table.add_column("tol", no_wrap=True)
     table.add_column("how", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
