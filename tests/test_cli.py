@@ -10,6 +10,7 @@ import pytest
 from margintheory.cli import COMMANDS, available_commands
 from margintheory.construction import build_construction
 from margintheory.network import PolyNetwork
+from margintheory.schema import validate_result
 
 EXE = shutil.which("margintheory")
 REQUIRED_JSON_KEYS = {
@@ -38,7 +39,7 @@ def test_every_command_is_installed():
 def test_verify_json_p7_k3():
     proc = run("verify", "--p", "7", "--k", "3", "--json")
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    out = validate_result(json.loads(proc.stdout))  # a separate process's output against the installed schema
     assert REQUIRED_JSON_KEYS <= set(out) and REQUIRED_DETAILS <= set(out["details"])
     assert out["verdict"] == "verified" and out["exit_code"] == 0 and out["parameters"] == {"p": 7, "k": 3}
     assert out["relative_error"] < 1e-10
@@ -61,7 +62,7 @@ def test_verify_composite_and_even():
     assert proc.returncode == 0 and out["verdict"] == "verified" and out["details"]["hypothesis"] == "odd-composite"
     assert any("not prime" in n for n in out["notes"])
     proc = run("verify", "--p", "6", "--k", "2", "--json")
-    out = json.loads(proc.stdout)
+    out = validate_result(json.loads(proc.stdout))
     assert out["verdict"] == "not-applicable" and out["normalized_margin"] > 0
     assert out["gamma_star"] is None and "even" in out["gamma_star_note"] and out["ratio_to_gamma_star"] is None
 
