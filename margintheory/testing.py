@@ -15,6 +15,8 @@ Strategies
 * :func:`perturbed_constructions` - the construction of Lemma C.18 plus a perturbation of controlled relative size.
 * :func:`group_elements` - elements (indices) of a finite group of :mod:`margintheory.tasks.groups`.
 
+Importing the module also registers :func:`networks` for ``st.from_type(PolyNetwork)``.
+
 Seeds: the random arrays are drawn from ``numpy.random.default_rng(seed)`` with the seed drawn by hypothesis, so a
 failing example is reproduced exactly by hypothesis's database and printed as its seed.
 
@@ -149,6 +151,10 @@ def perturbed_constructions(draw: st.DrawFn, p: int, k: int, *, min_relative: fl
     unit = math.sqrt(float(np.sum(dU**2) + np.sum(dW**2)))
     f = eps * size / unit
     return Perturbation(PolyNetwork(base.U + f * dU, base.W + f * dW, base.metadata), base, eps)
+
+
+# ``st.from_type(PolyNetwork)`` (and ``@given(net=...)`` with type inference) draws from :func:`networks`.
+st.register_type_strategy(PolyNetwork, networks())
 
 
 def group_elements(group: object) -> st.SearchStrategy[int]:

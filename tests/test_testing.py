@@ -60,6 +60,12 @@ def test_group_elements(case):
     assert G.mul[a, G.inverses()[a]] == 0
 
 
+@settings(max_examples=10)
+@given(st.from_type(mt.PolyNetwork))
+def test_polynetwork_type_strategy_is_registered(net):
+    assert isinstance(net, mt.PolyNetwork) and net.m >= 1
+
+
 def test_documented_examples_run():
     """The two user property tests in the module docstring are executed as written."""
     blocks = re.findall(r"::\n\n((?:    .*\n|\n)+)", mt.__doc__)
