@@ -18,7 +18,7 @@ from margintheory._version import __version__
 from margintheory.commands._options import flag_hint
 from margintheory.errors import MarginTheoryError
 
-COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema")
+COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check")
 
 
 def build_parser() -> argparse.ArgumentParser:

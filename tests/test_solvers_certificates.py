@@ -49,7 +49,7 @@ def test_block_split_uniform_decouples_random_weights_do_not():
 def test_uniform_bracket_contains_gamma_star_with_small_gap(p, k):
     b = solve_single_neuron(p, k, n_starts=6, seed=3)
     g = gamma_star(p, k)
-    assert b.method == "fourier-blocks" and b.upper_certified
+    assert b.method == "fourier-exact" and b.upper_certified and b.upper_exactness == "proved"
     assert b.lower <= g * (1 + 1e-12) and g <= b.upper
     assert b.relative_gap < 1e-6
     fd = b.fourier_description()

@@ -62,8 +62,8 @@ def test_bad_input_exit_2(capsys, argv, message):
 def test_solver_missing_exit_2(capsys, monkeypatch):
     import cvxpy as cp
 
-    monkeypatch.setattr(cp, "installed_solvers", lambda: ["SCS"])
-    assert main(["solve", "--p", "3", "--k", "2", "--single-neuron", "--json"]) == 2
+    monkeypatch.setattr(cp, "installed_solvers", lambda: ["CLARABEL"])
+    assert main(["solve", "--p", "3", "--k", "2", "--single-neuron", "--json", "--sdp-solver", "SCS"]) == 2
     assert "not installed" in capsys.readouterr().err
 
 

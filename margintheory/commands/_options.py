@@ -17,6 +17,7 @@ FLAG_HINTS = {
     "max_seconds": "pass --force to run it anyway (or raise --max-seconds)",
     "names": 'the name map is --names "U=KEY,W=KEY"',
     "k": "give it with --k",
+    "overwrite": "pass --overwrite to replace it",
 }
 
 

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from margintheory.checks import Check, Exactness, VerificationResult, bool_check, close_check
-from margintheory.commands._options import positive_int
+from margintheory.commands._options import byte_size, positive_int
 from margintheory.errors import InputError, SolverError
 from margintheory.problems import ModularAddition
 from margintheory.report import emit
@@ -53,6 +53,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random start (default %(default)s)")
     parser.add_argument("--time-limit", type=float, default=None, metavar="SEC", help="overall time limit")
     parser.add_argument("--sdp-solver", default="CLARABEL", choices=("CLARABEL", "SCS"), help="SOS solver")
+    parser.add_argument("--max-memory", type=byte_size, default=2 * 2**30, metavar="BYTES",
+                        help="memory budget of the solvers, e.g. 2G (default 2 GiB); larger jobs are refused up front")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     parser.add_argument("--out", metavar="FILE", help="save the network found (.npz or .safetensors, by suffix)")
     parser.set_defaults(func=run)
@@ -94,14 +96,15 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
              normalized_margin=f["lower_bound"], seconds=seconds)
 
 
-def _bracket_checks(g: float, lower: float, upper: float, certified: bool) -> list[Check]:
-    how: Exactness = "certified" if certified else "float"
+def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
+                    how: Exactness | None = None) -> list[Check]:
+    how = how or ("certified" if certified else "float")
     gap = (upper - lower) / abs(lower) if lower > 0 else float("inf")
     return [
         bool_check("lower bound <= gamma* (a value attained by a unit network)", lower <= g * (1 + EVAL_RTOL),
                    tolerance=EVAL_RTOL, detail=f"lower {lower:.15g}, gamma* {g:.15g}"),
         bool_check("gamma* <= upper bound", g <= upper, exactness=how,
-                   detail=f"upper {upper:.15g} ({'certified' if certified else 'NOT certified: heuristic'})"),
+                   detail=f"upper {upper:.15g} ({how if certified else 'NOT certified: heuristic'})"),
         bool_check(f"relative gap (upper - lower) / lower < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL,
                    exactness=how, detail=f"gap {gap:.3e}"),
     ]
@@ -111,10 +114,16 @@ def _single_neuron(p: int, k: int, args: argparse.Namespace) -> VerificationResu
     from margintheory.solvers.single_neuron import solve_single_neuron
 
     g = gamma_star(p, k)
-    b = solve_single_neuron(p, k, seed=args.seed, solver=args.sdp_solver, time_limit=args.time_limit)
+    b = solve_single_neuron(p, k, seed=args.seed, solver=args.sdp_solver, time_limit=args.time_limit,
+                            max_memory=args.max_memory)
     res = VerificationResult(f"single-neuron max margin, p={p}, k={k} (uniform q and tau)")
-    for c in _bracket_checks(g, b.lower, b.upper, b.upper_certified):
+    for c in _bracket_checks(g, b.lower, b.upper, b.upper_certified, b.upper_exactness):
         res.add(c)
+    if b.proved_upper is not None:
+        from margintheory.certificate.maxmin import proof_step_checks
+
+        for c in proof_step_checks(b.proved_upper, include_weak_duality=False):
+            res.add(c)
     fd = b.fourier_description()
     res.add(bool_check("maximiser is single-frequency with equal amplitudes and aligned phases (Lemma C.15)",
                        bool(fd["in_optimal_set"]), tolerance=1e-8,

@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
 MODULAR = "modular-addition"
 
 SUMMARY_FIELDS = [
-    "gamma_star_exact", "frequencies_covered", "normalized_correct_logit", "normalized_wrong_logit",
-    "construction_correct_logit", "construction_wrong_logit",
+    "gamma_star_exact", "max_margin_interval", "frequencies_covered", "normalized_correct_logit",
+    "normalized_wrong_logit", "construction_correct_logit", "construction_wrong_logit",
 ]
 
 
@@ -58,6 +58,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="leakage allowed in the per-neuron Fourier checks of a network (default 1e-8)")
     parser.add_argument("--min-share", type=float, default=None,
                         help="leave neurons with norm share <= this out of the per-neuron checks (default 0)")
+    parser.add_argument("--no-certificate", action="store_true",
+                        help="modular addition: skip the solver leg (the proved upper bound U of the interval [L, U])")
+    parser.add_argument("--certificate", metavar="FILE.json",
+                        help="modular addition: write the max-min certificate (re-check it with 'margintheory check')")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --certificate file")
     add_task_arguments(parser)
     parser.set_defaults(func=run)
     return parser
@@ -92,7 +97,13 @@ def run(args: argparse.Namespace) -> int:
         options["fourier_tolerance"] = args.fourier_tol
     if args.min_share is not None:
         options["min_share"] = args.min_share
+    if args.no_certificate:
+        options["certificate"] = False
     result = tasks.verify(problem, network=network, **options)
+    if args.certificate:
+        from margintheory.certificate.maxmin import write_certificate_for
+
+        write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory)
     if args.network:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
@@ -175,6 +186,14 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 def _reject_foreign_options(args: argparse.Namespace) -> None:
     """Options of ``verify`` that a task does not use are refused rather than silently ignored."""
     name = args.task
+    if name != MODULAR and (args.certificate or args.no_certificate or args.overwrite):
+        raise InputError("--certificate, --no-certificate and --overwrite apply to --task modular-addition only")
+    if args.certificate:
+        from margintheory.certificate.maxmin import check_output_path
+
+        if args.no_certificate:
+            raise InputError("--certificate needs the solver leg; it cannot be combined with --no-certificate")
+        check_output_path(args.certificate, args.overwrite)  # refused before any work
     if args.exact and args.network:
         raise InputError("--exact checks the construction; it cannot be combined with --network")
     if args.family and args.network:

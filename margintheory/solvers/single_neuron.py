@@ -5,6 +5,20 @@
   or, when the expansion in Fourier coordinates has (numerically) no cross-frequency monomials -- the case of
   uniform weights, Lemma C.14 -- per frequency block (``fourier-blocks``; :mod:`margintheory.solvers.symmetry`
   states the argument, and the computed cross-frequency mass is added to the bound rather than dropped).
+
+Uniform weights (the default, ``method="auto"``) take the exact path ``fourier-exact`` instead: the objective is
+never expanded in the ``(k+1) p`` weights.  Lemma C.14 (Li et al., "Fourier Circuits in Neural Networks and
+Transformers", arXiv:2402.09469), proved for all ``p`` in :mod:`margintheory.symbolic.block_reduction`, makes every
+frequency block a constant times ``g_k = Re(conj(z_w) z_1 ... z_k)`` on ``C^(k+1)``;
+
+* lower: a local maximiser of ``g_k`` (BFGS on ``2(k+1)`` variables, seeded starts) embedded as a unit neuron of
+  frequency 1 (for even ``p`` its moduli on the real frequency-``p/2`` block, whose constant is larger), its
+  objective evaluated by the DFT form of Lemma C.14 (numpy FFT; and by the direct sum over all
+  ``p^k`` inputs when ``p^k <= DIRECT_LIMIT``, the smaller value being reported);
+* upper: the proved rational bound of :func:`margintheory.certificate.upper_bound.prove_upper_bound` (torus-reduced
+  SOS certificate of ``g_k`` rounded to rationals and checked exactly), rounded up to float64.
+
+Memory is estimated before anything is allocated; :class:`~margintheory.errors.RefusedError` beyond ``max_memory``.
 """
 
 from __future__ import annotations
@@ -12,9 +26,11 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from margintheory.checks import Exactness
 from margintheory.errors import InputError
 from margintheory.fourier import neuron_fourier
 from margintheory.network import PolyNetwork
@@ -24,7 +40,12 @@ from margintheory.solvers.polynomial import Polynomial, power_times_linear_abs_m
 from margintheory.solvers.sos import EPS, SOSBound, sphere_max_upper_bound
 from margintheory.solvers.symmetry import BlockSplit, split_by_frequency
 
-METHODS = ("auto", "fourier-blocks", "generic", "none")
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.certificate.upper_bound import ProvedUpperBound
+
+METHODS = ("auto", "fourier-exact", "fourier-blocks", "generic", "none")
+#: the lower bound is also evaluated by the direct sum over the p^k inputs up to this many inputs
+DIRECT_LIMIT = 2_000_000
 #: cross-frequency coefficient mass (relative to the total) below which the block reduction is used by ``auto``
 DECOUPLED_RTOL = 1e-12
 
@@ -47,6 +68,14 @@ class SingleNeuronBracket:
     coefficient_error: float = 0.0
     certification: str = ""
     seconds: float = 0.0
+    proved_upper: ProvedUpperBound | None = None  # the fourier-exact path's proved bound
+
+    @property
+    def upper_exactness(self) -> Exactness:
+        """``proved`` (exact certificate), ``certified`` (float SOS with a-posteriori margin) or ``float``."""
+        if self.proved_upper is not None:
+            return "proved"
+        return "certified" if self.upper_certified else "float"
 
     @property
     def relative_gap(self) -> float:
@@ -68,6 +97,11 @@ class SingleNeuronBracket:
 
     def sos_summary(self) -> dict[str, object]:
         """Worst status / largest safety margin / total time of the relaxations run."""
+        if self.proved_upper is not None:
+            info = self.proved_upper.solver
+            return {"name": "Clarabel (block SOS) + exact rational rounding", "status": info["status"],
+                    "time": self.proved_upper.seconds, "gram_blocks": info["gram_blocks"],
+                    "largest_block": info["largest_block"], "kkt": info["kkt"]}
         if not self.sos:
             return {"name": "none", "status": "not-run", "time": 0.0}
         statuses = sorted({b.status for b in self.sos})
@@ -129,12 +163,160 @@ def decoupled(split: BlockSplit) -> bool:
     return split.remainder_l1 <= DECOUPLED_RTOL * split.total_l1
 
 
+def estimate_memory(p: int, k: int, method: str) -> int:
+    """Peak bytes of a bracket by ``method`` (the float expansion of ``F`` in ``(k+1) p`` variables and the SOS
+    relaxation), from the sizes alone.  The ``fourier-exact`` path is bounded by the block SOS estimate."""
+    from margintheory.certificate.block_sos import estimate_memory as block_estimate
+
+    if method == "fourier-exact":
+        return block_estimate(k)
+    n = (k + 1) * p
+    nk = math.comb(n + k - 1, k)
+    expansion = 8 * nk * n * (3 * n + 4)
+    if method == "none":
+        return 64 * 2**20 + 8 * p**k * (p + 4 * k) * 4
+    h = math.ceil((k + 1) / 2)
+    vars_ = n if method == "generic" else 2 * (k + 1)
+    s = math.comb(vars_ + h, h)
+    return 64 * 2**20 + expansion + 60 * 8 * s * s
+
+
+def _require(p: int, k: int, method: str, max_memory: int) -> None:
+    from margintheory.errors import RefusedError
+
+    est = estimate_memory(p, k, method)
+    if est > max_memory:
+        raise RefusedError(f"the single-neuron bracket by {method} for (p, k) = ({p}, {k}) needs about "
+                           f"{est / 2**30:.3g} GiB, but the memory budget max_memory is {max_memory / 2**30:.3g} GiB",
+                           parameter="max_memory")
+
+
+def block_form_value(y: np.ndarray, k: int) -> float:
+    """``g_k(z)`` at the real coordinates ``y = (alpha_1, beta_1, ..., alpha_w, beta_w)``, ``z = alpha - i beta``."""
+    z = y[0::2] - 1j * y[1::2]
+    return float((np.conj(z[k]) * np.prod(z[:k])).real)
+
+
+def maximise_block_form(k: int, *, n_starts: int = 8, seed: int | None = 0) -> tuple[float, np.ndarray]:
+    """Local maxima of ``g_k`` on the unit sphere of ``R^(2k+2)`` (BFGS on ``g_k(y)/|y|^(k+1)``); the best."""
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(seed)
+    best, best_y = -math.inf, np.zeros(2 * (k + 1))
+    for _ in range(max(1, n_starts)):
+        y0 = rng.standard_normal(2 * (k + 1))
+        res = minimize(lambda y: -block_form_value(y, k) / float(y @ y) ** ((k + 1) / 2), y0, method="BFGS",
+                       options={"gtol": 1e-12, "maxiter": 5000})
+        y = polish_block_point(np.asarray(res.x) / np.linalg.norm(res.x), k)
+        v = block_form_value(y, k)
+        if v > best:
+            best, best_y = v, y
+    return best, best_y
+
+
+def polish_block_point(y: np.ndarray, k: int, iterations: int = 500) -> np.ndarray:
+    """Shifted power iteration (SS-HOPM) refining a local maximiser of ``g_k`` on the sphere:
+    ``z <- (grad + k |grad| z) / |...|`` (the shift makes it monotone; unshifted it oscillates) with the
+    Wirtinger gradient ``(z_w conj(prod_{l != i} z_l))_i, prod_i z_i`` (the first-order condition of a maximiser is
+    ``grad = (k+1) g_k z``).  The value is flat to rounding long before the phases settle, so the iteration runs
+    until the step is at rounding level; the point is kept only if its value did not drop by more than 1e-13
+    (relative)."""
+    z = y[0::2] - 1j * y[1::2]
+    best = float((np.conj(z[k]) * np.prod(z[:k])).real)
+    for _ in range(iterations):
+        g = np.empty_like(z)
+        for i in range(k):
+            g[i] = z[k] * np.conj(np.prod(np.delete(z[:k], i)))
+        g[k] = np.prod(z[:k])
+        cand = g + k * np.linalg.norm(g) * z
+        cand /= np.linalg.norm(cand)
+        step = float(np.abs(cand - z).max())
+        z = cand
+        if step < 1e-15:
+            break
+    val = float((np.conj(z[k]) * np.prod(z[:k])).real)
+    if not val >= best - 1e-13 * abs(best):
+        return y
+    out = np.empty_like(y)
+    out[0::2], out[1::2] = z.real, -z.imag
+    return out
+
+
+def embed_block_point(y: np.ndarray, p: int, k: int, frequency: int = 1) -> np.ndarray:
+    """The unit neuron ``(u_1, ..., u_k, w)`` (shape ``(k+1, p)``) whose frequency-``j`` coordinates are ``y``:
+    ``u = alpha sqrt(2/p) cos(2 pi j x/p) + beta sqrt(2/p) sin(2 pi j x/p)``."""
+    x = np.arange(p)
+    c = np.sqrt(2.0 / p) * np.cos(2 * np.pi * frequency * x / p)
+    s = np.sqrt(2.0 / p) * np.sin(2 * np.pi * frequency * x / p)
+    return np.array([y[2 * i] * c + y[2 * i + 1] * s for i in range(k + 1)])
+
+
+def embed_real_block_point(x: np.ndarray, p: int) -> np.ndarray:
+    """The unit neuron with coordinates ``x`` (length ``k+1``) on the alternating vector ``(-1)^t / sqrt(p)``
+    (frequency ``p/2``, even ``p``); there the block is ``c' x_w x_1 ... x_k`` (Lemma C.14)."""
+    alt = (-1.0) ** np.arange(p) / np.sqrt(p)
+    return np.outer(np.asarray(x, dtype=float), alt)
+
+
+def objective_by_dft(theta: np.ndarray, p: int, k: int) -> float:
+    """``F(theta) = k!/((p-1) p^k) sum_{j != 0} w^(-j) prod_i u_i^(j)`` (Lemma C.14, uniform weights; numpy FFT
+    with the convention ``f^(j) = sum_x f(x) e^(-2 pi i j x / p)``)."""
+    hat = np.fft.fft(np.asarray(theta, dtype=float), axis=1)
+    terms = np.conj(hat[k, 1:]) * np.prod(hat[:k, 1:], axis=0)
+    return float(math.factorial(k) / ((p - 1) * float(p) ** k) * terms.sum().real)
+
+
+def _solve_fourier_exact(p: int, k: int, n_starts: int, seed: int | None, max_memory: int,
+                         time_limit: float | None) -> SingleNeuronBracket:
+    from margintheory.certificate.upper_bound import prove_upper_bound
+
+    t0 = time.perf_counter()
+    gval, y = maximise_block_form(k, n_starts=n_starts, seed=seed)
+    theta = embed_block_point(y, p, k)
+    if p % 2 == 0 and k >= 2:  # the real frequency-p/2 block has the larger constant: embed |z| there
+        theta = embed_real_block_point(np.abs(y[0::2] - 1j * y[1::2]), p)
+    lower = objective_by_dft(theta, p, k)
+    how = "DFT form of Lemma C.14"
+    if p**k <= DIRECT_LIMIT:
+        direct = SingleNeuronObjective(pair_weights(p, k)).value(theta.ravel())
+        lower, how = min(lower, direct), "min of the DFT form and the direct sum over all p^k inputs"
+    ub = prove_upper_bound(p, k, max_memory=max_memory, time_limit=time_limit)
+    local = LocalMaxima(lower, theta.ravel(), np.array([lower]), theta.ravel()[None, :], n_starts, seed,
+                        time.perf_counter() - t0)
+    out = SingleNeuronBracket(p, k, lower, ub.upper_float, True, "fourier-exact", theta, local)
+    out.block_frequencies = list(range(1, p // 2 + 1))
+    out.cross_frequency_l1 = 0.0
+    out.proved_upper = ub
+    out.certification = (f"proved: U = {ub.upper} from the frequency-block reduction (Lemma C.14, proved for all p) "
+                         f"and an SOS certificate of g_k checked in exact rational arithmetic; lower: g_k = "
+                         f"{gval:.15g} at a local maximiser, embedded at frequency "
+                         f"{p // 2 if p % 2 == 0 and k >= 2 else 1} ({how})")
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
 def solve_single_neuron(p: int, k: int, weights: PairWeights | None = None, *, method: str = "auto",
                         n_starts: int = 16, seed: int | None = 0, solver: str = "CLARABEL",
-                        time_limit: float | None = None, extra_starts: np.ndarray | None = None) -> SingleNeuronBracket:
-    """Bracket the class-weighted single-neuron optimum (uniform ``q``, ``tau`` by default)."""
+                        time_limit: float | None = None, extra_starts: np.ndarray | None = None,
+                        max_memory: int = 2 * 2**30) -> SingleNeuronBracket:
+    """Bracket the class-weighted single-neuron optimum (uniform ``q``, ``tau`` by default).
+
+    ``method="auto"`` takes ``fourier-exact`` for uniform weights with the Clarabel solver (module docstring; it
+    calls Clarabel directly), else ``fourier-blocks`` (cvxpy with ``solver``) when
+    the weights decouple the frequencies numerically, else ``generic``.  Refuses up front beyond ``max_memory``.
+    """
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {METHODS}")
+    uniform = weights is None or weights.is_uniform(rtol=0.0)
+    if method == "auto" and uniform and extra_starts is None and solver == "CLARABEL":
+        method = "fourier-exact"
+    if method == "fourier-exact":
+        if not uniform:
+            raise InputError("the fourier-exact bracket needs uniform weights (Lemma C.14)")
+        _require(p, k, method, max_memory)
+        return _solve_fourier_exact(p, k, n_starts, seed, max_memory, time_limit)
+    for m in ("fourier-blocks", "generic") if method == "auto" else (method,):
+        _require(p, k, m, max_memory)
     t0 = time.perf_counter()
     weights = weights or pair_weights(p, k)
     if (weights.p, weights.k) != (p, k):

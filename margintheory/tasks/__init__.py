@@ -34,7 +34,21 @@ __all__ = ["TASK_NAMES", "TASKS", "Task", "VerifyOptions", "verify"]
 
 
 def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
-    """The construction (float64 or exact) or a given network."""
+    """The construction (float64 or exact) or a given network, and (``o.certificate``) the max-min interval
+    ``[L, U]`` of :mod:`margintheory.certificate.maxmin`: the solver leg, refused up front if it would not fit."""
+    if not o.certificate:
+        return _check_modular(problem, o)
+    from margintheory.certificate.block_sos import require_memory
+    from margintheory.certificate.maxmin import attach_maxmin
+
+    require_memory(problem.k, o.max_memory)
+    result = _check_modular(problem, o)
+    attach_maxmin(result, problem.p, problem.k, max_memory=o.max_memory, rtol=o.rtol)
+    return result
+
+
+def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
+    """The checks of the construction (float64 or exact) or of a given network (no solver)."""
     from margintheory import verification
     from margintheory.network import PolyNetwork
 
@@ -236,7 +250,8 @@ def task_for(problem: Problem) -> Task:
 def verify(problem: Problem, *, network: PolyNetwork | ParityNetwork | None = None, exact: bool = False,
            rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL, min_share: float = 0.0,
            max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
-           family: str = "lemma-c18") -> VerificationResult:
+           family: str = "lemma-c18", certificate: bool = True) -> VerificationResult:
     """Verify ``problem`` (its construction, or ``network``) and return the result; see :class:`VerifyOptions`."""
-    options = VerifyOptions(network, exact, rtol, fourier_tolerance, min_share, max_memory, max_seconds, family)
+    options = VerifyOptions(network, exact, rtol, fourier_tolerance, min_share, max_memory, max_seconds, family,
+                            certificate)
     return task_for(problem).run(problem, options)

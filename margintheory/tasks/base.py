@@ -36,7 +36,9 @@ class VerifyOptions:
     error bound only); ``fourier_tolerance``: leakage allowed in the per-neuron Fourier checks of a network;
     ``min_share``: neurons with at most this norm share are left out of the per-neuron checks; ``max_memory`` (bytes)
     and ``max_seconds`` (``None``: no limit): the budget of the exhaustive margin engine; ``family``: which
-    construction of modular addition (``"lemma-c18"``, or a smaller one of :mod:`margintheory.phase_measures`).
+    construction of modular addition (``"lemma-c18"``, or a smaller one of :mod:`margintheory.phase_measures`);
+    ``certificate`` (modular addition): also compute the proved upper bound ``U`` and report the max margin as
+    ``[L, U]`` (:mod:`margintheory.certificate.maxmin`).
     """
 
     network: PolyNetwork | ParityNetwork | None = None
@@ -47,6 +49,7 @@ class VerifyOptions:
     max_memory: int = DEFAULT_MAX_MEMORY
     max_seconds: float | None = None
     family: str = "lemma-c18"
+    certificate: bool = True
 
     def __post_init__(self) -> None:
         if self.rtol is not None and not (0 <= self.rtol < 1):

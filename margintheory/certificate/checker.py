@@ -1,0 +1,427 @@
+"""Independent checker of max-margin certificate files (``margintheory check FILE.json``).
+
+This module is deliberately small and self-contained: it imports only the standard library and, when installed,
+python-flint (for fast rationals); never numpy, cvxpy or the rest of margintheory, so that a referee can read it
+in one sitting and re-check a certificate without trusting the code that produced it.  Every number is an exact
+rational; nothing is rounded.
+
+What a certificate (format ``margintheory-maxmin-certificate``, version 1; README "Certificate files") claims, and
+how each part is re-checked here:
+
+1. ``sos``: an identity of real polynomials in ``z = (z_1..z_k, z_w) in C^(k+1)`` (written in ``z`` and
+   ``conj(z)``; the exponents of a monomial ``z^a conj(z)^b`` are the list ``a + b``)::
+
+       sum_blocks sum_{r,s} G_b[r][s] conj(m_r) m_s  +  lambda(z) (1 - |z|^2)  =  gamma N(z) - scale * g_k(z)
+
+   with ``g_k = Re(conj(z_w) z_1...z_k)`` (rebuilt here from ``k``, not read from the file), ``N = |z|^(2h)`` for
+   the homogeneous relaxation (no ``lambda``) and ``N = 1`` for the Putinar one.  Checked by expanding both sides
+   exactly; every ``G_b`` is checked symmetric and positive semidefinite by an exact LDL^T decomposition.  On the
+   unit sphere the left side is ``>= 0``, hence ``max_{|z| = 1} g_k <= gamma / scale``.
+2. ``reduction``: the frequency blocks of the single-neuron objective with uniform weights are ``c_b g_k`` in
+   orthonormal coordinates (Lemma C.14 of Li et al., "Fourier Circuits in Neural Networks and Transformers",
+   arXiv:2402.09469; proved symbolically for all ``p`` by ``margintheory.symbolic.block_reduction``).  The squared
+   constants ``c_b^2`` are recomputed here from ``(p, k)`` and must equal the file's.
+3. ``claim.upper``: a rational ``U >= 0`` with ``U^2 >= c_b^2 (gamma / scale)^2`` for every block (exact).
+4. ``claim.lower`` (``"a/b"`` or ``"sqrt(a/b)"``, the margin of an explicit network, proved by the producer) is
+   checked to be ``<= U``; the claimed relative gap ``(U - L) / L`` is checked exactly.
+
+The steps that are arguments rather than computations (weak duality, Lemma C.6; the homogeneity step
+``max_ball sum_j F_j <= max_j max_sphere F_j``) are listed in the file with exactness ``argued``; they are printed,
+not checked.  Exit status of :func:`main`: 0 valid, 1 invalid (the failing step is named), 2 unreadable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+_fmpq: Any
+try:  # python-flint's rationals are much faster than fractions.Fraction; both are exact
+    from flint import fmpq as _fmpq
+except ImportError:  # pragma: no cover - python-flint is a dependency; Fraction is the fallback
+    _fmpq = None
+
+FORMAT = "margintheory-maxmin-certificate"
+VERSION = 1
+MAX_BYTES = 512 * 2**20
+
+Monomial = tuple[int, ...]
+
+
+class Unreadable(Exception):
+    """The file is not a certificate this checker can read (exit 2)."""
+
+
+def rational(text: Any, what: str) -> Any:
+    """Parse ``"a/b"`` / ``"a"`` (integers only) into an exact rational; :class:`Unreadable` otherwise."""
+    if isinstance(text, bool) or not isinstance(text, (str, int)):
+        raise Unreadable(f"{what}: expected a rational 'a/b', got {text!r:.60}")
+    s = str(text).strip()
+    num, _, den = s.partition("/")
+    try:
+        n, d = int(num), int(den) if den else 1
+    except ValueError:
+        raise Unreadable(f"{what}: not a rational 'a/b': {s!r:.60}") from None
+    if d <= 0:
+        raise Unreadable(f"{what}: denominator must be positive in {s!r:.60}")
+    return _fmpq(n, d) if _fmpq is not None else Fraction(n, d)
+
+
+def to_fraction(x: Any) -> Fraction:
+    """An exact :class:`Fraction` from a flint or Fraction rational."""
+    if isinstance(x, Fraction):
+        return x
+    return Fraction(int(x.p), int(x.q))
+
+
+def positive_algebraic_square(text: Any, what: str) -> Fraction:
+    """``"a/b"`` -> ``(a/b)^2``; ``"sqrt(a/b)"`` -> ``a/b``: the exact square of a non-negative number."""
+    if not isinstance(text, str):
+        raise Unreadable(f"{what}: expected 'a/b' or 'sqrt(a/b)', got {text!r:.60}")
+    s = text.strip()
+    if s.startswith("sqrt(") and s.endswith(")"):
+        sq = to_fraction(rational(s[5:-1], what))
+        if sq < 0:
+            raise Unreadable(f"{what}: square root of a negative number")
+        return sq
+    v = to_fraction(rational(s, what))
+    if v < 0:
+        raise Unreadable(f"{what}: must be non-negative")
+    return v * v
+
+
+# -- the mathematics re-derived from (p, k) ------------------------------------------------------------------------
+
+
+def block_form(k: int) -> dict[Monomial, Fraction]:
+    """``g_k = (conj(z_w) z_1...z_k + z_w conj(z_1)...conj(z_k)) / 2``."""
+    hol = tuple([1] * k + [0])
+    anti = tuple([0] * k + [1])
+    return {hol + anti: Fraction(1, 2), anti + hol: Fraction(1, 2)}
+
+
+def norm_power(n: int, h: int) -> dict[Monomial, Fraction]:
+    """``(|z_1|^2 + ... + |z_n|^2)^h`` by repeated multiplication (no multinomial formula assumed)."""
+    poly: dict[Monomial, Fraction] = {tuple([0] * (2 * n)): Fraction(1)}
+    for _ in range(h):
+        nxt: dict[Monomial, Fraction] = {}
+        for m, c in poly.items():
+            for var in range(n):
+                e = list(m)
+                e[var] += 1
+                e[n + var] += 1
+                t = tuple(e)
+                nxt[t] = nxt.get(t, Fraction(0)) + c
+        poly = nxt
+    return poly
+
+
+def block_constants_squared(p: int, k: int) -> list[dict[str, Any]]:
+    """The squared constants ``c_b^2`` of the frequency blocks, recomputed from Lemma C.14 in orthonormal
+    coordinates (docs/theory.md#frequency-blocks): frequencies ``1 <= j < p/2`` give
+    ``c^2 = (2 k! / ((p-1) p^k))^2 (p/2)^(k+1)`` on ``C^(k+1)``; for even ``p`` the frequency ``p/2`` gives
+    ``c^2 = (k! / ((p-1) p^k))^2 p^(k+1)`` on the real subspace ``R^(k+1)`` (where ``g_k`` restricts to
+    ``x_w x_1 ... x_k``)."""
+    base = Fraction(math.factorial(k), (p - 1) * p**k)
+    out = []
+    if p >= 3:
+        out.append({"frequencies": f"1..{(p - 1) // 2}", "domain": "complex",
+                    "constant_squared": (2 * base) ** 2 * Fraction(p, 2) ** (k + 1)})
+    if p % 2 == 0:
+        out.append({"frequencies": f"{p // 2}", "domain": "real", "constant_squared": base**2 * Fraction(p) ** (k + 1)})
+    return out
+
+
+# -- exact linear algebra and polynomial identity ------------------------------------------------------------------
+
+
+def ldl_psd(matrix: list[list[Any]]) -> tuple[bool, str]:
+    """Exact PSD test of a symmetric rational matrix by LDL^T (symmetric Gaussian elimination).
+
+    A zero pivot is allowed only when the rest of its row is zero (then the row is dropped); a negative pivot, or
+    a zero pivot with a non-zero row, proves the matrix is not PSD.  Returns ``(psd, reason)``.
+    """
+    a = [[_fast(x) for x in row] for row in matrix]
+    n = len(a)
+    for i in range(n):
+        d = a[i][i]
+        if d < 0:
+            return False, f"negative pivot {d} at row {i}"
+        if d == 0:
+            if any(a[i][j] != 0 for j in range(i + 1, n)):
+                return False, f"zero pivot with a non-zero row at {i}"
+            continue
+        row = a[i]
+        for j in range(i + 1, n):
+            if row[j] == 0:
+                continue
+            f = row[j] / d
+            aj = a[j]
+            for t in range(i + 1, n):
+                if row[t] != 0:
+                    aj[t] -= f * row[t]
+    return True, ""
+
+
+def conj_times(mr: Monomial, ms: Monomial) -> Monomial:
+    """``conj(m_r) m_s`` for ``m = z^a conj(z)^b``: ``z^(b_r + a_s) conj(z)^(a_r + b_s)``."""
+    n = len(mr) // 2
+    return tuple(mr[n + i] + ms[i] for i in range(n)) + tuple(mr[i] + ms[n + i] for i in range(n))
+
+
+def identity_defect(k: int, homogeneous: bool, half_degree: int, scale: Any, gamma: Any,
+                    blocks: list[tuple[list[Monomial], list[list[Any]]]],
+                    multiplier: list[tuple[Monomial, Any]]) -> dict[Monomial, Any]:
+    """``LHS - RHS`` of the identity of the module docstring, coefficient by coefficient (empty when it holds)."""
+    n = k + 1
+    acc: dict[Monomial, Any] = {}
+
+    def add(m: Monomial, c: Any) -> None:
+        acc[m] = acc.get(m, 0) + c
+
+    for basis, gram in blocks:
+        for r, mr in enumerate(basis):
+            row = gram[r]
+            for s, ms in enumerate(basis):
+                if row[s] != 0:
+                    add(conj_times(mr, ms), row[s])
+    for m, c in multiplier:
+        add(m, c)
+        for var in range(n):
+            e = list(m)
+            e[var] += 1
+            e[n + var] += 1
+            add(tuple(e), -c)
+    gamma_poly = norm_power(n, half_degree) if homogeneous else {tuple([0] * (2 * n)): Fraction(1)}
+    for m, c in gamma_poly.items():
+        add(m, -gamma * _like(gamma, c))
+    for m, c in block_form(k).items():
+        add(m, scale * _like(scale, c))
+    return {m: c for m, c in acc.items() if c != 0}
+
+
+def _fast(x: Any) -> Any:
+    """A Fraction as flint's fmpq (same value, faster arithmetic); anything else unchanged."""
+    if _fmpq is not None and isinstance(x, Fraction):
+        return _fmpq(x.numerator, x.denominator)
+    return x
+
+
+def _like(sample: Any, x: Fraction) -> Any:
+    """``x`` in the rational type of ``sample`` (Fraction or flint's fmpq; they do not mix)."""
+    if isinstance(sample, Fraction) or _fmpq is None:
+        return x
+    return _fmpq(x.numerator, x.denominator)
+
+
+# -- reading and checking a certificate ----------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    name: str
+    passed: bool
+    exactness: str
+    detail: str = ""
+
+
+@dataclass
+class Outcome:
+    """``status``: ``valid`` / ``invalid`` / ``unreadable``; ``steps`` in order; ``message`` one line."""
+
+    status: str
+    message: str
+    steps: list[Step] = field(default_factory=list)
+    p: int | None = None
+    k: int | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return {"valid": 0, "invalid": 1}.get(self.status, 2)
+
+
+def _get(d: Any, key: str, kind: type | tuple, where: str) -> Any:
+    if not isinstance(d, dict) or key not in d:
+        raise Unreadable(f"missing field {where}.{key}")
+    v = d[key]
+    if not isinstance(v, kind) or isinstance(v, bool) and kind is not bool:
+        raise Unreadable(f"field {where}.{key} has the wrong type ({type(v).__name__})")
+    return v
+
+
+def _monomial(v: Any, length: int, where: str) -> Monomial:
+    if not isinstance(v, list) or len(v) != length or not all(isinstance(x, int) and not isinstance(x, bool)
+                                                              and 0 <= x <= 64 for x in v):
+        raise Unreadable(f"{where}: a monomial must be a list of {length} exponents in 0..64 (another k than claimed?)")
+    return tuple(v)
+
+
+def parse(data: Any) -> dict[str, Any]:
+    """Structural reading (raises :class:`Unreadable`): format, version, (p, k) everywhere, exact rationals."""
+    if not isinstance(data, dict):
+        raise Unreadable("the top level is not a JSON object")
+    if data.get("format") != FORMAT:
+        raise Unreadable(f"not a margintheory certificate (format {data.get('format')!r:.60})")
+    version = data.get("version")
+    if version != VERSION:
+        raise Unreadable(f"certificate version {version!r:.20} is not supported (this checker reads version {VERSION})")
+    p, k = _get(data, "p", int, "certificate"), _get(data, "k", int, "certificate")
+    if p < 2 or k < 1 or k > 64 or p > 10**9:
+        raise Unreadable(f"(p, k) = ({p}, {k}) out of range")
+    claim = _get(data, "claim", dict, "certificate")
+    red = _get(data, "reduction", dict, "certificate")
+    sos = _get(data, "sos", dict, "certificate")
+    for where, part in (("reduction", red), ("sos", sos)):
+        pk = (part.get("p", p), part.get("k"))
+        if pk != (p, k):
+            raise Unreadable(f"the {where} section is for (p, k) = {pk}, but the certificate claims ({p}, {k})")
+    n2 = 2 * (k + 1)
+    homogeneous = _get(sos, "homogeneous", bool, "sos")
+    h = _get(sos, "half_degree", int, "sos")
+    if h < 1 or h > 64:
+        raise Unreadable("sos.half_degree out of range")
+    blocks = []
+    for bi, blk in enumerate(_get(sos, "blocks", list, "sos")):
+        basis = [_monomial(m, n2, f"sos.blocks[{bi}].basis") for m in _get(blk, "basis", list, f"sos.blocks[{bi}]")]
+        gram_raw = _get(blk, "gram", list, f"sos.blocks[{bi}]")
+        if len(gram_raw) != len(basis) or any(not isinstance(r, list) or len(r) != len(basis) for r in gram_raw):
+            raise Unreadable(f"sos.blocks[{bi}].gram is not a {len(basis)} x {len(basis)} matrix")
+        gram = [[rational(x, f"sos.blocks[{bi}].gram") for x in row] for row in gram_raw]
+        blocks.append((basis, gram))
+    multiplier = []
+    for item in _get(sos, "multiplier", list, "sos"):
+        if not isinstance(item, list) or len(item) != 2:
+            raise Unreadable("sos.multiplier entries must be [monomial, 'a/b']")
+        multiplier.append((_monomial(item[0], n2, "sos.multiplier"), rational(item[1], "sos.multiplier")))
+    consts = []
+    for bi, c in enumerate(_get(red, "blocks", list, "reduction")):
+        consts.append({"frequencies": _get(c, "frequencies", str, f"reduction.blocks[{bi}]"),
+                       "domain": _get(c, "domain", str, f"reduction.blocks[{bi}]"),
+                       "constant_squared": to_fraction(rational(_get(c, "constant_squared", str,
+                                                                     f"reduction.blocks[{bi}]"), "constant"))})
+    return {
+        "p": p, "k": k, "homogeneous": homogeneous, "half_degree": h,
+        "scale": rational(_get(sos, "scale", str, "sos"), "sos.scale"),
+        "gamma": rational(_get(sos, "gamma", str, "sos"), "sos.gamma"),
+        "blocks": blocks, "multiplier": multiplier, "constants": consts,
+        "upper": to_fraction(rational(_get(claim, "upper", str, "claim"), "claim.upper")),
+        "lower_squared": (positive_algebraic_square(claim["lower"], "claim.lower")
+                          if claim.get("lower") is not None else None),
+        "gap": (to_fraction(rational(claim["relative_gap_at_most"], "claim.relative_gap_at_most"))
+                if claim.get("relative_gap_at_most") is not None else None),
+        "argued": [s for s in red.get("steps", []) if isinstance(s, dict) and s.get("exactness") == "argued"],
+    }
+
+
+def check_data(data: Any) -> Outcome:
+    """Check a parsed JSON certificate; never raises for bad content (returns an ``unreadable`` outcome)."""
+    try:
+        c = parse(data)
+    except Unreadable as exc:
+        return Outcome("unreadable", str(exc))
+    p, k = c["p"], c["k"]
+    steps: list[Step] = []
+
+    def fail(name: str, detail: str) -> Outcome:
+        steps.append(Step(name, False, "proved", detail))
+        return Outcome("invalid", f"step failed: {name}: {detail}", steps, p, k)
+
+    expected_h = (k + 1) // 2 if k % 2 else (k + 2) // 2
+    if c["homogeneous"] != (k % 2 == 1) or c["half_degree"] != expected_h:
+        return fail("relaxation type", f"k = {k} needs homogeneous={k % 2 == 1}, half_degree={expected_h}")
+    if c["homogeneous"] and c["multiplier"]:
+        return fail("relaxation type", "a homogeneous certificate has no multiplier")
+    if not c["scale"] > 0:
+        return fail("scale", "the scale of g_k must be positive")
+    for bi, (basis, gram) in enumerate(c["blocks"]):
+        degs = {sum(m) for m in basis}
+        if (c["homogeneous"] and degs - {expected_h}) or max(degs, default=0) > expected_h:
+            return fail("Gram bases", f"block {bi} has monomials of degree {sorted(degs)}")
+        n = len(gram)
+        if any(gram[i][j] != gram[j][i] for i in range(n) for j in range(i)):
+            return fail("Gram matrices symmetric", f"block {bi} is not symmetric")
+    steps.append(Step("Gram matrices symmetric, bases of the right degree", True, "proved",
+                      f"{len(c['blocks'])} blocks"))
+    defect = identity_defect(k, c["homogeneous"], c["half_degree"], c["scale"], c["gamma"], c["blocks"],
+                             c["multiplier"])
+    if defect:
+        m, v = next(iter(defect.items()))
+        return fail("polynomial identity SOS + lambda (1 - |z|^2) = gamma N - scale g_k",
+                    f"{len(defect)} coefficients differ, e.g. monomial {list(m)}: {v}")
+    steps.append(Step("polynomial identity SOS + lambda (1 - |z|^2) = gamma N - scale g_k", True, "proved",
+                      "exact rational coefficients"))
+    for bi, (_basis, gram) in enumerate(c["blocks"]):
+        ok, why = ldl_psd(gram)
+        if not ok:
+            return fail("Gram matrices positive semidefinite (exact LDL^T)", f"block {bi}: {why}")
+    steps.append(Step("Gram matrices positive semidefinite (exact LDL^T)", True, "proved",
+                      f"{len(c['blocks'])} blocks, largest {max((len(g) for _, g in c['blocks']), default=0)}"))
+    bound = to_fraction(c["gamma"]) / to_fraction(c["scale"])
+    steps.append(Step("max_{|z|=1} g_k <= gamma/scale", True, "proved", f"gamma/scale = {bound}"))
+    expected = block_constants_squared(p, k)
+    got = [(x["frequencies"], x["domain"], x["constant_squared"]) for x in c["constants"]]
+    want = [(x["frequencies"], x["domain"], x["constant_squared"]) for x in expected]
+    if got != want:
+        return fail("frequency-block constants (Lemma C.14)", f"file {got} != recomputed {want}")
+    steps.append(Step("frequency-block constants c^2 recomputed from (p, k) (Lemma C.14)", True, "proved",
+                      "; ".join(f"j in {f}: c^2 = {v}" for f, _, v in want)))
+    U = c["upper"]
+    if U < 0 or any(U * U < x["constant_squared"] * bound * bound for x in expected):
+        return fail("upper bound U >= c gamma/scale for every block", f"U = {U} is below a block's bound")
+    steps.append(Step("upper bound U >= c gamma/scale for every block", True, "proved", f"U = {U}"))
+    for s in c["argued"]:
+        steps.append(Step(str(s.get("name", "argued step")), True, "argued", str(s.get("reason", ""))))
+    L2 = c["lower_squared"]
+    if L2 is not None:
+        if L2 > U * U:
+            return fail("lower <= upper", "the claimed lower bound exceeds the upper bound")
+        if c["gap"] is not None:
+            # (U - L)/L <= g  <=>  U <= (1 + g) L  <=>  U^2 <= (1 + g)^2 L^2   (U, L >= 0)
+            if L2 == 0 or U * U > (1 + c["gap"]) ** 2 * L2:
+                return fail("relative gap (U - L)/L <= claimed", f"claimed {c['gap']}")
+        steps.append(Step("lower <= upper and the claimed relative gap", True, "proved",
+                          "" if c["gap"] is None else f"(U - L)/L <= {c['gap']}"))
+    return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
+                            f"(~{float(U):.15g})", steps, p, k)
+
+
+def check_file(path: str) -> Outcome:
+    """Read ``path`` (a regular file, at most ``MAX_BYTES``) and check it."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return Outcome("unreadable", f"{path}: not a regular file")
+        if st.st_size > MAX_BYTES:
+            return Outcome("unreadable", f"{path}: {st.st_size} bytes is larger than a certificate can be")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+        data = json.loads(raw.decode("utf-8"))
+    except FileNotFoundError:
+        return Outcome("unreadable", f"{path}: no such file")
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return Outcome("unreadable", f"{path}: not a readable JSON certificate ({type(exc).__name__}: "
+                                     f"{str(exc)[:80]})")
+    return check_data(data)
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - exercised through the CLI
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: checker.py FILE.json", file=sys.stderr)
+        return 2
+    out = check_file(args[0])
+    for s in out.steps:
+        print(f"[{'PASS' if s.passed else 'FAIL'}] ({s.exactness}) {s.name}" + (f": {s.detail}" if s.detail else ""))
+    print(out.message, file=sys.stdout if out.status == "valid" else sys.stderr)
+    return out.exit_code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

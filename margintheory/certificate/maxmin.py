@@ -1,0 +1,236 @@
+"""The max-min certificate of ``verify``: the max margin lies in ``[L, U]``.
+
+``L`` is the normalized margin of the checked network (the construction of Lemma C.18 or a given network):
+proved when it was computed exactly (``verify --exact``, cyclotomic field), otherwise the float64 value minus its
+a-priori error bound.  ``U`` is the proved upper bound of :mod:`margintheory.certificate.upper_bound` (weak
+duality with uniform ``q``, ``tau`` + the frequency blocks + an exactly checked SOS certificate), computed for
+this ``(p, k)`` and never taken from the closed form.  The closed form ``gamma*`` is a third, independent column:
+it is compared with both ends.
+
+References: Li, Liang, Shi, Song, Zhou, "Fourier Circuits in Neural Networks and Transformers" (arXiv:2402.09469),
+Lemmas C.6, C.14, C.18 and Theorem C.22; docs/theory.md#certificate and docs/theory.md#frequency-blocks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, cast
+
+import sympy as sp
+
+from margintheory.certificate.upper_bound import ProvedUpperBound, certificate_document, floor_float, prove_upper_bound
+from margintheory.checks import Check, Exactness, VerificationResult
+
+#: the interval is "tight" when (U - L)/L <= GAP_TOL
+GAP_TOL = 1e-9
+GAP_TOL_EXACT = Fraction(1, 10**9)
+
+
+@dataclass
+class LowerBound:
+    """``L``: a float (rounded down) and, when proved, the exact value (rational or the root of a rational)."""
+
+    value: float
+    exact: sp.Expr | None
+    exactness: Exactness
+    how: str
+
+    @property
+    def exact_square(self) -> Fraction | None:
+        """``L^2`` as a rational when ``L`` is exact and its square is rational."""
+        if self.exact is None:
+            return None
+        sq = sp.nsimplify(sp.expand(self.exact**2))
+        return Fraction(int(sq.p), int(sq.q)) if sq.is_Rational else None
+
+    def text(self) -> str:
+        """``"a/b"`` or ``"sqrt(a/b)"`` (exact) or the float as an exact binary rational ``"a/b"``."""
+        if self.exact is not None:
+            if self.exact.is_Rational:
+                return str(Fraction(int(self.exact.p), int(self.exact.q)))
+            sq = self.exact_square
+            if sq is not None and self.exact.is_positive:
+                return f"sqrt({sq})"
+        return str(Fraction(self.value))
+
+    def rational(self) -> str | None:
+        """The exact value as ``"a/b"`` when it is rational (the schema's ``lower_exact``)."""
+        if self.exact is not None and self.exact.is_Rational:
+            return str(Fraction(int(self.exact.p), int(self.exact.q)))
+        return None
+
+
+def lower_bound_from(result: VerificationResult) -> LowerBound | None:
+    """``L`` from a verification of modular addition: exact if the result carries ``normalized_margin_exact``,
+    else the float margin minus its error bound (``margin_tolerance``).  ``None`` if no margin was computed."""
+    f = result.fields
+    nm = f.get("normalized_margin")
+    if nm is None:
+        return None
+    exact = f.get("normalized_margin_exact")
+    if exact is not None:
+        expr = sp.sympify(exact)
+        value = (floor_float(Fraction(int(expr.p), int(expr.q))) if expr.is_Rational else
+                 math.nextafter(float(sp.N(expr, 40)), -math.inf))
+        return LowerBound(value, expr, "proved",
+                          "normalized margin of the network, computed exactly in the cyclotomic field")
+    tol = float(f.get("margin_tolerance") or 0.0)
+    value = math.nextafter(float(nm) - tol, -math.inf)
+    return LowerBound(value, None, "float",
+                      f"normalized margin of the network in float64 minus its a-priori error bound {tol:.2e}")
+
+
+def relative_gap(U: Fraction, L: LowerBound) -> tuple[float, bool, bool]:
+    """``((U - L)/L, gap <= GAP_TOL, decided exactly)``; exact when ``L^2`` is rational (squares compared)."""
+    L2 = L.exact_square
+    if L2 is not None and L2 > 0:
+        within = U * U <= (1 + GAP_TOL_EXACT) ** 2 * L2
+        gap = float(U) / math.sqrt(float(L2)) - 1
+        return gap, within, True
+    if L.value <= 0:
+        return math.inf, False, False
+    gap = (float(U) - L.value) / L.value
+    return gap, gap <= GAP_TOL, False
+
+
+def gap_upper_rational(U: Fraction, L: LowerBound) -> Fraction | None:
+    """A rational ``g`` with ``(U - L)/L <= g`` exactly (3 significant digits, rounded up), for the file's claim."""
+    L2 = L.exact_square if L.exact is not None else Fraction(L.value) ** 2
+    if L2 is None or L2 <= 0:
+        return None
+    ratio2 = U * U / L2  # ((U/L))^2
+    g = float(math.sqrt(float(ratio2))) - 1
+    if g <= 0:
+        cand = Fraction(0)
+    else:
+        e = math.floor(math.log10(g)) - 2
+        cand = Fraction(math.ceil(g / 10**e)) * Fraction(10) ** e
+    while (1 + cand) ** 2 < ratio2:
+        cand = cand * 2 if cand > 0 else Fraction(1, 10**15)
+    return cand
+
+
+def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | None, applicable: bool,
+                  rtol: float | None) -> list[Check]:
+    """The rows of the verdict: both ends against ``gamma*``, the gap, and the argued steps."""
+    U = ub.upper
+    gap, within, exact = relative_gap(U, L)
+    tol = max(GAP_TOL, rtol or 0.0)
+    if rtol and rtol > GAP_TOL:
+        within = gap <= tol
+    g_float = None if gamma_exact is None else float(gamma_exact)
+    rows: list[Check] = []
+    rows.append(Check("max margin >= L: normalized margin of the checked network", g_float, L.value, None, True,
+                      L.exactness, f"L = {L.text()}; {L.how}", informational=True))
+    if gamma_exact is not None and g_float is not None:
+        g2 = sp.nsimplify(sp.expand(gamma_exact**2))
+        above = U * U >= Fraction(int(g2.p), int(g2.q))
+        rows.append(Check("max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)", g_float,
+                          ub.upper_float, 0.0, bool(above), "proved",
+                          f"U = {U}; U/gamma* - 1 = {float(U) / g_float - 1:.3e}; squares compared exactly"))
+    else:
+        rows.append(Check("max margin <= U (weak duality + frequency blocks + exact SOS)", None, ub.upper_float, None,
+                          True, "proved", f"U = {U}; no closed form for this p", informational=True))
+    rows.append(Check(f"network margin = solver optimum: (U - L)/L <= {tol:g}", tol, gap, tol, bool(within),
+                      "proved" if exact and L.exactness == "proved" else "float",
+                      f"L = {L.value:.15g} ({L.exactness}), U = {ub.upper_float:.15g} (proved)"
+                      + ("; the uniform-weight dual is not tight for even p" if not applicable else ""),
+                      informational=not applicable))
+    return rows + proof_step_checks(ub, only_argued=True)
+
+
+def proof_step_checks(ub: ProvedUpperBound, *, only_argued: bool = False,
+                      include_weak_duality: bool = True) -> list[Check]:
+    """The steps of the upper bound as rows: ``argued`` ones informational with their reason, ``proved`` ones
+    deciding (every one of them passed, or :func:`prove_upper_bound` would have raised)."""
+    rows = []
+    for s in ub.steps:
+        if (only_argued and s.exactness != "argued") or (not include_weak_duality and s.name.startswith("weak")):
+            continue
+        rows.append(Check(f"upper-bound step: {s.name}", "argument" if s.exactness == "argued" else "holds",
+                          s.exactness, None, s.passed, cast(Exactness, s.exactness), s.detail,
+                          informational=s.exactness == "argued"))
+    return rows
+
+
+def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
+    """The ``certificate`` object of the JSON result (schema: lower, upper, relative_gap, exactness, exact values,
+    steps)."""
+    gap, _, _ = relative_gap(ub.upper, L)
+    return {
+        "lower": L.value, "upper": ub.upper_float, "relative_gap": gap,
+        "lower_exactness": L.exactness, "upper_exactness": "proved",
+        "lower_exact": L.rational(), "upper_exact": str(ub.upper),
+        "lower_algebraic": L.text() if L.exact is not None else None,
+        "lower_how": L.how,
+        "upper_how": "weak duality (uniform q, tau) + Lemma C.14 frequency blocks + SOS certificate of the block "
+                     "form checked in exact rational arithmetic",
+        "block_bound": str(ub.block_bound),
+        "steps": [s.to_dict() for s in ub.steps],
+        "solver": {k: v for k, v in ub.solver.items() if k != "kkt"} | {"kkt": ub.solver.get("kkt")},
+        "seconds": ub.seconds,
+    }
+
+
+def attach_maxmin(result: VerificationResult, p: int, k: int, *, max_memory: int,
+                  rtol: float | None = None) -> ProvedUpperBound | None:
+    """Compute ``U`` for ``(p, k)``, add the rows and the ``certificate`` object to ``result``."""
+    from margintheory import theory
+
+    L = lower_bound_from(result)
+    if L is None:
+        return None
+    ub = prove_upper_bound(p, k, max_memory=max_memory)
+    gamma_exact = theory.gamma_star_exact(p, k) if p % 2 == 1 else None
+    for row in maxmin_checks(ub, L, gamma_exact, p % 2 == 1, rtol):
+        result.add(row)
+    cert = certificate_field(ub, L)
+    result.certificate = cert
+    result.fields["max_margin_interval"] = (f"[{L.value:.15g}, {ub.upper_float:.15g}]  (L {L.exactness}, U proved; "
+                                            f"gap {cert['relative_gap']:.2e})")
+    return ub
+
+
+def write_certificate_for(result: VerificationResult, path: str, overwrite: bool, *, max_memory: int) -> None:
+    """Write the certificate file of a modular-addition result that carries the interval ``[L, U]``
+    (``U`` is recomputed from the cache of :func:`prove_upper_bound`, ``L`` read off the result)."""
+    from margintheory.errors import InputError
+
+    L = lower_bound_from(result)
+    p, k = result.fields.get("p"), result.fields.get("k")
+    if L is None or result.certificate is None or not isinstance(p, int) or not isinstance(k, int):
+        raise InputError("no max-min interval was computed, so there is no certificate to write")
+    ub = prove_upper_bound(p, k, max_memory=max_memory)
+    write_certificate(path, certificate_document(ub, L.text(), L.exactness, L.how, gap_upper_rational(ub.upper, L)),
+                      overwrite)
+    result.fields["certificate_file"] = path
+
+
+def write_certificate(path: str, document: dict[str, Any], overwrite: bool) -> None:
+    """Atomic write; an existing file is replaced only with ``overwrite`` (and only if it is a regular file)."""
+    import json
+
+    from margintheory.atomic import atomic_write_text
+
+    check_output_path(path, overwrite)
+    atomic_write_text(path, json.dumps(document, separators=(",", ":")) + "\n")
+
+
+def check_output_path(path: str, overwrite: bool) -> None:
+    """Refuse a certificate path up front (before any work): existing without ``overwrite``, not a regular file,
+    or in a directory that does not exist or is not writable."""
+    import os
+
+    from margintheory.errors import InputError
+
+    if os.path.lexists(path) and not overwrite:
+        raise InputError(f"{path} already exists (it is replaced only when overwrite is set)", parameter="overwrite")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise InputError(f"{path} is not a regular file")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise InputError(f"{path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"{path}: directory {parent} is not writable")

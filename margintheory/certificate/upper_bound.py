@@ -1,0 +1,199 @@
+"""The proved upper bound ``U`` on the max margin of every network for ``(p, k)``, and the steps behind it.
+
+Chain (docs/theory.md#frequency-blocks; Li, Liang, Shi, Song, Zhou, "Fourier Circuits in Neural Networks and
+Transformers", arXiv:2402.09469; Morwani et al., "Feature emergence via margin maximization", arXiv:2311.07568):
+
+1. *weak duality* (Lemma C.6 of Li et al. / Lemma 7.6 of Morwani et al.; ``argued``): for a network of norm 1 the
+   margin is at most the uniform average over (input, wrong label) pairs, which is
+   ``sum_i ||theta_i||^(k+1) F(theta_i / ||theta_i||) <= max_{|theta| = 1} F``;
+2. *Lemma C.14 and the frequency blocks* (``proved``: sympy for all ``p``, and exactly in ``Q(omega_p)`` at this
+   ``(p, k)`` where cheap): ``F = sum_j c_j g_k(zeta_j)`` in orthonormal coordinates
+   (:mod:`margintheory.symbolic.block_reduction`);
+3. *homogeneity* (``argued``): each block is a form of degree ``k + 1``, so ``F_j(y_j) <= M_j |y_j|^(k+1)`` and
+   ``sum_j |y_j|^(k+1) <= (sum_j |y_j|^2)^((k+1)/2) <= 1``: ``max F <= max_j max(0, M_j)``;
+4. *the SOS certificate* (``proved``): ``max_{|z| = 1} g_k <= B`` with ``B`` rational, from the solver's certificate
+   rounded and checked exactly (:mod:`margintheory.certificate.rational_sos`);
+5. ``U`` rational with ``U^2 >= c_j^2 B^2`` for every block (``proved``, exact rationals).
+
+Nothing here uses the closed form ``gamma*``; it is only compared with ``U`` by the callers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from margintheory.certificate import checker
+from margintheory.certificate.rational_sos import RationalSOS, exact_certificate
+from margintheory.errors import InputError, SolverError
+
+WEAK_DUALITY = ("weak duality: max margin of any network <= max_{|theta| <= 1} F (uniform q, tau)",
+                "Lemma C.6 of Li et al. (arXiv:2402.09469) / Lemma 7.6 of Morwani et al. (arXiv:2311.07568): the "
+                "minimum over (input, wrong label) pairs is at most their uniform average, which for a network of "
+                "norm 1 is sum_i ||theta_i||^(k+1) F(theta_i/||theta_i||) <= max_{|theta| = 1} F")
+HOMOGENEITY = ("homogeneity: max_{|y| <= 1} sum_j F_j(y_j) <= max_j max(0, max_{|y_j| = 1} F_j)",
+               "each block F_j is a form of degree k+1, so F_j(y_j) <= M_j |y_j|^(k+1), and "
+               "sum_j |y_j|^(k+1) <= (sum_j |y_j|^2)^((k+1)/2) <= 1 for k >= 1")
+
+
+@dataclass
+class ProofStep:
+    """One link of the chain: ``exactness`` is ``proved`` or ``argued`` (with its reason in ``detail``)."""
+
+    name: str
+    exactness: str
+    passed: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "exactness": self.exactness, "passed": self.passed, "reason": self.detail}
+
+
+@dataclass
+class ProvedUpperBound:
+    """``U`` (exact rational) with the chain of steps and the SOS certificate it rests on."""
+
+    p: int
+    k: int
+    upper: Fraction
+    block_bound: Fraction
+    constants: list[dict[str, Any]]
+    sos: RationalSOS
+    steps: list[ProofStep]
+    solver: dict[str, Any]
+    seconds: float
+    reduction_check: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def proved(self) -> bool:
+        return all(s.passed for s in self.steps)
+
+    @property
+    def upper_float(self) -> float:
+        """``U`` rounded up to a float64 (so the float is an upper bound too)."""
+        return ceil_float(self.upper)
+
+    def reduction_json(self) -> dict[str, Any]:
+        return {"p": self.p, "k": self.k,
+                "statement": "with uniform q, tau the single-neuron objective is sum over frequency blocks of "
+                             "c_b g_k(zeta_b) in orthonormal coordinates (Lemma C.14 of Li et al., arXiv:2402.09469)",
+                "blocks": [{"frequencies": c["frequencies"], "domain": c["domain"],
+                            "constant_squared": str(c["constant_squared"])} for c in self.constants],
+                "exact_check_at_p_k": self.reduction_check,
+                "steps": [s.to_dict() for s in self.steps]}
+
+
+def ceil_float(x: Fraction) -> float:
+    """The smallest float64 ``>= x``."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def floor_float(x: Fraction) -> float:
+    """The largest float64 ``<= x``."""
+    f = float(x)
+    return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
+
+
+def ceil_sqrt(v: Fraction, rel_bits: int = 60) -> Fraction:
+    """A dyadic rational ``r >= sqrt(v)`` with ``r / sqrt(v) - 1 < 2^-rel_bits`` (``v >= 0``), by integer sqrt."""
+    if v < 0:
+        raise ValueError("square root of a negative number")
+    if v == 0:
+        return Fraction(0)
+    shift = rel_bits + max(0, -(v.numerator.bit_length() - v.denominator.bit_length()) // 2 + 2)
+    x = -((-v.numerator * 4**shift) // v.denominator)  # ceil(v * 4^shift)
+    n = math.isqrt(x)
+    if n * n < x:
+        n += 1
+    return Fraction(n, 2**shift)
+
+
+@lru_cache(maxsize=16)
+def _block_certificate(k: int, max_memory: int, time_limit: float | None) -> tuple[RationalSOS, dict[str, Any]]:
+    from margintheory.certificate.block_sos import kkt_residuals, solve_block_sos
+
+    sol = solve_block_sos(k, max_memory=max_memory, time_limit=time_limit)
+    cert = exact_certificate(sol)
+    info = {"name": "Clarabel", "status": sol.status, "iterations": sol.solution.iterations,
+            "solve_seconds": sol.seconds, "float_optimum": sol.gamma, "kkt": kkt_residuals(sol.solution),
+            "gram_blocks": len(sol.structure.blocks), "largest_block": max(len(b) for b in sol.structure.blocks),
+            "shift_delta": str(cert.delta), "rounding_tries": cert.tries}
+    return cert, info
+
+
+@lru_cache(maxsize=8)
+def _symbolic_proof(k: int) -> tuple[bool, str]:
+    from margintheory.symbolic.block_reduction import lemma_c14_for_all_p
+
+    d = lemma_c14_for_all_p(k)
+    unproved = [s for s in d.steps if s.check.kind in ("assumed", "argued")]
+    return d.all_passed and not unproved, d.summary()
+
+
+def prove_upper_bound(p: int, k: int, *, max_memory: int = 2 * 2**30, time_limit: float | None = None,
+                      exact_reduction: bool = True) -> ProvedUpperBound:
+    """The chain of the module docstring for ``(p, k)``; raises :class:`SolverError` if a proved step fails.
+    Deterministic, so cached per process (``verify`` and its certificate file share one computation)."""
+    if isinstance(p, bool) or not isinstance(p, int) or p < 3 or isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"need integers p >= 3 and k >= 1, got p={p!r}, k={k!r}")
+    return _prove_upper_bound(p, k, max_memory, time_limit, exact_reduction)
+
+
+@lru_cache(maxsize=32)
+def _prove_upper_bound(p: int, k: int, max_memory: int, time_limit: float | None,
+                       exact_reduction: bool) -> ProvedUpperBound:
+    from margintheory.symbolic.block_reduction import exact_reduction_check
+
+    t0 = time.perf_counter()
+    steps = [ProofStep(WEAK_DUALITY[0], "argued", True, WEAK_DUALITY[1])]
+    ok, summary = _symbolic_proof(k)
+    steps.append(ProofStep("Lemma C.14 and the block closed form F = sum_b c_b g_k(zeta_b), for all p (sympy)",
+                           "proved", ok, summary))
+    check = exact_reduction_check(p, k) if exact_reduction else {"ran": False, "reason": "not requested"}
+    if check.get("ran"):
+        steps.append(ProofStep(f"Lemma C.14 at (p, k) = ({p}, {k}) expanded exactly in Q(omega_{p})", "proved",
+                               bool(check["matches"]), f"{check['monomials_compared']} monomials compared"))
+    steps.append(ProofStep(HOMOGENEITY[0], "argued", True, HOMOGENEITY[1]))
+    cert, info = _block_certificate(k, max_memory, time_limit)
+    B = cert.bound
+    steps.append(ProofStep("SOS certificate: max_{|z|=1} g_k <= B (exact identity, exact LDL^T of every Gram block)",
+                           "proved", True, f"B = {B} ({float(B):.15g}); {info['gram_blocks']} blocks, largest "
+                           f"{info['largest_block']}; shift {info['shift_delta']}"))
+    constants = checker.block_constants_squared(p, k)
+    U = max(ceil_sqrt(c["constant_squared"] * B * B) for c in constants)
+    holds = all(U * U >= c["constant_squared"] * B * B for c in constants)
+    steps.append(ProofStep("U >= c_b B for every frequency block (exact rationals, squares compared)", "proved",
+                           holds, f"U = {U}"))
+    out = ProvedUpperBound(p, k, U, B, constants, cert, steps, info, time.perf_counter() - t0, check)
+    if not out.proved:
+        failed = next(s.name for s in steps if not s.passed)
+        raise SolverError(f"upper bound for (p, k) = ({p}, {k}): step failed: {failed}")
+    return out
+
+
+def certificate_document(ub: ProvedUpperBound, lower: str | None, lower_exactness: str, lower_how: str,
+                         gap_at_most: Fraction | None) -> dict[str, Any]:
+    """The self-contained certificate file (format of :mod:`margintheory.certificate.checker`, version 1)."""
+    from margintheory import __version__
+
+    return {
+        "format": checker.FORMAT,
+        "version": checker.VERSION,
+        "producer": f"margintheory {__version__}",
+        "p": ub.p,
+        "k": ub.k,
+        "statement": f"every one-hidden-layer network f(a)[c] = sum_i (u_i1[a_1]+...+u_ik[a_k])^k w_i[c] of any width "
+                     f"on modular addition mod {ub.p} with {ub.k} inputs has L_(2,k+1)-normalized margin <= upper; "
+                     "lower is the normalized margin of an explicit network",
+        "claim": {"lower": lower, "upper": str(ub.upper), "relative_gap_at_most": None if gap_at_most is None else
+                  str(gap_at_most), "lower_exactness": lower_exactness, "lower_how": lower_how,
+                  "upper_exactness": "proved"},
+        "reduction": ub.reduction_json(),
+        "sos": ub.sos.to_json(),
+        "solver": ub.solver,
+    }
