@@ -3,7 +3,8 @@
     python benchmarks/bench_solvers.py [--generic] [--quick]
 
 Prints, per case: the single-neuron bracket (Fourier-block relaxation), the column-generation LP (from random
-neurons, certified dual bound) and the width search, each with wall time and relative gap to gamma*.
+neurons, certified dual bound; Fourier pricing against the SOS-priced baseline) and the smallest max-margin
+network, each with wall time and relative gap to gamma*.
 ``--generic`` adds the un-reduced relaxation of the full polynomial for (3,2), (3,3) and (5,2) (the baseline the
 symmetry reduction is measured against).
 
@@ -20,17 +21,20 @@ single neuron, uniform weights (Fourier-block SOS, Clarabel; lower = multistart 
 generic relaxation of the full polynomial (the baseline): (3,2) 2.4 s, (3,3) 10.7 s, (5,2) 157 s (82 s on a
 quieter machine), Gram 55 / 78 / 136; same brackets (gaps 2.0e-09, 3.1e-10, 5.9e-09).
 
-network LP by column generation from 4 random neurons (seed 0), certified dual bound, then width search:
-    (p,k)   time    rounds  primal-g*  dual-g*   gap      tau min/max  CG width  found width  theorem
-    (3,2)   2.7 s   17      -5.5e-11   +2.4e-09  2.5e-09  0.99991      18        6            8
-    (5,2)   9.6 s   28      -4.7e-10   +3.4e-09  3.8e-09  0.99992      100       12           16
-    (7,2)   23 s    38      -4.1e-10   +2.4e-09  2.8e-09  0.99986      294       18           24
-    (11,2)  23 s    47      -3.0e-10   +4.1e-09  4.4e-09  0.99965      1210      30           40
-    (3,3)   5.2 s   16      -2.6e-11   +1.3e-09  1.4e-09  0.99986      54        18           32
-    (5,3)   22 s    29      -3.0e-10   +2.7e-08  2.8e-08  0.99987      500       36           64
-    (7,3)   90 s    38      -3.2e-10   +8.8e-08  8.8e-08  0.99982      2058      54           96
-The found widths come from cyclic phase lattices (6 phase vectors per frequency for k = 2, 18 for k = 3); every
-saved network (benchmarks/out/) passes ``margintheory verify --network`` with ``--rtol 1e-6``.
+network LP by column generation from 4 random neurons (seed 0), Fourier pricing (default) vs SOS pricing (the
+baseline, same run), then the smallest max-margin network; measured 2026-11-23, load average 10-12:
+    (p,k)  fourier s rounds primal-g*  dual-g*   gap      sos s  ratio  width per-freq lower theorem
+    (3,2)  0.43      17     -5.50e-11  +2.15e-12 5.72e-11 -      -      6     6        -     8
+    (5,2)  0.41      18     -1.84e-10  +2.30e-10 4.14e-10 13.3   32.3   12    6        12    16
+    (7,2)  0.44      18     -3.20e-10  +2.43e-10 5.63e-10 -      -      18    6        18    24
+    (11,2) 0.47      20     -1.39e-10  +5.11e-10 6.50e-10 -      -      30    6        30    40
+    (3,3)  0.29      16     -2.56e-11  +1.90e-13 2.58e-11 -      -      16    16       -     32
+    (5,3)  0.39      17     -5.01e-10  +1.01e-10 6.02e-10 50.4   127.6  32    16       -     64
+    (7,3)  0.57      18     -3.69e-10  +1.10e-10 4.79e-10 171.1  299.8  48    16       48    96
+    (5,4)  1.02      17     -2.97e-10  +1.80e-10 4.78e-10 -      -      108   54       -     256
+    (7,4)  37.69     18     -2.70e-10  +6.53e-10 9.23e-10 -      -      162   54       -     384
+The (7,4) time is the margin recomputation over all pairs of the orbit network, not the LP. Every saved network
+(benchmarks/out/) passes ``margintheory verify --network`` at the default tolerance.
 """
 
 from __future__ import annotations
