@@ -157,6 +157,23 @@ class GroupComposition:
     def order(self) -> int:
         return self.G.order
 
+    @cached_property
+    def irrep_dims(self) -> tuple[int, ...]:
+        """Dimensions of the real irreducible representations (computed once, Young's orthogonal form)."""
+        from margintheory.tasks.representations import real_irreps
+
+        return tuple(int(R.dim) for R in real_irreps(self.G))
+
+    @cached_property
+    def theorem79_formula(self) -> float:
+        """Theorem 7.9's closed form ``2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5)`` (a max margin only where its
+        hypotheses hold; the group task checks them)."""
+        import numpy as np
+
+        from margintheory.tasks.group_margin import gamma_star_theorem79
+
+        return float(gamma_star_theorem79(self.order, np.array(self.irrep_dims)))
+
 
 @dataclass(frozen=True)
 class CoGO:

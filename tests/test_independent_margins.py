@@ -138,6 +138,7 @@ def test_group_network_margin_is_measured():
     brute = brute_margin(bad.U, bad.W, s3_labels())
     assert 1e-11 < (formula - brute) / formula < 1e-4
     result = verify(GroupComposition("S3"), network=bad)
+    assert result.gamma_star == pytest.approx(formula, rel=1e-13)
     assert result.normalized_margin == pytest.approx(brute, rel=1e-12)
     assert not _check(result, "normalized margin = gamma*").passed and result.verdict == "refuted"
 
@@ -161,6 +162,7 @@ def test_group_construction_margin_is_measured_on_the_network_built(monkeypatch)
     brute = brute_margin(built[-1].U, built[-1].W, s3_labels())
     formula = 2 / (3 * math.sqrt(18) * (1 + 2**2.5))
     assert 1e-11 < (formula - brute) / formula < 1e-4
+    assert result.gamma_star == pytest.approx(formula, rel=1e-13)
     assert result.normalized_margin == pytest.approx(brute, rel=1e-12)
     assert not _check(result, "normalized margin = gamma*").passed and result.verdict == "refuted"
 

@@ -96,6 +96,8 @@ def test_every_json_output_validates(capsys, tmp_path, argv, code, params):
     assert out["exit_code"] == got and out["version"] == margintheory.__version__
     assert params.items() <= out["parameters"].items()
     assert out["task"] in margintheory.tasks.TASK_NAMES and out["seconds"] > 0
+    no_closed_form = " ".join(argv).startswith("verify --p 6") or "C4" in argv  # even p; C4: even, complex irreps
+    assert (out["gamma_star"] is None) == no_closed_form, out["gamma_star_note"]
     if out["gamma_star"] is not None and out["normalized_margin"] is not None:
         ratio = out["normalized_margin"] / out["gamma_star"]
         assert out["ratio_to_gamma_star"] == pytest.approx(ratio, rel=1e-12)

@@ -121,14 +121,8 @@ def _group_common_fields(problem: GroupComposition, result: VerificationResult, 
     name, order = problem.group, problem.order
     if "condition_holds" in f:  # real-type irreps: Theorem 7.9's setting
         holds = bool(f["condition_holds"])
-        formula = f.get("gamma_star_formula")
         if holds:
-            from margintheory.tasks import group_margin as gm
-
-            if formula is None:
-                dims = f.get("irrep_dims")
-                formula = gm.gamma_star_theorem79(order, dims) if dims is not None else None
-            f["gamma_star"] = formula
+            f["gamma_star"] = problem.theorem79_formula
             f["gamma_star_note"] = ("Theorem 7.9 (Morwani et al.): 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5); its "
                                     "condition holds and the class LP agrees")
         else:
