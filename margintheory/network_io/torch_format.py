@@ -229,6 +229,9 @@ def _view(raw: bytearray, ref: TensorRef, big: bool) -> np.ndarray:
         base = np.frombuffer(raw, dtype=dtype.newbyteorder(">") if big and dtype.itemsize > 1 else dtype)
     if not ref.shape:
         return base[ref.offset:ref.offset + 1].reshape(()).copy()
+    contiguous = [int(np.prod(ref.shape[i + 1:], dtype=np.int64)) for i in range(len(ref.shape))]
+    if all(st == c for st, c, n in zip(ref.stride, contiguous, ref.shape, strict=True) if n > 1):
+        return base[ref.offset:ref.offset + ref.numel].reshape(ref.shape)  # row-major: a view, no copy
     strided = np.lib.stride_tricks.as_strided(base[ref.offset:], shape=ref.shape,
                                               strides=[s * base.itemsize for s in ref.stride], writeable=False)
     return np.array(strided)
