@@ -120,8 +120,9 @@ def build_phase_measure_network(p: int, measure, *, normalize: bool = True) -> P
     ``u_j[x] = A cos(theta_j + 2 pi zeta x/p)``, ``w[c] = A cos(theta_1 + ... + theta_k + 2 pi zeta c/p)``,
     ``A = w^(1/(k+1))`` (equal amplitudes, Lemma C.15).  Every angle is reduced exactly as an integer fraction of
     ``2 pi`` before the cosine.  Network function (unnormalized): ``(k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)`` when
-    the measure's unwanted moments vanish (:mod:`margintheory.phase_measures`).  Metadata: ``frequency``, ``phase``
-    (numerators over ``measure.denominator``), ``measure_weight``."""
+    the measure's unwanted moments vanish (:mod:`margintheory.phase_measures`).  Metadata (the exact description,
+    saved with the network): ``frequency``, ``phase`` (numerators over ``phase_denominator``), ``measure_weight``
+    and its exact ``measure_weight_numerator`` / ``measure_weight_denominator``."""
     k, q = measure.k, measure.denominator
     x = np.arange(p)
     zetas = frequencies(p)
@@ -138,6 +139,11 @@ def build_phase_measure_network(p: int, measure, *, normalize: bool = True) -> P
         W[i * n:(i + 1) * n] = vals[:, k]
     meta = {"frequency": np.repeat(np.array(zetas, dtype=np.int64), n),
             "phase": np.tile(measure.points, (len(zetas), 1)),
-            "measure_weight": np.tile(measure.float_weights(), len(zetas))}
+            "phase_denominator": np.full(len(zetas) * n, q, dtype=np.int64),
+            "measure_weight": np.tile(measure.float_weights(), len(zetas)),
+            "measure_weight_numerator": np.tile(np.array([w.numerator for w in measure.weights], dtype=np.int64),
+                                                len(zetas)),
+            "measure_weight_denominator": np.tile(np.array([w.denominator for w in measure.weights],
+                                                           dtype=np.int64), len(zetas))}
     net = PolyNetwork(U, W, meta)
     return net.normalized() if normalize else net

@@ -292,3 +292,29 @@ def test_verify_family_cli():
     assert run.returncode == 0 and d["verdict"] == "verified" and d["width"] == 32
     run = _cli("verify", "--task", "parity", "--n", "4", "--k", "2", "--family", "cyclic-lattice")
     assert run.returncode == 2 and "--family" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_min_width_refuses_even_p(capsys):
+    from margintheory.cli import main
+
+    assert main(["solve", "--p", "4", "--k", "2", "--min-width"]) == 2
+    err = capsys.readouterr().err
+    assert "odd p" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_k1_max_margin_network_with_two_frequency_neurons():
+    """Lemma C.15 / Theorem C.22 say every max-margin neuron is single-frequency; for k = 1 the last step of
+    Lemma C.15 (sum_j z_j^q <= (sum_j z_j)^q) is an equality at q = (k+1)/2 = 1, and indeed four two-frequency
+    neurons (their cross terms cancel in pairs) reach gamma*(5, 1)."""
+    from margintheory.network import PolyNetwork
+
+    p = 5
+    x = np.arange(p)
+    c1, c2 = np.cos(2 * np.pi * x / p), np.cos(4 * np.pi * x / p)
+    s1, s2 = np.sin(2 * np.pi * x / p), np.sin(4 * np.pi * x / p)
+    vecs = np.array([c1 + c2, c1 - c2, s1 + s2, s1 - s2])
+    net = PolyNetwork(vecs[:, None, :], vecs.copy()).normalized()
+    res = exhaustive_margin(net)
+    assert abs(float(res.normalized_margin) - gamma_star(p, 1)) <= float(res.normalized_tolerance)
+    assert not neuron_fourier(net).single_frequency.any()
+    assert net.m == p - 1 == width_lower_bound(1).per_frequency * (p - 1) // 2  # the rank bound is still met

@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--time-limit must be positive, got {args.time_limit}")
     if args.single_neuron and (args.max_width or args.min_width):
         raise InputError("--max-width / --min-width apply to the network problem, not to --single-neuron")
+    if (args.max_width or args.min_width) and args.p % 2 == 0:
+        raise InputError("--min-width / --max-width need odd p: the phase-measure networks are max-margin for odd p "
+                         "only (for even p the closed form gamma* does not apply)")
     if args.out:
         from margintheory.network_io import output_format
 
@@ -207,6 +210,7 @@ def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, in
                  "lower_bound_width": lb.total(p), "lower_bound_width_per_frequency": lb.per_frequency,
                  "lower_bound_exactness": lb.exactness if applies else None,
                  "lower_bound_method": lb.method, "lower_bound_ratio": lb.ratio,
+                 "lower_bound_assumes": lb.assumes,
                  "width_search": {"attempts": mw.attempts, "seconds": mw.seconds, "frequencies": nf}})
     res.add(bool_check("the phase measure's unwanted moments vanish (exact; every frequency max-margin)", True,
                        exactness="proved", detail=f"{mw.measure.description}"))

@@ -227,6 +227,18 @@ class WidthLowerBound:
     ratio: str
     seconds: float
 
+    @property
+    def assumes(self) -> str:
+        """What the reduction from networks to phase measures rests on (the certificate itself is exact)."""
+        if self.k == 1:
+            return ("k = 1: the logit matrix of a max-margin network is g(a) 1^T + gamma* I (condition C.1), of rank "
+                    ">= p - 1, and each neuron adds rank 1: width >= p - 1 = 2 (p-1)/2 for every odd p (Lemma C.15's "
+                    "single-frequency conclusion needs k >= 2)")
+        return ("every neuron of a max-margin network is a phase-aligned single-frequency cosine (Lemmas C.6 and "
+                "C.15 of Li et al., arXiv:2402.09469, as proved there; single frequency needs k >= 2) and p prime "
+                "> 2k (no aliasing); the per-frequency bound is an exactly checked certificate "
+                "(docs/theory.md#smaller-networks)")
+
     def applies_to(self, p: int) -> bool:
         from margintheory.theory import is_prime
 
