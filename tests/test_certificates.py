@@ -253,6 +253,25 @@ def test_unreadable_certificates(cert_doc, mutate, fragment):
     assert out.status == "unreadable" and fragment in out.message
 
 
+def test_witness_network_bounds_the_claimed_lower_end(tmp_path):
+    from margintheory.certificate.maxmin import rational_witness
+    from margintheory.construction import build_construction
+
+    ub = prove_upper_bound(5, 2)
+    wdoc, L = rational_witness(build_construction(5, 2))
+    doc = certificate_document(ub, L.text(), "proved", L.how, Fraction(1, 10**9))
+    doc["lower_witness"] = wdoc
+    doc = json.loads(json.dumps(doc))
+    assert checker.check_data(doc).status == "valid"
+    raised = json.loads(json.dumps(doc))  # a lower end above what the network attains (still below U)
+    raised["claim"]["lower"] = str(Fraction(doc["claim"]["lower"]) * (1 + Fraction(1, 10**12)))
+    out = checker.check_data(raised)
+    assert out.status == "invalid" and "lower bound" in out.message
+    broken = json.loads(json.dumps(doc))  # one weight changed: the exact margin drops below the claim
+    broken["lower_witness"]["W"][0][0] = str(Fraction(broken["lower_witness"]["W"][0][0]) + Fraction(1, 1000))
+    assert checker.check_data(broken).status == "invalid"
+
+
 def test_constants_for_another_p_are_invalid(cert_doc):
     doc = json.loads(json.dumps(cert_doc))
     doc["reduction"]["blocks"][0]["constant_squared"] = str(Fraction(doc["reduction"]["blocks"][0]["constant_squared"])
@@ -297,10 +316,13 @@ def test_verify_writes_a_certificate_that_check_accepts(tmp_path):
     assert c["lower_exactness"] == "proved" and c["upper_exactness"] == "proved"
     assert 0 <= c["relative_gap"] <= GAP_TOL
     assert c["lower"] <= gamma_star(5, 2) * (1 + 1e-15) and gamma_star(5, 2) <= c["upper"]
-    assert json.loads(cert.read_text())["claim"]["lower"].startswith("sqrt(")
+    written = json.loads(cert.read_text())
+    assert "lower_witness" in written and "/" in written["claim"]["lower"]  # a rational network, re-checked
+    assert Fraction(written["claim"]["lower"]) ** 2 <= _square(gamma_star_exact(5, 2))
     ok = _cli("check", str(cert), "--json")
     assert ok.returncode == 0, ok.stderr
-    validate_result(json.loads(ok.stdout))
+    steps = validate_result(json.loads(ok.stdout))["checks"]
+    assert any(s["name"].startswith("lower bound: exact margin") and s["exactness"] == "proved" for s in steps)
     again = _cli("verify", "--p", "5", "--k", "2", "--certificate", str(cert))
     assert again.returncode == 2 and "already exists" in again.stderr and len(again.stderr.strip().splitlines()) == 1
     # tampered: exit 1 naming the step; truncated: exit 2, one line, no traceback

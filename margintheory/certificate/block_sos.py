@@ -55,9 +55,10 @@ Monomial = tuple[int, ...]
 ACCEPTED = ("Solved",)
 #: largest ``k`` whose relaxation is ever built (the memory estimate refuses most of the way there)
 MAX_K = 12
-#: memory model of the conic solve (calibrated on k = 6, 7, 8: 181 MB, 190 MB, 2.7 GB resident)
-BYTES_BASE = 96 * 2**20
-BYTES_PER_VARIABLE = 24 * 2**10
+#: memory model of the conic solve, per variable of the paired program (calibrated on k = 6, 7, 8: peak resident
+#: 208 MB, 241 MB, 1.72 GB for 3781, 4413, 57478 variables, interpreter and libraries included)
+BYTES_BASE = 128 * 2**20
+BYTES_PER_VARIABLE = 30 * 2**10
 
 
 def compositions(n: int, total: int) -> Iterator[tuple[int, ...]]:
@@ -137,7 +138,9 @@ def estimate_variables(k: int) -> int:
     for m in _iter_basis(k, homogeneous, h):
         sizes[torus_character(m, k)] += 1
     mult = 0 if homogeneous else count_invariant_monomials(k, 2 * h - 2)
-    return sum(s * (s + 1) // 2 for s in sizes.values()) + mult + 1
+    # conjugation pairing (ConicProgram): only one of the blocks chi, -chi carries variables
+    gram = sum(s * (s + 1) // 2 for c, s in sizes.items() if c >= tuple(-x for x in c))
+    return gram + (mult + 1) // 2 + 1
 
 
 def count_invariant_monomials(k: int, degree: int) -> int:
@@ -176,10 +179,11 @@ def estimate_memory(k: int) -> int:
 
 
 def memory_lower_bound(k: int) -> int:
-    """A cheap lower bound of :func:`estimate_memory` (every basis monomial is at least one Gram variable)."""
+    """A cheap lower bound of :func:`estimate_memory` (every pair of mirrored basis monomials is at least one Gram
+    variable)."""
     if k > MAX_K or basis_size(k) > 2_000_000:
         return 2**62
-    return BYTES_BASE + BYTES_PER_VARIABLE * basis_size(k)
+    return BYTES_BASE + BYTES_PER_VARIABLE * (basis_size(k) // 2)
 
 
 def require_memory(k: int, max_memory: int) -> int:

@@ -22,8 +22,12 @@ how each part is re-checked here:
    arXiv:2402.09469; proved symbolically for all ``p`` by ``margintheory.symbolic.block_reduction``).  The squared
    constants ``c_b^2`` are recomputed here from ``(p, k)`` and must equal the file's.
 3. ``claim.upper``: a rational ``U >= 0`` with ``U^2 >= c_b^2 (gamma / scale)^2`` for every block (exact).
-4. ``claim.lower`` (``"a/b"`` or ``"sqrt(a/b)"``, the margin of an explicit network, proved by the producer) is
-   checked to be ``<= U``; the claimed relative gap ``(U - L) / L`` is checked exactly.
+4. ``claim.lower`` (``"a/b"`` or ``"sqrt(a/b)"``): when the file includes ``lower_witness`` (a network with
+   rational weights ``U (m, k, p)``, ``W (m, p)``), the checker recomputes its margin exactly -- every logit
+   ``sum_i (U_i1[a_1] + ... + U_ik[a_k])^k W_i[c]`` on all ``p^k`` inputs -- and the norm
+   ``sum_i ||theta_i||^(k+1)`` from above (exact rational square roots rounded up), and checks
+   ``lower <= margin / norm``; without a witness the lower bound is a claim (listed as such).  Then
+   ``lower <= U`` and the claimed relative gap ``(U - L) / L`` are checked exactly.
 
 The steps that are arguments rather than computations (weak duality, Lemma C.6; the homogeneity step
 ``max_ball sum_j F_j <= max_j max_sphere F_j``) are listed in the file with exactness ``argued``; they are printed,
@@ -218,6 +222,50 @@ def _like(sample: Any, x: Fraction) -> Any:
     return _fmpq(x.numerator, x.denominator)
 
 
+def ceil_sqrt(v: Fraction, bits: int = 64) -> Fraction:
+    """A dyadic ``r >= sqrt(v)`` (``v >= 0``) with relative excess below ``2^-bits`` (integer square root)."""
+    import math
+
+    if v <= 0:
+        return Fraction(0)
+    shift = bits + max(0, (v.denominator.bit_length() - v.numerator.bit_length()) // 2 + 2)
+    x = -((-v.numerator * 4**shift) // v.denominator)
+    n = math.isqrt(x)
+    if n * n < x:
+        n += 1
+    return Fraction(n, 2**shift)
+
+
+def network_margin_bound(p: int, k: int, U: list[list[list[Any]]], W: list[list[Any]]) -> tuple[Any, Fraction]:
+    """``(h, S)``: the exact unnormalized margin ``h = min_{a, c != y(a)} f(a)[y] - f(a)[c]`` of the network over all
+    ``p^k`` inputs, and ``S >= sum_i ||theta_i||_2^(k+1)`` (exact for odd ``k``; square roots rounded up for even
+    ``k``), so that its normalized margin is at least ``h / S`` when ``h >= 0``."""
+    import itertools
+
+    m = len(U)
+    h = None
+    for a in itertools.product(range(p), repeat=k):
+        zk = []
+        for i in range(m):
+            z = U[i][0][a[0]]
+            for j in range(1, k):
+                z = z + U[i][j][a[j]]
+            zk.append(z**k)
+        logits = [sum(zk[i] * W[i][c] for i in range(m)) for c in range(p)]
+        y = sum(a) % p
+        best_wrong = max(logits[c] for c in range(p) if c != y)
+        margin = logits[y] - best_wrong
+        h = margin if h is None or margin < h else h
+    S = Fraction(0)
+    for i in range(m):
+        sq = Fraction(sum(to_fraction(x) ** 2 for row in U[i] for x in row)) + sum(to_fraction(x) ** 2 for x in W[i])
+        if k % 2 == 1:
+            S += sq ** ((k + 1) // 2)
+        else:
+            S += sq ** (k // 2) * ceil_sqrt(sq)
+    return h, S
+
+
 # -- reading and checking a certificate ----------------------------------------------------------------------------
 
 
@@ -314,7 +362,31 @@ def parse(data: Any) -> dict[str, Any]:
         "gap": (to_fraction(rational(claim["relative_gap_at_most"], "claim.relative_gap_at_most"))
                 if claim.get("relative_gap_at_most") is not None else None),
         "argued": [s for s in red.get("steps", []) if isinstance(s, dict) and s.get("exactness") == "argued"],
+        "witness": _parse_witness(data.get("lower_witness"), p, k),
+        "lower_how": str(claim.get("lower_how", "")),
     }
+
+
+#: the checker recomputes a witness network's margin only up to this many scalar operations (p^k m (k + p))
+MAX_WITNESS_WORK = 5_000_000
+
+
+def _parse_witness(w: Any, p: int, k: int) -> tuple[list, list] | None:
+    if w is None:
+        return None
+    if not isinstance(w, dict):
+        raise Unreadable("lower_witness must be an object with U and W")
+    U, W = w.get("U"), w.get("W")
+    if not isinstance(U, list) or not isinstance(W, list) or len(U) != len(W) or not U:
+        raise Unreadable("lower_witness: U (m, k, p) and W (m, p) must be non-empty lists of the same length")
+    if p**k * len(U) * (k + p) > MAX_WITNESS_WORK:
+        raise Unreadable(f"lower_witness: a network of {len(U)} neurons on {p}^{k} inputs is too large to re-check")
+    for i, (u, w_row) in enumerate(zip(U, W, strict=True)):
+        if (not isinstance(u, list) or len(u) != k or any(not isinstance(r, list) or len(r) != p for r in u)
+                or not isinstance(w_row, list) or len(w_row) != p):
+            raise Unreadable(f"lower_witness: neuron {i} does not have shapes (k, p) = ({k}, {p}) and (p,)")
+    return ([[[rational(x, "lower_witness.U") for x in r] for r in u] for u in U],
+            [[rational(x, "lower_witness.W") for x in r] for r in W])
 
 
 def check_data(data: Any) -> Outcome:
@@ -376,6 +448,19 @@ def check_data(data: Any) -> Outcome:
     for s in c["argued"]:
         steps.append(Step(str(s.get("name", "argued step")), True, "argued", str(s.get("reason", ""))))
     L2 = c["lower_squared"]
+    if c["witness"] is not None:
+        if L2 is None:
+            return fail("lower bound: exact margin of the included network", "the claim has no lower value")
+        h, S = network_margin_bound(p, k, *c["witness"])
+        hq = to_fraction(h)
+        if hq <= 0 or S <= 0 or L2 > (hq / S) ** 2:
+            return fail("lower bound: exact margin of the included network",
+                        f"margin/norm bound {hq}/{S} is below the claimed lower bound")
+        steps.append(Step("lower bound: exact margin of the included network over all inputs", True, "proved",
+                          f"{len(c['witness'][0])} neurons; normalized margin >= {float(hq / S):.15g}"))
+    elif L2 is not None:
+        steps.append(Step("lower bound: stated, not re-checked (no network included)", True, "argued",
+                          c["lower_how"] or "the producer's statement"))
     if L2 is not None:
         if L2 > U * U:
             return fail("lower <= upper", "the claimed lower bound exceeds the upper bound")

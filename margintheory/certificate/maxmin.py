@@ -22,6 +22,7 @@ import sympy as sp
 
 from margintheory.certificate.upper_bound import ProvedUpperBound, certificate_document, floor_float, prove_upper_bound
 from margintheory.checks import Check, Exactness, VerificationResult
+from margintheory.network import PolyNetwork
 
 #: the interval is "tight" when (U - L)/L <= GAP_TOL
 GAP_TOL = 1e-9
@@ -193,9 +194,44 @@ def attach_maxmin(result: VerificationResult, p: int, k: int, *, max_memory: int
     return ub
 
 
-def write_certificate_for(result: VerificationResult, path: str, overwrite: bool, *, max_memory: int) -> None:
-    """Write the certificate file of a modular-addition result that carries the interval ``[L, U]``
-    (``U`` is recomputed from the cache of :func:`prove_upper_bound`, ``L`` read off the result)."""
+#: grid of the rational witness network written into certificate files
+WITNESS_BITS = 50
+
+
+def rational_witness(net: PolyNetwork) -> tuple[dict[str, Any], LowerBound] | None:
+    """The network, normalized and rounded to the dyadic grid ``2^-WITNESS_BITS``, as exact rationals, with the
+    lower bound ``h / S`` that the checker will recompute (:func:`checker.network_margin_bound`); ``None`` when it
+    is too large for the checker or its margin is not positive."""
+    from margintheory.certificate import checker
+
+    p, k, m = net.p, net.k, net.m
+    if p**k * m * (k + p) > checker.MAX_WITNESS_WORK:
+        return None
+    unit = net.normalized()
+    grid = 2**WITNESS_BITS
+
+    def q(x: float) -> Fraction:
+        return Fraction(int(round(float(x) * grid)), grid)
+
+    U = [[[q(x) for x in row] for row in neuron] for neuron in unit.U]
+    W = [[q(x) for x in row] for row in unit.W]
+    h, S = checker.network_margin_bound(p, k, U, W)
+    if not h > 0:
+        return None
+    value = Fraction(h) / S
+    doc = {"U": [[[str(x) for x in row] for row in neuron] for neuron in U], "W": [[str(x) for x in row] for row in W],
+           "grid": f"1/2^{WITNESS_BITS}", "margin": str(h), "norm_power_at_most": str(S)}
+    how = (f"exact normalized margin of the included network (the checked network, normalized and rounded to the "
+           f"grid 2^-{WITNESS_BITS}): margin {float(h):.15g} / norm^(k+1) <= {float(S):.15g}")
+    return doc, LowerBound(floor_float(value), sp.Rational(value.numerator, value.denominator), "proved", how)
+
+
+def write_certificate_for(result: VerificationResult, path: str, overwrite: bool, *, max_memory: int,
+                          network: PolyNetwork | None = None) -> None:
+    """Write the certificate file of a modular-addition result that carries the interval ``[L, U]`` (``U`` from the
+    cache of :func:`prove_upper_bound`).  The lower end is a rational witness network re-checked by the checker when
+    it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result."""
+    from margintheory.construction import build_construction
     from margintheory.errors import InputError
 
     L = lower_bound_from(result)
@@ -203,8 +239,14 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
     if L is None or result.certificate is None or not isinstance(p, int) or not isinstance(k, int):
         raise InputError("no max-min interval was computed, so there is no certificate to write")
     ub = prove_upper_bound(p, k, max_memory=max_memory)
-    write_certificate(path, certificate_document(ub, L.text(), L.exactness, L.how, gap_upper_rational(ub.upper, L)),
-                      overwrite)
+    net = network if network is not None else build_construction(p, k)
+    witness = rational_witness(net)
+    if witness is not None:
+        wdoc, L = witness
+    doc = certificate_document(ub, L.text(), L.exactness, L.how, gap_upper_rational(ub.upper, L))
+    if witness is not None:
+        doc["lower_witness"] = wdoc
+    write_certificate(path, doc, overwrite)
     result.fields["certificate_file"] = path
 
 

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from margintheory.certificate import checker
+from margintheory.certificate.checker import ceil_sqrt
 from margintheory.certificate.rational_sos import RationalSOS, exact_certificate
 from margintheory.errors import InputError, SolverError
 
@@ -97,20 +98,6 @@ def floor_float(x: Fraction) -> float:
     """The largest float64 ``<= x``."""
     f = float(x)
     return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
-
-
-def ceil_sqrt(v: Fraction, rel_bits: int = 60) -> Fraction:
-    """A dyadic rational ``r >= sqrt(v)`` with ``r / sqrt(v) - 1 < 2^-rel_bits`` (``v >= 0``), by integer sqrt."""
-    if v < 0:
-        raise ValueError("square root of a negative number")
-    if v == 0:
-        return Fraction(0)
-    shift = rel_bits + max(0, -(v.numerator.bit_length() - v.denominator.bit_length()) // 2 + 2)
-    x = -((-v.numerator * 4**shift) // v.denominator)  # ceil(v * 4^shift)
-    n = math.isqrt(x)
-    if n * n < x:
-        n += 1
-    return Fraction(n, 2**shift)
 
 
 @lru_cache(maxsize=16)

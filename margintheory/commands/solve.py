@@ -246,7 +246,7 @@ def _uniform_dual_bound(p: int, k: int, args: argparse.Namespace, pricing: dict[
         return price(p, k, np.ones(p - 1)).upper
 
     try:
-        b = solve_single_neuron(p, k, n_starts=4, seed=args.seed, solver=args.sdp_solver)
+        b = solve_single_neuron(p, k, n_starts=4, seed=args.seed, solver=args.sdp_solver, max_memory=args.max_memory)
     except SolverError:
         return float("inf")
     return b.upper if b.upper_certified else float("inf")

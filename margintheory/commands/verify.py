@@ -102,8 +102,10 @@ def run(args: argparse.Namespace) -> int:
     result = tasks.verify(problem, network=network, **options)
     if args.certificate:
         from margintheory.certificate.maxmin import write_certificate_for
+        from margintheory.network import PolyNetwork as Net
 
-        write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory)
+        write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
+                              network=network if isinstance(network, Net) else None)
     if args.network:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
