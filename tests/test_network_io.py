@@ -413,3 +413,16 @@ def test_training_checkpoints_go_through_the_same_reader(tmp_path):
     obj.write_bytes(nf.npz_bytes({"state_json.npy": nf.array_npy(np.array([{"a": 1}], dtype=object))}))
     with pytest.raises(InputError, match="pickled data is never loaded"):
         load_checkpoint(obj)
+
+
+def test_parity_networks_in_both_formats(tmp_path):
+    from margintheory.tasks.parity import ParityNetwork, build_parity_construction
+
+    net = build_parity_construction(6, 3)
+    for name in ("par.npz", "par.safetensors"):
+        net.save(tmp_path / name)
+        back = ParityNetwork.load(tmp_path / name)
+        np.testing.assert_array_equal(back.U, net.U)
+        np.testing.assert_array_equal(back.S, net.S)
+    with pytest.raises(NetworkFormatError, match="not a regular file"):
+        ParityNetwork.load(tmp_path)
