@@ -52,6 +52,7 @@ class NameMap:
 
     U: tuple[KeyRef, ...]
     W: KeyRef
+    listed: bool = False  # U's keys are one matrix per input position, even when there is one (k = 1)
 
     @classmethod
     def parse(cls, text: str) -> NameMap:
@@ -71,7 +72,7 @@ class NameMap:
         keys = tuple(KeyRef(k.strip()) for k in found["U"].split("+"))
         if any(not k.text for k in keys) or "+" in found["W"]:
             raise InputError(f"name map: empty key or '+' in W; {form}")
-        return cls(keys, KeyRef(found["W"]))
+        return cls(keys, KeyRef(found["W"]), listed=len(keys) > 1)
 
     def __str__(self) -> str:
         return f"U={'+'.join(map(str, self.U))},W={self.W}"
@@ -160,7 +161,7 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None) -> tuple[np.
                 hint = "; append .T to transpose" if shape == (p, m) and m != p else ""
                 raise NetworkFormatError(f"{path}: U part {ref} has shape {shape}; each part must be (m, p) = "
                                          f"{(m, p)} like W{hint}")
-        if len(us) == 1:
+        if len(us) == 1 and not names.listed:
             mode = "shared"
             if k is None:
                 raise InputError(f"{path}: U={names.U[0]} is one (m, p) matrix shared by all input positions; give the "
@@ -258,4 +259,4 @@ def _layout(sd: dict[str, str], path: str) -> NameMap | None:
     extra = sorted(set(sd) - {n for n in sd if _EMBED.match(n)} - {"out.weight"})
     if extra:
         raise NetworkFormatError(f"{path}: unexpected tensors {extra[:8]} in layout B (embed.{{j}}.weight, out.weight)")
-    return NameMap(tuple(KeyRef(embeds[j] + ".T") for j in range(k)), KeyRef(sd["out.weight"] + ".T"))
+    return NameMap(tuple(KeyRef(embeds[j] + ".T") for j in range(k)), KeyRef(sd["out.weight"] + ".T"), listed=True)
