@@ -33,6 +33,7 @@ API_GROUPS = {
     "network_io": ("Network files", ["network_io", "torch"]),
     "symbolic": ("Exact derivations", ["symbolic"]),
     "solvers": ("Solvers", ["solvers"]),
+    "certificate": ("Certificates: the proved upper bound, certificate files and their checker", ["certificate"]),
     "training": ("Training and analysis", ["training"]),
     "tasks": ("Other tasks: parity, groups, CoGO", ["tasks"]),
     "testing": ("Hypothesis strategies", ["testing"]),
