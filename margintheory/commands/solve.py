@@ -154,7 +154,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
     g = gamma_star(p, k)
     with _progress(not args.json) as report:
         cg = column_generation(p, k, seed=args.seed, time_limit=args.time_limit, pricing=args.pricing,
-                               progress=report)
+                               progress=report, max_memory=args.max_memory)
     if not cg.converged:
         raise SolverError(f"column generation stopped ({cg.status}) after {len(cg.rounds)} rounds: bracket "
                           f"[{cg.primal_margin:.12g}, {cg.dual_bound:.12g}]; raise --time-limit")

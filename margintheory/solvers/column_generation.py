@@ -246,14 +246,15 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
                       add_per_round: int = 4, max_rounds: int = 60, rtol: float = 1e-9,
                       time_limit: float | None = None, lp_solver: str = "HIGHS", certify: bool = True,
                       max_warm_starts: int = 8, pricing: str = "fourier",
-                      progress: Callable[[RoundRecord], None] | None = None) -> ColumnGenerationResult:
+                      progress: Callable[[RoundRecord], None] | None = None,
+                      max_memory: int = 2 * 2**30) -> ColumnGenerationResult:
     """Column generation over translation-closed dictionaries, from random unit neurons (never the construction).
 
     Each round: the reduced LP over orbits; its dual ``tau`` defines pair weights ``lam``; the single-neuron
     problem under ``lam`` is bracketed by :func:`solve_single_neuron` (multi-start lower value; certified SOS upper
     bound when ``certify``); the priced upper value is a certified bound on the max margin (weak duality); up to
     ``add_per_round`` distinct local maxima above the LP value are added as new orbits.  Stops when the priced
-    lower value is ``<= lp_value (1 + rtol)``.
+    lower value is ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front).
 
     ``pricing="fourier"`` (default, odd ``p``) prices by the closed form of
     :mod:`margintheory.solvers.fourier_pricing` (exact under the LP's translation-invariant dual; its rounding-safe
@@ -303,7 +304,8 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
         heavy = support[np.argsort(-sv[support])][:max_warm_starts]  # warm starts: the heaviest support columns
         warm = gens[heavy].reshape(len(heavy), -1) if len(heavy) else None
         bracket = solve_single_neuron(p, k, weights, method="auto" if certify else "none", n_starts=n_starts,
-                                      seed=int(rng.integers(2**31)), extra_starts=warm, time_limit=left)
+                                      seed=int(rng.integers(2**31)), extra_starts=warm, time_limit=left,
+                                      max_memory=max_memory)
         solver_info = bracket.sos_summary()
         heur_ub = min(heur_ub, bracket.lower)
         if bracket.upper_certified:
