@@ -43,9 +43,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-_fmpq: Any
 try:  # python-flint's rationals are much faster than fractions.Fraction; both are exact
-    from flint import fmpq as _fmpq
+    import flint
+
+    _fmpq: Any = flint.fmpq  # python-flint >= 0.7 ships types: the fallback below needs the name typed Any
 except ImportError:  # pragma: no cover - python-flint is a dependency; Fraction is the fallback
     _fmpq = None
 
