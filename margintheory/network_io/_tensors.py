@@ -40,6 +40,7 @@ class LazyTensor:
     dtype: np.dtype | str
     loader: Callable[[], np.ndarray] = field(repr=False, compare=False)
     read_nbytes: int | None = None  # bytes read to produce it when more than its own (a view into a larger storage)
+    strided: bool = False  # stored in another order (Fortran, a transposed view): reading it makes a copy
 
     @property
     def numel(self) -> int:
@@ -91,15 +92,15 @@ class TensorFile:
         return {k: v for k, v in self.flat().items() if isinstance(v, LazyTensor)}
 
     def load(self, tensors: Sequence[LazyTensor], extra: int = 0) -> list[np.ndarray]:
-        """Read the given tensors after checking that they fit ``max_memory`` (raw bytes + a float64 copy, plus
-        ``extra`` bytes the caller will build from them)."""
-        need = extra + sum(max(t.nbytes, t.read_nbytes or 0) + 8 * t.numel for t in tensors)
+        """Read the given tensors after checking that they fit ``max_memory`` (raw bytes, plus a float64 copy of
+        those stored otherwise, plus ``extra`` bytes the caller will build from them)."""
+        need = extra + sum(max(t.nbytes, t.read_nbytes or 0) + _conversion_bytes(t) for t in tensors)
         if need > self.max_memory:
             big = max(tensors, key=lambda t: max(t.nbytes, t.read_nbytes or 0))
             raise RefusedError(
                 f"{self.path}: reading {', '.join(t.describe() for t in tensors)} needs about {human_bytes(need)} "
                 f"(largest: {big.name}, {human_bytes(big.nbytes)} as stored), beyond the memory budget of "
-                f"{human_bytes(self.max_memory)} (max_memory); raise it if the file is genuine", parameter="max_memory"
+                f"{human_bytes(self.max_memory)} (max_memory)", parameter="max_memory"
             )
         out = []
         for t in tensors:
@@ -113,6 +114,12 @@ class TensorFile:
                 raise NetworkFormatError(f"{self.path}: tensor {t.name} read with shape {arr.shape}, header {t.shape}")
             out.append(arr)
         return out
+
+
+def _conversion_bytes(t: LazyTensor) -> int:
+    """Bytes of the float64 copy made from a tensor (none when it is stored as native float64)."""
+    native = t.dtype != BFLOAT16 and np.dtype(t.dtype) == np.dtype(np.float64)
+    return 8 * t.numel * (int(not native) + int(t.strided))
 
 
 def iter_leaves(tree: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

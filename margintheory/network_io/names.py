@@ -172,8 +172,9 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None) -> tuple[np.
                 raise InputError(f"{path}: U lists {len(us)} matrices (one per input) but k = {k} was given")
             k = len(us)
     distinct = list({id(t): t for t, _ in [(w, w_t), *us]}.values())
+    built = 0 if mode == "stacked" else 8 * m * k * p  # U assembled from matrices is a new array
     with np.errstate(invalid="ignore", over="ignore"):  # signalling NaNs are reported as non-finite values later
-        loaded = [np.asarray(a, dtype=np.float64) for a in tf.load(distinct, extra=8 * m * k * p)]
+        loaded = [np.asarray(a, dtype=np.float64) for a in tf.load(distinct, extra=built)]
     arrays = dict(zip((id(t) for t in distinct), loaded, strict=True))
     W = arrays[id(w)].T if w_t else arrays[id(w)]
     mats = [arrays[id(t)].T if tr else arrays[id(t)] for t, tr in us]
@@ -223,7 +224,7 @@ def default_names(tf: TensorFile) -> NameMap:
         raise first_error
     raise NetworkFormatError(
         f"{tf.path}: no network in a documented layout (U (m,k,p) and W (m,p); or embed.{{j}}.weight (p,m) and "
-        f"out.weight (p,m)); map its tensors with a name map \"U=KEY,W=KEY\" (the file holds: {listing(tf)})",
+        f"out.weight (p,m)); map its tensors with a name map (the file holds: {listing(tf)})",
         parameter="names",
     )
 

@@ -83,7 +83,8 @@ def scan_npz(fh: BinaryIO, path: str) -> tuple[dict[str, LazyTensor], zipfile.Zi
             except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
                 raise NetworkFormatError(f"{where}: damaged archive member ({_short(exc)})") from None
             name = info.filename[:-4]
-            tensor = LazyTensor(name, shape, dtype, loader=_loader(zf, info, header_len, shape, dtype, fortran, where))
+            tensor = LazyTensor(name, shape, dtype, loader=_loader(zf, info, header_len, shape, dtype, fortran, where),
+                                strided=fortran and len(shape) > 1)
             if info.file_size < header_len + tensor.nbytes:
                 raise NetworkFormatError(
                     f"{where} is truncated: its header declares shape {shape} {dtype} ({tensor.nbytes} bytes) but the "

@@ -195,7 +195,8 @@ def _lazy_tree(tree: Any, path: str, read_storage: Any, big: bool, storages: _St
             return _view(raw, ref, big)
 
         return LazyTensor(name, ref.shape, ref.dtype, loader=load_tensor,
-                          read_nbytes=ref.storage.numel * dtype_itemsize(ref.storage.dtype))
+                          read_nbytes=ref.storage.numel * dtype_itemsize(ref.storage.dtype),
+                          strided=not _row_major(ref))
 
     def convert(node: Any, name: str, depth: int, active: set[int]) -> Any:
         if isinstance(node, TensorRef):
@@ -221,6 +222,16 @@ def _lazy_tree(tree: Any, path: str, read_storage: Any, big: bool, storages: _St
     return convert(tree, "", 0, set())
 
 
+def _row_major(ref: TensorRef) -> bool:
+    """The tensor's elements are consecutive in its storage, in C order (axes of length 1 may have any stride)."""
+    expected = 1
+    for n, st in zip(reversed(ref.shape), reversed(ref.stride), strict=True):
+        if n > 1 and st != expected:
+            return False
+        expected *= n
+    return True
+
+
 def _view(raw: bytearray, ref: TensorRef, big: bool) -> np.ndarray:
     if ref.dtype == BFLOAT16:
         base = bfloat16_to_float32(np.frombuffer(raw, dtype=">u2" if big else "<u2"))
@@ -229,9 +240,8 @@ def _view(raw: bytearray, ref: TensorRef, big: bool) -> np.ndarray:
         base = np.frombuffer(raw, dtype=dtype.newbyteorder(">") if big and dtype.itemsize > 1 else dtype)
     if not ref.shape:
         return base[ref.offset:ref.offset + 1].reshape(()).copy()
-    contiguous = [int(np.prod(ref.shape[i + 1:], dtype=np.int64)) for i in range(len(ref.shape))]
-    if all(st == c for st, c, n in zip(ref.stride, contiguous, ref.shape, strict=True) if n > 1):
-        return base[ref.offset:ref.offset + ref.numel].reshape(ref.shape)  # row-major: a view, no copy
+    if _row_major(ref):
+        return base[ref.offset:ref.offset + ref.numel].reshape(ref.shape)  # a view, no copy
     strided = np.lib.stride_tricks.as_strided(base[ref.offset:], shape=ref.shape,
                                               strides=[s * base.itemsize for s in ref.stride], writeable=False)
     return np.array(strided)
