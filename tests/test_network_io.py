@@ -459,3 +459,18 @@ def test_every_layout_reads_back_the_same_network(tmp_path_factory, net, layout)
         names = "U=" + "+".join(f"model.emb{j}.weight" for j in range(k)) + ",W=model.head"
     # with one input position, a one-key U is read as a shared table: the user gives k (--k), as here
     _same(PolyNetwork.load(path, names=names, k=k if names else None), net)
+
+
+def test_memory_budget_boundary_is_exact(tmp_path):
+    """float64 U, W are read once (no copy); float32 ones also get their float64 copy counted."""
+    net = build_construction(5, 2)
+    net.save(tmp_path / "f64.npz")
+    need = net.U.nbytes + net.W.nbytes
+    PolyNetwork.load(tmp_path / "f64.npz", max_memory=need + 8 * net.m * 3)  # + the meta__ int arrays
+    with pytest.raises(RefusedError, match="beyond the memory budget"):
+        PolyNetwork.load(tmp_path / "f64.npz", max_memory=need - 1)
+    np.savez(tmp_path / "f32.npz", U=net.U.astype(np.float32), W=net.W.astype(np.float32))
+    need32 = need // 2 + need
+    PolyNetwork.load(tmp_path / "f32.npz", max_memory=need32)
+    with pytest.raises(RefusedError):
+        PolyNetwork.load(tmp_path / "f32.npz", max_memory=need32 - 1)
