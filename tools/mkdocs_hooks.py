@@ -175,8 +175,23 @@ def on_files(files: Files, config) -> Files:  # noqa: ANN001 - mkdocs passes its
 _ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):<code>(~?)([\w.]+)</code>")
 
 
+_AUTOREF = re.compile(r"<autoref (?P<attrs>[^>]*)>(?P<title>.*?)</autoref>", flags=re.S)
+_IDENTIFIER = re.compile(r'identifier="([^"]*)"')
+
+
+def _literal_ref(m: re.Match[str]) -> str:
+    if re.search(r"\boptional\b", m.group("attrs")):
+        return m.group(0)  # a signature or type cross-reference of mkdocstrings: left to autorefs
+    ident = _IDENTIFIER.search(m.group("attrs"))
+    return f"[{m.group('title')}][{ident.group(1) if ident else ''}]"
+
+
 def on_page_content(html: str, page, config, files) -> str:  # noqa: ANN001
-    """Docstrings cite objects with Sphinx roles (``:class:`~a.b.C```): show them as code (``C`` for ``~``)."""
+    """Docstrings cite objects with Sphinx roles (``:class:`~a.b.C```): show them as code (``C`` for ``~``).
+
+    Docstrings are plain text with formulas, where ``G[r][s]`` is an index, not a Markdown reference link: such
+    non-optional cross-references (mkdocstrings' own, for signatures, are marked optional) are put back as text."""
+    html = _AUTOREF.sub(_literal_ref, html)
     return _ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>", html)
 
 
