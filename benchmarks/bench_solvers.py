@@ -32,9 +32,9 @@ baseline, same run), then the smallest max-margin network; measured 2026-11-23, 
     (5,3)  0.39      17     -5.01e-10  +1.01e-10 6.02e-10 50.4   127.6  32    16       -     64
     (7,3)  0.57      18     -3.69e-10  +1.10e-10 4.79e-10 171.1  299.8  48    16       48    96
     (5,4)  1.02      17     -2.97e-10  +1.80e-10 4.78e-10 -      -      108   54       -     256
-    (7,4)  37.69     18     -2.70e-10  +6.53e-10 9.23e-10 -      -      162   54       -     384
-The (7,4) time is the margin recomputation over all pairs of the orbit network, not the LP. Every saved network
-(benchmarks/out/) passes ``margintheory verify --network`` at the default tolerance.
+    (7,4)  2.8       18     -2.70e-10  +6.53e-10 9.23e-10 -      -      162   54       -     384
+(7,4): 37.69 s before the orbit network's margin was streamed by the exhaustive engine instead of a dense array.
+Every saved network (benchmarks/out/) passes ``margintheory verify --network`` at the default tolerance.
 """
 
 from __future__ import annotations

@@ -236,8 +236,18 @@ def orbit_network(generators: np.ndarray, weights: np.ndarray) -> PolyNetwork:
     return PolyNetwork(net.U, net.W, {"lp_weight": sv, "orbit": np.concatenate(orbit)})
 
 
+#: above this many float64 entries (neurons x inputs x classes) the margin is streamed by the exhaustive engine
+DENSE_MARGIN_ENTRIES = 2**25
+
+
 def exact_normalised_margin(net: PolyNetwork) -> float:
-    """``min_{(a, c != y)} (f[y] - f[c]) / ||theta||^(k+1)`` computed from every neuron over every pair."""
+    """``min_{(a, c != y)} (f[y] - f[c]) / ||theta||^(k+1)`` computed from every neuron over every pair (dense for
+    small networks; streamed by :func:`margintheory.margins.exhaustive_margin` when the dense array would exceed
+    :data:`DENSE_MARGIN_ENTRIES`, e.g. the orbit networks of ``(7, 4)``: ``(p-1) p^k`` neurons)."""
+    if net.m * net.p ** (net.k + 1) > DENSE_MARGIN_ENTRIES:
+        from margintheory.margins import exhaustive_margin
+
+        return float(exhaustive_margin(net).normalized_margin)
     phi = neuron_pair_contributions(net.U, net.W).sum(axis=0)
     return float(phi[_wrong_mask(net.p, net.k)].min() / net.norm() ** (net.k + 1))
 
