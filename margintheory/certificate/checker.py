@@ -11,7 +11,7 @@ how each part is re-checked here:
 1. ``sos``: an identity of real polynomials in ``z = (z_1..z_k, z_w) in C^(k+1)`` (written in ``z`` and
    ``conj(z)``; the exponents of a monomial ``z^a conj(z)^b`` are the list ``a + b``)::
 
-       sum_blocks sum_{r,s} G_b[r][s] conj(m_r) m_s  +  lambda(z) (1 - |z|^2)  =  gamma N(z) - scale * g_k(z)
+       sum_blocks sum_{r,s} G_b[r, s] conj(m_r) m_s  +  lambda(z) (1 - |z|^2)  =  gamma N(z) - scale * g_k(z)
 
    with ``g_k = Re(conj(z_w) z_1...z_k)`` (rebuilt here from ``k``, not read from the file), ``N = |z|^(2h)`` for
    the homogeneous relaxation (no ``lambda``) and ``N = 1`` for the Putinar one.  Checked by expanding both sides
