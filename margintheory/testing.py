@@ -1,6 +1,6 @@
 """Hypothesis strategies for property-based tests of the max-margin theory (install ``margintheory[testing]``).
 
-Only this module needs `hypothesis <https://hypothesis.readthedocs.io>`_; ``import margintheory`` works without it.
+Only this module needs hypothesis (https://hypothesis.readthedocs.io); ``import margintheory`` works without it.
 The package's own test suite draws its examples from here.
 
 Strategies
@@ -20,7 +20,7 @@ Importing the module also registers :func:`networks` for ``st.from_type(PolyNetw
 Seeds: the random arrays are drawn from ``numpy.random.default_rng(seed)`` with the seed drawn by hypothesis, so a
 failing example is reproduced exactly by hypothesis's database and printed as its seed.
 
-Example 1 - the normalized margin is scale invariant (the network is ``(k+1)``-homogeneous)::
+Example 1 - the normalized margin is scale invariant (the network is ``(k+1)``-homogeneous):
 
     import math
     from hypothesis import given, settings, strategies as st
@@ -37,7 +37,7 @@ Example 1 - the normalized margin is scale invariant (the network is ``(k+1)``-h
 
     test_normalized_margin_is_scale_invariant()
 
-Example 2 - no perturbation of the construction beats ``gamma*`` (the upper leg of the theorem, weak duality)::
+Example 2 - no perturbation of the construction beats ``gamma*`` (the upper leg of the theorem, weak duality):
 
     from hypothesis import given, settings
     from margintheory import gamma_star

@@ -68,7 +68,7 @@ def test_polynetwork_type_strategy_is_registered(net):
 
 def test_documented_examples_run():
     """The two user property tests in the module docstring are executed as written."""
-    blocks = re.findall(r"::\n\n((?:    .*\n|\n)+)", mt.__doc__)
+    blocks = re.findall(r"^Example \d.*:\n\n((?:    .*\n|\n)+)", mt.__doc__, flags=re.M)
     assert len(blocks) == 2
     for block in blocks:
         code = "\n".join(line[4:] for line in block.splitlines())
