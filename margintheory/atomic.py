@@ -1,30 +1,77 @@
-"""Atomic file output: write to a temporary file in the target directory, then ``os.replace`` it."""
+"""File output: atomic writes that only ever replace a regular file, and output paths checked before the work.
+
+* :func:`atomic_open` writes a temporary sibling of the target and renames it onto the target (``os.replace``), so
+  a reader sees the old file or the new one, never a half-written one.  It refuses to replace anything that is not
+  a regular file (a device such as ``/dev/full``, a FIFO, a socket, a directory): ``os.replace`` would otherwise
+  swap the device node for a regular file.  A symbolic link is followed: the file it points to is replaced and the
+  link kept.  An existing file keeps its permission bits; a new one gets ``0666 & ~umask``.
+* :func:`check_output_file` / :func:`check_output_dir` validate a path before any work starts (a command must not
+  compute for an hour and then fail to save).  Both raise :class:`~margintheory.errors.InputError` with one line.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+from margintheory.errors import InputError
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def resolve_target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` must replace: ``path`` itself, or what a symbolic link at ``path`` points to."""
+    p = Path(path)
+    return Path(os.path.realpath(p)) if p.is_symlink() else p
+
+
+def _regular_or_missing(target: Path, shown: str | os.PathLike[str]) -> os.stat_result | None:
+    """``stat`` of ``target`` if it is a regular file, ``None`` if it does not exist; anything else is refused."""
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise InputError(f"{shown}: a component of the path is not a directory") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{shown}: is {_kind(st.st_mode)}; output is only written to regular files")
+    return st
 
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "") -> Iterator[IO]:
     """Open a temporary sibling of ``path``; on success it is renamed onto ``path``, on error it is removed.
 
-    ``suffix`` is appended to the temporary name (``numpy.savez`` insists on a ``.npz`` ending).
+    ``suffix`` is appended to the temporary name (``numpy.savez`` insists on a ``.npz`` ending).  Raises
+    :class:`InputError` when ``path`` exists and is not a regular file (module docstring).
     """
-    target = Path(path)
+    target = resolve_target(path)
+    old = _regular_or_missing(target, path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix + ".tmp", dir=target.parent)
-    os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp creates 0600; give the file the usual permissions
     try:
+        # mkstemp creates 0600: keep the replaced file's permissions, or give a new file the usual ones
+        os.chmod(tmp, stat.S_IMODE(old.st_mode) if old is not None else 0o666 & ~_current_umask())
         with os.fdopen(fd, mode) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        _regular_or_missing(target, path)  # still nothing but a regular file there (it may have changed meanwhile)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -48,3 +95,49 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically."""
     with atomic_open(path, "wb") as fh:
         fh.write(data)
+
+
+def _nearest_existing(path: Path) -> Path:
+    p = path.absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def _check_creatable_in(directory: Path, shown: str | os.PathLike[str]) -> None:
+    """``directory`` (or, if missing, its nearest existing ancestor) must be a directory we can create files in."""
+    base = _nearest_existing(directory)
+    if not base.is_dir():
+        raise InputError(f"{shown}: {base} is not a directory")
+    if base != directory.absolute():  # the missing directories will be created: the ancestor must be writable
+        if not os.access(base, os.W_OK | os.X_OK):
+            raise InputError(f"{shown}: cannot create directories in {base} (permission denied)")
+        return
+    try:  # the only reliable test (read-only file systems, /proc, ACLs): create and remove a file there
+        fd, probe = tempfile.mkstemp(prefix=".margintheory-probe.", dir=base)
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot create files in {base} ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_output_file(path: str | os.PathLike[str]) -> Path:
+    """Before the work: ``path`` can be written by :func:`atomic_open` (a regular file or nothing, in a directory
+    where files can be created).  Returns the file that will be replaced (links followed)."""
+    if str(path) == "":
+        raise InputError("the output path is empty")
+    target = resolve_target(path)
+    _regular_or_missing(target, path)
+    _check_creatable_in(target.parent, path)
+    return target
+
+
+def check_output_dir(path: str | os.PathLike[str]) -> Path:
+    """Before the work: ``path`` is a directory where files can be created, or can be created as one."""
+    if str(path) == "":
+        raise InputError("the output directory is empty")
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{path}: exists and is {_kind(p.stat().st_mode)}, not a directory")
+    _check_creatable_in(p, path)
+    return p

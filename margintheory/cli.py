@@ -4,8 +4,11 @@ Each sub-command lives in ``margintheory/commands/<name>.py`` and exposes
 ``add_parser(subparsers) -> argparse.ArgumentParser`` (which sets ``func=run``) and ``run(args) -> int``;
 options shared by several commands are in ``margintheory/commands/_options.py``.  Only this module and
 ``commands/`` know about argparse and flags; the library takes typed parameters.
-Exit codes: 0 verified, 1 refuted, 2 bad input / refused / solver failure.  Expected errors
-(:class:`~margintheory.errors.MarginTheoryError`) are printed as one line, never as a traceback.
+Exit codes: 0 verified, 1 refuted, 2 bad input / refused / solver failure / output that cannot be written,
+130 interrupted (Ctrl-C), 141 standard output closed by the reader (``| head``).  Expected errors
+(:class:`~margintheory.errors.MarginTheoryError`) are printed as one line, never as a traceback.  This module
+imports nothing heavy at start-up (the commands' modules are imported inside :func:`main`), so that Ctrl-C at any
+moment is handled.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import argparse
 import importlib
 import sys
 
+from margintheory import progress
 from margintheory._version import __version__
-from margintheory.commands._options import flag_hint
 from margintheory.errors import MarginTheoryError
+from margintheory.process import StdoutError, clean_stdout, flush_stdout, output_failure, progress_reporter, say
 
 COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check")
 
@@ -52,20 +56,67 @@ def available_commands() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command; every expected failure is one line on stderr (module docstring for the exit codes).
+
+    The whole run, argument parsing and imports included, happens inside :func:`margintheory.process.clean_stdout`
+    (C-level output of libraries goes to stderr) and under the handlers below, so that neither a closed pipe, a
+    full disk, nor Ctrl-C during start-up ends in a traceback.
+    """
+    state: dict[str, str] = {"command": ""}
     try:
-        code = int(args.func(args))
-    except MarginTheoryError as exc:
-        print(f"margintheory {args.command}: error: {exc}{flag_hint(exc.parameter)}", file=sys.stderr)
-        return exc.exit_code
+        with clean_stdout():
+            code = _dispatch(argv, state)
+            flush_stdout()
+    except StdoutError as exc:
+        code, message = output_failure(exc)
+        if message:
+            say(f"{_prefix(state)}: error: {message}")
     except KeyboardInterrupt:
-        print(f"margintheory {args.command}: interrupted", file=sys.stderr)
-        return 130
-    except MemoryError:
-        print(f"margintheory {args.command}: error: out of memory; lower --max-memory", file=sys.stderr)
-        return 2
+        say(f"{_prefix(state)}: interrupted")
+        code = 130
     return code
+
+
+def _prefix(state: dict[str, str]) -> str:
+    return f"margintheory {state['command']}".rstrip()
+
+
+def _dispatch(argv: list[str] | None, state: dict[str, str]) -> int:
+    """Parse and run; expected failures become one line and exit code 2 (``SystemExit`` of argparse is kept)."""
+    args = None
+    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # usage errors (2), --help / --version (0): argparse has printed its message
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        state["command"] = str(args.command)
+        with progress_reporter() as callback, progress.reporting(callback):
+            return int(args.func(args))
+    except MarginTheoryError as exc:
+        say(f"{_prefix(state)}: error: {exc}{_hint(exc, args)}")
+        return exc.exit_code
+    except MemoryError:
+        hint = ("; the size check passed, so the machine has less free memory than --max-memory allows: free memory "
+                "or lower --max-memory") if hasattr(args, "max_memory") else ""
+        say(f"{_prefix(state)}: error: out of memory{hint}")
+        return 2
+    except StdoutError:
+        raise
+    except OSError as exc:  # an output or input file that cannot be written or read (full disk, permissions, ...)
+        where = f"{exc.filename}: " if exc.filename else ""
+        say(f"{_prefix(state)}: error: {where}{exc.strerror or exc}")
+        return 2
+
+
+def _hint(exc: MarginTheoryError, args: argparse.Namespace | None) -> str:
+    """The flag advice for the library parameter the error names -- only if this command has that flag."""
+    from margintheory.commands._options import flag_hint
+
+    parameter = getattr(exc, "parameter", None)
+    if parameter is None or args is None or not hasattr(args, parameter):
+        return ""
+    return flag_hint(parameter)
 
 
 if __name__ == "__main__":  # pragma: no cover

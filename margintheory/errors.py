@@ -14,7 +14,7 @@ class MarginTheoryError(Exception):
 
     def __init__(self, message: str = "", *, parameter: str | None = None) -> None:
         super().__init__(message)
-        self.parameter = parameter
+        self.parameter = parameter  # the library parameter that would lift the error (the CLI names its flag)
 
 
 class InputError(MarginTheoryError, ValueError):
@@ -26,7 +26,18 @@ class NetworkFormatError(InputError):
 
 
 class RefusedError(MarginTheoryError):
-    """Work refused up front (memory budget or time estimate exceeded); ``parameter`` names the budget."""
+    """Work refused up front because its estimate exceeds a budget (:mod:`margintheory.budget`).
+
+    ``parameter`` names the budget (``"max_memory"``, ``"max_seconds"``, ...; ``None`` for a fixed size limit that
+    no budget lifts), ``estimate`` and ``limit`` are in bytes or seconds.  The message is in the library's terms;
+    the command line appends the flag that would allow the work.
+    """
+
+    def __init__(self, message: str, *, parameter: str | None = None, estimate: float | None = None,
+                 limit: float | None = None) -> None:
+        super().__init__(message, parameter=parameter)
+        self.estimate = estimate
+        self.limit = limit
 
 
 class SolverError(MarginTheoryError):

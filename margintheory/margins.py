@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,12 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from margintheory import progress
 from margintheory._kernels import margin_statistics, power_of_sums
-from margintheory.errors import InputError, RefusedError
+from margintheory.budget import DEFAULT_MAX_MEMORY, Estimate, grid_points, require
+from margintheory.errors import InputError
 from margintheory.network import PolyNetwork
 
-DEFAULT_MAX_MEMORY = 2 * 2**30
-DEFAULT_MAX_SECONDS = 900.0
 EPS = float(np.finfo(np.float64).eps)
 # conservative throughput used only for the up-front run-time estimate (2 cores, float64)
 _ESTIMATE_FLOPS = 2.0e10
@@ -97,44 +98,47 @@ def logit_error_bound(net: PolyNetwork) -> float:
 class CostEstimate:
     """Up-front estimate of the engine's memory and run time for ``(p, k, m)``."""
 
-    points: int
-    fixed_bytes: int
+    points: int | float  # ``inf`` beyond 2^128 (see :func:`margintheory.budget.grid_points`)
+    fixed_bytes: int | float
     chunk_bytes: int
     prefixes_per_chunk: int
     seconds: float
 
     @property
-    def total_bytes(self) -> int:
+    def total_bytes(self) -> int | float:
         return self.fixed_bytes + self.chunk_bytes
 
 
 def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, *, workers: int = 1) -> CostEstimate:
-    """Memory layout and a conservative run-time estimate; the chunk is sized to fit ``max_memory``."""
-    n = p**k
+    """Memory layout and a conservative run-time estimate; the chunk is sized to fit ``max_memory``.
+
+    Computed from ``(p, k, m)`` alone (``p^k`` beyond ``2^128`` counts as infinite), before anything is allocated.
+    """
+    n = grid_points(p, k)
     fixed = n * (8 + 8 + 1) + 8 * m * (k + 1) * p * 2  # margins, spreads, on-margin flags; the weights
     one = 8 * p * m + 8 * m + 8 * 3 * p * p  # one worker's buffers per prefix: activations, prefix sums, logits
     per_prefix = workers * one
     free = max_memory - fixed
     if free < per_prefix:
         return CostEstimate(n, fixed, per_prefix, 0, math.inf)
-    prefixes = max(1, min(free // per_prefix, max(1, _TARGET_CHUNK_BYTES // one), p ** (k - 1)))
+    prefixes = max(1, min(int(free // per_prefix), max(1, _TARGET_CHUNK_BYTES // one), p ** (k - 1)))
     seconds = 2.0 * n * m * p / _ESTIMATE_FLOPS + n * m / _ESTIMATE_ELEMENTS
     return CostEstimate(n, fixed, int(prefixes * per_prefix), int(prefixes), seconds)
 
 
-def check_feasible(est: CostEstimate, max_memory: int, max_seconds: float | None) -> None:
-    """Refuse work that cannot be streamed within the budget or would take too long (names the budget to raise)."""
+def engine_bytes_per_point() -> int:
+    """Memory the engine and the checks built on it hold per input point (margins, spreads, flags, per-point
+    checks), calibrated against ``tracemalloc`` peaks of :func:`margintheory.verification.verify_network`."""
+    return 64
+
+
+def check_feasible(est: CostEstimate, max_memory: int | None, max_seconds: float | None) -> None:
+    """Refuse work that cannot be streamed within the budget or would take too long
+    (:class:`~margintheory.errors.RefusedError` with ``parameter`` ``"max_memory"`` or ``"max_seconds"``)."""
+    what = f"the exhaustive check over {est.points} points"
     if est.prefixes_per_chunk == 0:
-        need = est.fixed_bytes + est.chunk_bytes
-        raise RefusedError(
-            f"the exhaustive check over {est.points} points needs at least {need / 2**20:.1f} MiB "
-            f"but the memory budget max_memory is {max_memory / 2**20:.1f} MiB", parameter="max_memory"
-        )
-    if max_seconds is not None and est.seconds > max_seconds:
-        raise RefusedError(
-            f"estimated run time {est.seconds:.0f} s for {est.points} points exceeds the time limit "
-            f"max_seconds = {max_seconds:.0f} s", parameter="max_seconds"
-        )
+        require(Estimate(what, est.fixed_bytes + est.chunk_bytes), max_memory, None)
+    require(Estimate(what, est.total_bytes, est.seconds), None, max_seconds)
 
 
 @dataclass
@@ -197,12 +201,12 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
         labels = np.asarray(labels)
         if labels.shape != (n,) or labels.dtype.kind not in "iu" or labels.min() < 0 or labels.max() >= p:
             raise InputError(f"labels must be {n} integers in 0..{p - 1}")
-    n_workers = _worker_count(workers)
+    n_workers = worker_count(workers)
     est = estimate_cost(p, k, m, max_memory, workers=n_workers)
     check_feasible(est, max_memory, max_seconds)
     nb = est.prefixes_per_chunk if chunk_prefixes is None else max(1, int(chunk_prefixes))
     t0 = time.perf_counter()
-    stream = _ChunkStream(net, labels, nb, use_numba)
+    stream = _ChunkStream(net, labels, nb, use_numba, progress.current())
     chunks = list(range(0, stream.n_prefix, nb))
     n_workers = max(1, min(n_workers, len(chunks)))
     sums = [np.zeros((p, p)) for _ in range(n_workers)]
@@ -217,7 +221,7 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
     return _finish(net, stream.margins, stream.spread, np.sum(sums, axis=0), seconds, nb)
 
 
-def _worker_count(workers: int | None) -> int:
+def worker_count(workers: int | None) -> int:
     """Worker threads: the cores this process may use (each runs the compiled kernel + a 1-thread GEMM)."""
     if workers is not None:
         return max(1, int(workers))
@@ -233,9 +237,12 @@ class _ChunkStream:
     Chunks write disjoint slices of ``margins`` and ``spread``; each worker accumulates its own label sums.
     """
 
-    def __init__(self, net: PolyNetwork, labels: np.ndarray | None, nb: int, use_numba: bool | None) -> None:
+    def __init__(self, net: PolyNetwork, labels: np.ndarray | None, nb: int, use_numba: bool | None,
+                 report: progress.ProgressCallback | None = None) -> None:
         p, k = net.p, net.k
         self.net, self.labels, self.nb, self.use_numba = net, labels, nb, use_numba
+        self.report, self.done, self.what = report, 0, f"exhaustive margin over {p}^{k} points"
+        self.lock = threading.Lock()
         self.n_prefix = p ** (k - 1)
         self.margins = np.empty(p**k)
         self.spread = np.empty(p**k)
@@ -265,6 +272,11 @@ class _ChunkStream:
                 y = self.labels[b0 * p : b1 * p]
             rs = slice(b0 * p, b1 * p)
             margin_statistics(L, y, self.margins[rs], self.spread[rs], M, use_numba=self.use_numba)
+            if self.report is not None:
+                with self.lock:
+                    self.done += b1 - b0
+                    done = self.done
+                self.report(self.what, done, self.n_prefix)
 
 
 def _finish(net: PolyNetwork, margins: np.ndarray, spread: np.ndarray, M: np.ndarray, seconds: float,

@@ -18,6 +18,7 @@ The activation degree equals ``k``, the number of inputs (the papers' setting); 
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -78,17 +79,34 @@ class PolyNetwork:
         return int(self.U.shape[2])
 
     # -- norms -----------------------------------------------------------------------------------
+    def max_abs(self) -> float:
+        """The largest weight magnitude ``max(|U|, |W|)``: the scale every norm is computed relative to."""
+        return float(max(np.abs(self.U).max(), np.abs(self.W).max()))
+
+    def _binary_exponent(self) -> int:
+        """``e`` with ``max |theta| = f 2^e``, ``0.5 <= f < 1`` (0 for the zero network)."""
+        return math.frexp(self.max_abs())[1]
+
     def neuron_norms(self) -> np.ndarray:
-        """``||theta_i||_2`` for every neuron: the norm of ``(u_{i,1}, ..., u_{i,k}, w_i)``."""
-        sq = np.einsum("ijc,ijc->i", self.U, self.U) + np.einsum("ic,ic->i", self.W, self.W)
-        return np.sqrt(sq)
+        """``||theta_i||_2`` for every neuron: the norm of ``(u_{i,1}, ..., u_{i,k}, w_i)``.
+
+        Computed on the weights scaled by the power of two ``2^-e`` that brings the largest magnitude into
+        ``[0.5, 1)`` and scaled back: exact rescalings, so the result is the same to the last bit as without them,
+        but squares of weights near the ends of the float64 range (``1e200``, ``1e-200``) neither overflow nor
+        underflow.
+        """
+        e = self._binary_exponent()
+        U, W = np.ldexp(self.U, -e), np.ldexp(self.W, -e)
+        sq = np.einsum("ijc,ijc->i", U, U) + np.einsum("ic,ic->i", W, W)
+        return np.ldexp(np.sqrt(sq), e)
 
     def norm(self) -> float:
-        """``||theta||_{2,k+1} = (sum_i ||theta_i||_2^(k+1))^(1/(k+1))``, computed with a max-rescaling."""
+        """``||theta||_{2,k+1} = (sum_i ||theta_i||_2^(k+1))^(1/(k+1))``, computed relative to the largest neuron
+        norm (no overflow or underflow of the ``(k+1)``-th powers); ``inf`` if the norm itself exceeds float64."""
         r = self.neuron_norms()
         top = float(r.max())
-        if top == 0.0:
-            return 0.0
+        if top == 0.0 or not math.isfinite(top):
+            return top
         q = self.k + 1
         return top * float(np.sum((r / top) ** q)) ** (1.0 / q)
 
@@ -97,11 +115,17 @@ class PolyNetwork:
         return PolyNetwork(self.U * alpha, self.W * alpha, self.metadata)
 
     def normalized(self) -> PolyNetwork:
-        """``theta / ||theta||_{2,k+1}``; raises for the zero network."""
-        n = self.norm()
-        if n == 0.0:
+        """``theta / ||theta||_{2,k+1}``; raises for the zero network.
+
+        Scale-invariant: the weights are first scaled by the power of two that brings their largest magnitude into
+        ``[0.5, 1)`` (exact), so ``1e200 theta`` and ``1e-200 theta`` give the normalized network of ``theta``
+        without overflow or underflow, and networks of ordinary scale the same bits as a plain division.
+        """
+        if self.max_abs() == 0.0:
             raise NetworkFormatError("the zero network cannot be normalized")
-        return self.scaled(1.0 / n)
+        e = self._binary_exponent()
+        unit = PolyNetwork(np.ldexp(self.U, -e), np.ldexp(self.W, -e), self.metadata)
+        return unit.scaled(1.0 / unit.norm())
 
     def subset(self, index: np.ndarray | list[int]) -> PolyNetwork:
         """The network made of the selected neurons (metadata kept)."""

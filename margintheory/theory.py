@@ -84,7 +84,7 @@ def construction_width(p: int, k: int) -> int:
     ``2^(2k-1) (p/2 - 1)``.
     """
     p, k = validate_pk(p, k)
-    return 2 ** (2 * k - 1) * len(frequencies(p))
+    return 2 ** (2 * k - 1) * ((p - 1) // 2)  # len(frequencies(p)), without building the list
 
 
 def frequencies(p: int) -> list[int]:

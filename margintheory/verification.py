@@ -15,11 +15,20 @@ import time
 import numpy as np
 
 from margintheory import theory
+from margintheory.budget import Estimate, grid_points, require
 from margintheory.checks import Check, VerificationResult, bool_check, close_check
 from margintheory.construction import build_construction
 from margintheory.errors import InputError
 from margintheory.fourier import DEFAULT_SPARSITY_TOL, multidim_dft_theory, neuron_fourier
-from margintheory.margins import DEFAULT_MAX_MEMORY, EPS, MarginResult, exhaustive_margin
+from margintheory.margins import (
+    DEFAULT_MAX_MEMORY,
+    EPS,
+    MarginResult,
+    engine_bytes_per_point,
+    estimate_cost,
+    exhaustive_margin,
+    worker_count,
+)
 from margintheory.network import PolyNetwork
 from margintheory.problems import ModularAddition
 
@@ -27,7 +36,9 @@ from margintheory.problems import ModularAddition
 def per_frequency_cosine_sum(p: int, x: np.ndarray) -> np.ndarray:
     """``sum_{zeta=1}^{(p-1)/2} cos(2 pi zeta x / p)``, evaluated directly (the intended construction output)."""
     zetas = np.asarray(theory.frequencies(p))
-    return np.cos(2.0 * np.pi * ((np.outer(np.asarray(x), zetas)) % p) / p).sum(axis=1)
+    residues = np.arange(p)
+    table = np.cos(2.0 * np.pi * ((np.outer(residues, zetas)) % p) / p).sum(axis=1)  # one value per residue
+    return table[np.asarray(x) % p]
 
 
 def as_problem(p: int | ModularAddition, k: int | None = None) -> ModularAddition:
@@ -192,6 +203,31 @@ def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list
     return checks, fields
 
 
+#: peak memory of the checks per byte of weights (copies: normalized network, engine layout, DFTs of every neuron);
+#: calibrated against ``tracemalloc`` peaks (about 11x for a network, 14x for the construction, which also keeps
+#: the unnormalized network and its neuron descriptions)
+NETWORK_WEIGHT_COPIES = 12
+CONSTRUCTION_WEIGHT_COPIES = 16
+CONSTRUCTION_BYTES_PER_NEURON = 1024
+
+
+def estimate_network_check(p: int, k: int, m: int, *, max_memory: int | None = DEFAULT_MAX_MEMORY,
+                           construction: bool = False) -> Estimate:
+    """Peak memory and run time of :func:`verify_network` (or :func:`verify_construction` when ``construction``)
+    for width ``m``, from ``(p, k, m)`` alone; nothing is allocated."""
+    n = grid_points(p, k)
+    what = (f"the construction of width {m} checked on {p}^{k} points" if construction else
+            f"checking a network of width {m} on {p}^{k} points")
+    if n == math.inf or m * (k + 1) * p > 2**100:
+        return Estimate(what, math.inf, math.inf)
+    eng = estimate_cost(p, k, m, max_memory if max_memory is not None else 2**62, workers=worker_count(None))
+    weights = 8 * m * (k + 1) * p
+    copies = CONSTRUCTION_WEIGHT_COPIES if construction else NETWORK_WEIGHT_COPIES
+    extra = CONSTRUCTION_BYTES_PER_NEURON * m if construction else 0
+    need = copies * weights + engine_bytes_per_point() * n + eng.chunk_bytes + 64 * p * p + extra
+    return Estimate(what, need, eng.seconds)
+
+
 def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None, *,
                    problem: ModularAddition | None = None,
                    max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
@@ -220,6 +256,7 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
     p, k = problem.p, problem.k
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has p={net.p}, k={net.k} (U shape {net.U.shape}) but p={p}, k={k} was requested")
+    require(estimate_network_check(p, k, net.m, max_memory=max_memory), max_memory, max_seconds)
     fields = _base_fields(problem)
     fields["width"] = net.m
     result = VerificationResult(title or f"network check (p={p}, k={k}, m={net.m})", fields=fields)
@@ -241,6 +278,13 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
     return result, res
 
 
+def estimate_construction_check(p: int, k: int, *, max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
+    """:func:`estimate_network_check` for the construction of Lemma C.18 (width from the closed form)."""
+    if 2 * k - 1 + math.log2(max(p, 2)) > 100:  # the width alone is beyond any memory (and 2^(2k-1) unbounded work)
+        return Estimate(f"the construction for p = {p}, k = {k}", math.inf, math.inf)
+    return estimate_network_check(p, k, theory.construction_width(p, k), max_memory=max_memory, construction=True)
+
+
 def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_memory: int = DEFAULT_MAX_MEMORY,
                         max_seconds: float | None = None, family: str = "lemma-c18") -> VerificationResult:
     """Build the Lemma C.18 network for ``ModularAddition(p, k)`` (or the problem ``p``) and check every claim of
@@ -250,6 +294,7 @@ def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_m
     if family != "lemma-c18":
         return verify_family(problem, family, max_memory=max_memory, max_seconds=max_seconds)
     p, k = problem.p, problem.k
+    require(estimate_construction_check(p, k, max_memory=max_memory), max_memory, max_seconds)
     raw = build_construction(p, k, normalize=False)
     net = raw.normalized()
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
@@ -281,6 +326,8 @@ def verify_family(problem: ModularAddition, family: str, *, max_memory: int = DE
         measure = phase_measures.family_measure(family, k)
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    require(estimate_network_check(p, k, measure.size * ((p - 1) // 2), max_memory=max_memory, construction=True),
+            max_memory, max_seconds)
     raw = build_construction(p, k, normalize=False, family=family)
     net = raw.normalized()
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,

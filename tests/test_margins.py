@@ -132,16 +132,17 @@ def test_class_weighted_margin_dominates_margin():
 
 
 def test_refuses_over_budget_and_over_time():
-    with pytest.raises(RefusedError, match="max_memory") as exc:
+    with pytest.raises(RefusedError, match="memory budget") as info:
         exhaustive_margin(PolyNetwork(np.ones((2, 2, 5)), np.ones((2, 5))), max_memory=1000)
-    assert exc.value.parameter == "max_memory" and "--" not in str(exc.value)
+    assert info.value.parameter == "max_memory" and info.value.limit == 1000 and info.value.estimate > 1000
+    assert "--" not in str(info.value)
     est = estimate_cost(97, 5, 8, 2**40)
     assert est.seconds > 60
     from margintheory.margins import check_feasible
 
-    with pytest.raises(RefusedError, match="max_seconds") as exc:
+    with pytest.raises(RefusedError, match="time limit") as info:
         check_feasible(est, 2**40, 60.0)
-    assert exc.value.parameter == "max_seconds" and "--" not in str(exc.value)
+    assert info.value.parameter == "max_seconds" and info.value.estimate == est.seconds and "--" not in str(info.value)
 
 
 def test_bad_labels_rejected():

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 
-from margintheory.margins import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
+from margintheory.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
 
 #: library parameter -> what to do on the command line
 FLAG_HINTS = {
     "max_memory": "raise --max-memory",
     "max_seconds": "pass --force to run it anyway (or raise --max-seconds)",
+    "time_limit": "raise --time-limit",
     "names": 'the name map is --names "U=KEY,W=KEY"',
     "k": "give it with --k",
     "overwrite": "pass --overwrite to replace it",
@@ -27,11 +28,12 @@ def flag_hint(parameter: str | None) -> str:
     return f"; {hint}" if hint else ""
 
 
-def add_engine_options(parser: argparse.ArgumentParser) -> None:
-    """``--max-memory``, ``--max-seconds`` and ``--force``: the budget of the exhaustive margin engine."""
+def add_engine_options(parser: argparse.ArgumentParser, *, max_seconds: float | None = None) -> None:
+    """``--max-memory``, ``--max-seconds`` and ``--force``: the budget a command's work is estimated against
+    before it starts (``max_seconds``: the command's default time limit, else 900 s)."""
     parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
-                        help="memory budget of the exhaustive engine, e.g. 2G (default 2 GiB)")
-    parser.add_argument("--max-seconds", type=positive_float, default=DEFAULT_MAX_SECONDS,
+                        help="refuse work whose estimated memory exceeds this, e.g. 2G (default 2 GiB)")
+    parser.add_argument("--max-seconds", type=positive_float, default=max_seconds or DEFAULT_MAX_SECONDS,
                         help="refuse runs estimated to take longer (default %(default)s s)")
     parser.add_argument("--force", action="store_true", help="run even if the time estimate exceeds --max-seconds")
 

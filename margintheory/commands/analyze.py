@@ -11,6 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
+from margintheory.atomic import check_output_dir
 from margintheory.commands._options import add_engine_options, add_network_file_options, engine_time_limit
 from margintheory.errors import InputError
 from margintheory.report import emit
@@ -56,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.rtol is not None and not (0 <= args.rtol < 1):
         raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
+    if args.plots:
+        check_output_dir(args.plots)
     net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
     result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=engine_time_limit(args),
                              rtol=args.rtol, tolerance=args.tolerance,

@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from margintheory.atomic import check_output_file
+from margintheory.budget import DEFAULT_MAX_MEMORY, Estimate, require
 from margintheory.checks import Check, Exactness, VerificationResult, bool_check, close_check
 from margintheory.commands._options import byte_size, positive_int
 from margintheory.errors import InputError, SolverError
@@ -57,6 +59,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="memory budget of the solvers, e.g. 2G (default 2 GiB); larger jobs are refused up front")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     parser.add_argument("--out", metavar="FILE", help="save the network found (.npz or .safetensors, by suffix)")
+    parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
+                        help="refuse problems whose estimated memory exceeds this, e.g. 2G (default 2 GiB)")
     parser.set_defaults(func=run)
     return parser
 
@@ -74,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         from margintheory.network_io import output_format
 
-        output_format(args.out)  # an unsupported suffix is refused before the solve, not after
+        check_output_file(args.out)  # a device, a directory or an unwritable place: refused before the solve
+        output_format(args.out)  # so is an unsupported suffix
+    require(_estimate(p, k, args), args.max_memory, args.time_limit, time_parameter="time_limit")
     start = time.perf_counter()
     result = _single_neuron(p, k, args) if args.single_neuron else _network(p, k, args)
     _schema_fields(result, problem, args, time.perf_counter() - start)
@@ -97,6 +103,15 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
         f["solver_seconds"] = f.pop("seconds")
     f.update(gamma_star=problem.gamma_star, gamma_star_note=problem.gamma_star_note,
              normalized_margin=f["lower_bound"], seconds=seconds)
+
+
+def _estimate(p: int, k: int, args: argparse.Namespace) -> Estimate:
+    """Memory and time of the requested solve, from ``(p, k)`` before anything is allocated."""
+    from margintheory.solvers.cost import column_generation_estimate, single_neuron_estimate
+
+    if args.single_neuron:
+        return single_neuron_estimate(p, k, solver=args.sdp_solver)
+    return column_generation_estimate(p, k, solver=args.sdp_solver)
 
 
 def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
@@ -152,7 +167,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
     from margintheory.solvers.column_generation import column_generation
 
     g = gamma_star(p, k)
-    with _progress(not args.json) as report:
+    with _progress(sys.stderr.isatty()) as report:
         cg = column_generation(p, k, seed=args.seed, time_limit=args.time_limit, pricing=args.pricing,
                                progress=report, max_memory=args.max_memory)
     if not cg.converged:
@@ -167,7 +182,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
     for c in _bracket_checks(g, lower, cg.dual_bound, cg.dual_certified):
         res.add(c)
     res.add(close_check("network margin = gamma* (relative 1e-6)", g, lower, GAP_TOL))
-    em = exhaustive_margin(net)
+    em = exhaustive_margin(net, args.max_memory)
     res.add(close_check("margin recomputed by the exhaustive engine (margins.exhaustive_margin)", lower,
                         float(em.normalized_margin), max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300))))
     uniform = _uniform_dual_bound(p, k, args, cg.pricing_solver)
@@ -267,7 +282,8 @@ def _hypothesis_note(res: VerificationResult, p: int) -> None:
 
 @contextlib.contextmanager
 def _progress(enabled: bool):
-    """A rich status line on stderr updated every column-generation round (nothing when ``enabled`` is false)."""
+    """A rich status line on stderr updated every column-generation round (nothing when ``enabled`` is false:
+    stderr is not a terminal)."""
     if not enabled:
         yield None
         return
@@ -275,7 +291,8 @@ def _progress(enabled: bool):
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=Console(file=sys.stderr), transient=False) as prog:
+                  console=Console(file=sys.stderr), transient=False, redirect_stdout=False,
+                  redirect_stderr=False) as prog:
         task = prog.add_task("column generation: starting", total=None)
 
         def report(rec) -> None:

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from margintheory.commands._options import positive_int
+from margintheory.budget import require
+from margintheory.commands._options import add_engine_options, engine_time_limit, positive_int
 from margintheory.errors import InputError
 from margintheory.training.objective import REGULARIZERS
 from margintheory.training.optim import OPTIMIZERS, SCHEDULES
+
+#: default time limit of a training run: a day (runs are resumable and show their progress and remaining time)
+TRAIN_MAX_SECONDS = 86400.0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -57,20 +62,28 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="continue from OUT/checkpoint.npz if present (same settings; bit-for-bit "
                         "the uninterrupted run. A larger --steps extends the run: the cosine schedule is then "
                         "recomputed for the new total)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a previous run in --out (without it, a directory holding a run is refused)")
+    add_engine_options(parser, max_seconds=TRAIN_MAX_SECONDS)
     parser.add_argument("--no-figures", action="store_true", help="skip the figures")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (there is none when stderr is "
+                        "not a terminal)")
     parser.set_defaults(func=run)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from margintheory.training import figures
-    from margintheory.training.trainer import TrainConfig, train, write_history
+    from margintheory.theory import validate_pk
+    from margintheory.training.rundir import claim_run_dir, locked_run_dir, previous_run
+    from margintheory.training.trainer import TrainConfig, estimate_training
 
     if args.steps < 0:
         raise InputError(f"--steps must be >= 0, got {args.steps}")
+    if args.resume and args.overwrite:
+        raise InputError("--resume and --overwrite exclude each other")
+    validate_pk(args.p, args.k)
+    require(estimate_training(args.p, args.k, args.width, args.steps, figures=not args.no_figures),
+            args.max_memory, engine_time_limit(args))
     cfg = TrainConfig(
         p=args.p, k=args.k, width=args.width, steps=args.steps, lam=args.lam, regularizer=args.regularizer,
         optimizer=args.optimizer, lr=args.lr, schedule=args.schedule, warmup=args.warmup,
@@ -78,8 +91,22 @@ def run(args: argparse.Namespace) -> int:
         train_fraction=args.train_fraction, seed=args.seed, init_scale=args.init_scale, log_every=args.log_every,
         checkpoint_every=args.checkpoint_every,
     )
-    out = Path(args.out)
-    with progress_bar(cfg.steps, enabled=not args.no_progress) as report:
+    with locked_run_dir(args.out) as out:
+        held = previous_run(out)
+        if held is not None and not (args.resume or args.overwrite):
+            raise InputError(f"{args.out} already holds {held}; pass --resume to continue it, --overwrite to "
+                             "replace it, or choose another --out")
+        claim_run_dir(out, resume=args.resume, overwrite=args.overwrite)
+        return _train_into(cfg, out, args)
+
+
+def _train_into(cfg, out: Path, args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from margintheory.training import figures
+    from margintheory.training.trainer import train, write_history
+
+    with progress_bar(cfg.steps, enabled=not args.no_progress and sys.stderr.isatty()) as report:
         result = train(cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report)
     result.network.save(out / "network.npz")
     result.initial.save(out / "initial.npz")
@@ -100,15 +127,17 @@ def run(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[dict[str, float], int], None] | None]:
-    """A rich progress bar (loss, accuracy, margin / gamma*, Fourier power) fed by the trainer's callback."""
+    """A rich progress bar on stderr (loss, accuracy, margin / gamma*, Fourier power) fed by the trainer's callback."""
     if not enabled:
         yield None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     with Progress(TextColumn("[bold]train"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
-                  transient=False) as prog:
+                  console=Console(file=sys.stderr), transient=False, redirect_stdout=False,
+                  redirect_stderr=False) as prog:
         task = prog.add_task("train", total=total, completed=0, info="")
 
         def report(row: dict[str, float], target: int) -> None:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from margintheory import progress
 from margintheory.checks import Exactness
 from margintheory.errors import InputError
 from margintheory.fourier import neuron_fourier
@@ -131,7 +132,8 @@ def _bound_blocks(obj: SingleNeuronObjective, scale: float, solver: str, time_li
     # x = R y with R orthogonal only up to rounding: |x| <= (1 + delta) |y|, so F scales by (1 + delta)^(k+1)
     delta = float(np.linalg.norm(R.T @ R - np.eye(obj.p), 2))
     bounds, freqs, slack = [], [], split.remainder_l1
-    for blk, poly in zip(split.blocks, split.block_polys, strict=True):
+    for done, (blk, poly) in enumerate(zip(split.blocks, split.block_polys, strict=True)):
+        progress.report("SOS relaxations, one per frequency", done, len(split.blocks))
         if len(poly.coeffs) == 0 or np.abs(poly.coeffs).max() <= 1e-14 * split.total_l1:
             slack += float(np.abs(poly.coeffs).sum())  # a (numerically) zero block: its mass is added, not solved
             continue

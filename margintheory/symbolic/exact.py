@@ -30,7 +30,8 @@ from functools import reduce
 import numpy as np
 import sympy as sp
 
-from margintheory import theory
+from margintheory import progress, theory
+from margintheory.budget import Estimate, grid_points, require
 from margintheory.checks import Check, VerificationResult, bool_check
 from margintheory.construction import NeuronSpec, construction_neuron_specs
 from margintheory.errors import RefusedError
@@ -182,13 +183,36 @@ def cosine_neuron_objective(p: int, k: int, zeta: int = 1) -> sp.Rational:
     return obj
 
 
+#: measured cost of the exact check: bytes per integer held, seconds per (neuron, input) pair (with margin)
+EXACT_BYTES_PER_ENTRY = 100
+EXACT_SECONDS_PER_NEURON_INPUT = 1.0e-4
+
+
+def check_exact_size(p: int, k: int, max_entries: int = MAX_ENTRIES) -> int:
+    """Refuse sizes beyond ``max_entries`` integers held at once (``p^(k+1) lcm(p, 4)``); returns that count.
+    Computed before anything else (``p^(k+1)`` itself is not formed when it is astronomically large)."""
+    n = field_order(p)
+    entries = grid_points(p, k + 1) * n
+    if entries > max_entries:
+        shown = f"{entries}" if entries != math.inf else "more than 2^128"
+        raise RefusedError(f"exact verification holds p^(k+1) * lcm(p,4) = {shown} integers; the limit is "
+                           f"{max_entries}: use the float64 verifier instead")
+    return int(entries)
+
+
+def estimate_exact_check(p: int, k: int, max_entries: int = MAX_ENTRIES) -> Estimate:
+    """Memory and time of :func:`verify_construction_exact` (after :func:`check_exact_size`)."""
+    entries = check_exact_size(p, k, max_entries)
+    neurons = theory.construction_width(p, k)
+    return Estimate(f"the exact check of the construction for p = {p}, k = {k}", EXACT_BYTES_PER_ENTRY * entries,
+                    EXACT_SECONDS_PER_NEURON_INPUT * neurons * p**k)
+
+
 def exact_construction_logits(p: int, k: int, max_entries: int = MAX_ENTRIES) -> ExactLogits:
     """All ``p^k x p`` logits of the unnormalized construction, exactly (module docstring)."""
     p, k = theory.validate_pk(p, k)
     n = field_order(p)
-    if p ** (k + 1) * n > max_entries:
-        raise RefusedError(f"exact verification holds p^(k+1) * lcm(p,4) = {p ** (k + 1) * n} integers; the limit is "
-                           f"{max_entries}: use the float64 verifier instead")
+    check_exact_size(p, k, max_entries)
     start = time.perf_counter()
     specs = construction_neuron_specs(p, k)
     scale = _coefficient_scale(specs)
@@ -197,7 +221,8 @@ def exact_construction_logits(p: int, k: int, max_entries: int = MAX_ENTRIES) ->
     tables = _factor_tables(p, sorted({s.frequency for s in specs}))
     groups: dict[tuple[int, int], np.ndarray] = {}
     objectives: list[sp.Rational | None] = []
-    for spec in specs:
+    for done, spec in enumerate(specs, 1):
+        progress.report(f"exact logits of {len(specs)} neurons", done, len(specs))
         z, b = spec.frequency, spec.term
         u = sum(sgn * tables[(z, b[j], 1)][grid[:, j]] for j, sgn in enumerate(spec.signs))
         uk = cyclic_pow(np.asarray(u, dtype=np.int64), k)
@@ -259,14 +284,17 @@ def _exact_margin_stats(ex: ExactLogits) -> dict:
 
 
 def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
-                              max_entries: int = MAX_ENTRIES) -> VerificationResult:
+                              max_entries: int = MAX_ENTRIES, max_memory: int | None = None,
+                              max_seconds: float | None = None) -> VerificationResult:
     """The claims of Theorem C.22 on the Lemma C.18 construction for ``ModularAddition(p, k)`` (or the problem
     ``p``), in exact arithmetic (same shape as the float :func:`margintheory.verification.verify_construction`;
-    every check has ``exactness="proved"``)."""
+    every check has ``exactness="proved"``).  Sizes beyond ``max_entries``, ``max_memory`` bytes or
+    ``max_seconds`` are refused before anything is built."""
     from margintheory.verification import as_problem
 
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
+    require(estimate_exact_check(p, k, max_entries), max_memory, max_seconds)
     start = time.perf_counter()
     specs = construction_neuron_specs(p, k)
     ex = exact_construction_logits(p, k, max_entries)

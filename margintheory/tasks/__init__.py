@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from margintheory.budget import require
 from margintheory.checks import VerificationResult
 from margintheory.errors import InputError
 from margintheory.fourier import DEFAULT_SPARSITY_TOL
@@ -67,7 +68,7 @@ def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationRe
     if o.exact:
         from margintheory.symbolic.exact import verify_construction_exact
 
-        return verify_construction_exact(problem)
+        return verify_construction_exact(problem, max_memory=o.max_memory, max_seconds=o.max_seconds)
     return verification.verify_construction(problem, max_memory=o.max_memory, max_seconds=o.max_seconds,
                                             family=o.family)
 
@@ -76,8 +77,11 @@ def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResul
     from margintheory.tasks import parity
 
     if o.network is None:
+        require(parity.estimate_parity_check(problem.n, problem.k, 2 ** (problem.k - 1)), o.max_memory,
+                o.max_seconds)
         built = parity.build_parity_construction(problem.n, problem.k)
-        result = parity.verify_parity(built, construction=True, rtol=o.rtol)
+        result = parity.verify_parity(built, construction=True, rtol=o.rtol, max_memory=o.max_memory,
+                                      max_seconds=o.max_seconds)
     else:
         net = o.network
         if not isinstance(net, parity.ParityNetwork):
@@ -85,7 +89,8 @@ def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResul
         if (net.n, net.k) != (problem.n, problem.k):
             raise InputError(f"the network has n = {net.n}, k = |S| = {net.k} but the problem has n = {problem.n}, "
                              f"k = {problem.k}")
-        result = parity.verify_parity(net, construction=False, rtol=o.rtol)
+        result = parity.verify_parity(net, construction=False, rtol=o.rtol, max_memory=o.max_memory,
+                                      max_seconds=o.max_seconds)
     result.fields["gamma_star_note"] = problem.gamma_star_note
     return result
 

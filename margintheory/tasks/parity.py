@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from margintheory import progress
+from margintheory.budget import Estimate, require
 from margintheory.checks import Check, VerificationResult, bool_check, close_check
 from margintheory.errors import InputError, NetworkFormatError
 
@@ -151,6 +153,7 @@ def parity_logits(net: ParityNetwork, X: np.ndarray, chunk_elements: int = 2**23
     out = np.empty((X.shape[0], 2))
     for r0 in range(0, X.shape[0], step):
         out[r0 : r0 + step] = ((X[r0 : r0 + step] @ net.U.T) ** net.k) @ net.W
+        progress.report(f"parity logits on {X.shape[0]} points", min(r0 + step, X.shape[0]), X.shape[0])
     return out
 
 
@@ -259,9 +262,25 @@ def margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = None) -
     return checks, {"normalized_margin": h, "relative_error": abs(h - gamma) / gamma, "margin_tolerance": tol}
 
 
-def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None = None) -> VerificationResult:
-    """All checks of the module docstring on ``net`` (the construction if ``construction``)."""
+#: measured cost of one activation ``(u_i . x)^k`` (matrix product, float power, output product), with margin
+PARITY_SECONDS_PER_ACTIVATION = 2.0e-7
+
+
+def estimate_parity_check(n: int, k: int, m: int) -> Estimate:
+    """Memory and time of :func:`verify_parity` for width ``m`` from ``(n, k, m)``: all ``2^n`` points as floats
+    (and their integer bits while they are formed), the streamed activations, the per-point logits and margins."""
+    N = 2**n
+    need = 3 * 8 * N * n + 2 * 8 * 2**23 + 64 * N + 32 * m * n
+    return Estimate(f"the sparse-parity check of width {m} on 2^{n} points", need,
+                    PARITY_SECONDS_PER_ACTIVATION * N * m)
+
+
+def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None = None,
+                  max_memory: int | None = None, max_seconds: float | None = None) -> VerificationResult:
+    """All checks of the module docstring on ``net`` (the construction if ``construction``); work whose estimate
+    exceeds ``max_memory`` bytes or ``max_seconds`` is refused before it starts."""
     n, k = net.n, net.k
+    require(estimate_parity_check(n, k, net.m), max_memory, max_seconds)
     gamma = gamma_star_parity(k)
     title = f"sparse parity (n={n}, k={k}) " + (
         "construction of D.7" if construction else f"network (m={net.m})"

@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from margintheory import theory
+from margintheory.budget import Estimate, require
 from margintheory.checks import Check, VerificationResult
 from margintheory.construction import build_construction
 from margintheory.errors import InputError
@@ -32,7 +33,7 @@ from margintheory.margins import DEFAULT_MAX_MEMORY, exhaustive_margin
 from margintheory.network import PolyNetwork
 from margintheory.problems import ModularAddition
 from margintheory.training.metrics import norm_shares
-from margintheory.verification import as_problem, verify_network
+from margintheory.verification import as_problem, estimate_construction_check, estimate_network_check, verify_network
 
 DEFAULT_ANALYSIS_TOLERANCE = 1e-2
 
@@ -130,6 +131,15 @@ def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: 
     return [check], fields
 
 
+def estimate_analysis(p: int, k: int, m: int, *, compare_construction: bool = True,
+                      max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
+    """Memory and time of :func:`analyze_network`: the network's check, then (optionally) the construction's."""
+    est = estimate_network_check(p, k, m, max_memory=max_memory)
+    if compare_construction and p % 2 == 1:
+        est = est.plus(estimate_construction_check(p, k, max_memory=max_memory))
+    return Estimate(f"analysing a network of width {m} on {p}^{k} points", est.bytes, est.seconds)
+
+
 def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = None, *,
                     max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
                     rtol: float | None = None, tolerance: float = DEFAULT_ANALYSIS_TOLERANCE,
@@ -140,6 +150,8 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
     problem = check_shapes(net, p, k)
     if not (0 < tolerance < 1):
         raise InputError(f"tolerance must be in (0, 1), got {tolerance}")
+    require(estimate_analysis(problem.p, problem.k, net.m, compare_construction=compare_construction,
+                              max_memory=max_memory), max_memory, max_seconds)
     result = verify_network(net, problem=problem, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
                             title=title or f"analysis of a network (p={problem.p}, k={problem.k}, m={net.m})")
     unit = net.normalized()

@@ -24,6 +24,7 @@ import numpy as np
 
 from margintheory import theory
 from margintheory.atomic import atomic_write_text
+from margintheory.budget import Estimate, grid_points
 from margintheory.errors import InputError, SolverError
 from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
@@ -104,6 +105,22 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: measured cost of one training step per unit ``p^k m (k + p)`` (forward, backward, history row), with margin
+SECONDS_PER_STEP_UNIT = 1.0e-8
+
+
+def estimate_training(p: int, k: int, width: int, steps: int, *, figures: bool = True) -> Estimate:
+    """Peak memory and run time of :func:`train` from ``(p, k, m, steps)`` alone (calibrated with ``tracemalloc``
+    and wall clocks: the data and logits of all ``p^k`` points, the blocked workspace, parameter copies)."""
+    what = f"training width {width} for {steps} steps on {p}^{k} points"
+    n = grid_points(p, k)
+    if n == math.inf or width * (k + 1) * p > 2**100:
+        return Estimate(what, math.inf, math.inf)
+    weights = 8 * width * (k + 1) * p
+    need = 64 * n * p + 32 * n * k + 40 * min(BLOCK_ROWS, n) * width + 12 * weights + (64 * 2**20 if figures else 0)
+    return Estimate(what, need, max(1, steps) * SECONDS_PER_STEP_UNIT * n * width * (k + p))
 
 
 @dataclass

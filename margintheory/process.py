@@ -1,0 +1,179 @@
+"""Process-level behaviour of the ``margintheory`` command: standard output kept clean, closed pipes, write failures.
+
+Nothing here knows about the mathematics or about argparse; :func:`margintheory.cli.main` wraps every command in
+:func:`clean_stdout` and maps the exceptions to exit codes with :func:`output_failure`.
+
+* **Clean standard output.** While a command runs, file descriptor 1 points at standard error and ``sys.stdout``
+  at a private duplicate of the real standard output.  Whatever a compiled library writes with ``printf`` (the
+  HiGHS banner, solver logs) therefore lands on stderr, and stdout carries only what the command itself prints: a
+  ``--json`` object stays parseable.  The redirection is undone when the command ends.
+* **Closed pipes.** ``margintheory verify --json | head -c 10`` closes the pipe early; like ``cat`` or ``grep`` the
+  program then ends quietly, with status ``128 + SIGPIPE`` (141, what a shell reports for a tool killed by
+  SIGPIPE), no traceback and no "Exception ignored" message at interpreter shutdown.
+* **Failed writes.** A write to standard output that fails (``> /dev/full``: no space left on device) is one
+  line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import signal
+import sys
+from collections.abc import Iterator
+
+from margintheory.progress import ProgressCallback
+
+#: exit status of a command whose standard output was closed by the reader (a shell's 128 + SIGPIPE)
+EXIT_PIPE = 128 + int(getattr(signal, "SIGPIPE", 13))
+
+
+class StdoutError(OSError):
+    """A write to standard output failed (closed pipe, full device, I/O error); ``errno`` is the cause's."""
+
+
+class _StdoutFile(io.FileIO):
+    """The real standard output; a failed write raises :class:`StdoutError` (so it is told apart from a failed
+    write of an output file, which names its path)."""
+
+    def write(self, data):  # noqa: ANN001 - same signature as FileIO.write
+        try:
+            return super().write(data)
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from None
+
+
+def _is_process_stdout(stream: object) -> bool:
+    """Whether ``stream`` is the interpreter's own standard output on fd 1 (not a test's capture object)."""
+    if stream is not sys.__stdout__ or stream is None:
+        return False
+    try:
+        return bool(stream.fileno() == 1)  # type: ignore[attr-defined, unused-ignore]
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+@contextlib.contextmanager
+def clean_stdout() -> Iterator[None]:
+    """Route fd 1 to stderr for the duration, and ``sys.stdout`` to a private copy of the real standard output.
+
+    A no-op when ``sys.stdout`` is not the process's fd 1 (e.g. captured by a test harness).  On exit the buffered
+    output is flushed (a failure propagates as :class:`OSError`, see :func:`output_failure`) and fd 1 restored.
+    """
+    if not _is_process_stdout(sys.stdout):
+        yield
+        return
+    original = sys.stdout
+    original.flush()
+    real = os.dup(1)
+    os.dup2(2, 1)
+    stream = io.TextIOWrapper(io.BufferedWriter(_StdoutFile(real, "w", closefd=False)), encoding=original.encoding,
+                              errors=original.errors, line_buffering=bool(original.line_buffering))
+    sys.stdout = stream
+    try:
+        yield
+        stream.flush()
+    finally:
+        sys.stdout = original
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            _point_at_devnull(real)  # bytes that could not be written are dropped, not retried at shutdown
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()
+        os.dup2(real, 1)
+        os.close(real)
+
+
+def _point_at_devnull(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
+def silence_stdout() -> None:
+    """Point fd 1 (and ``sys.stdout``) at ``/dev/null``: after a write failure nothing more may be attempted,
+    and the interpreter's final flush at shutdown must not fail a second time."""
+    _point_at_devnull(1)
+    if _is_process_stdout(sys.__stdout__):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            sys.__stdout__.flush()  # type: ignore[union-attr]  # now goes to /dev/null
+
+
+def flush_stdout() -> None:
+    """Flush ``sys.stdout`` (raises :class:`OSError` when the write fails)."""
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
+def output_failure(exc: OSError) -> tuple[int, str | None]:
+    """Exit status and message for a failed write to standard output.
+
+    A closed pipe (``EPIPE``) is not an error of the program: quiet exit, :data:`EXIT_PIPE`.  Anything else
+    (``ENOSPC`` on ``/dev/full``, ``EIO``, ...) is reported as one line, exit 2.
+    """
+    silence_stdout()
+    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+        return EXIT_PIPE, None
+    reason = exc.strerror or str(exc)
+    return 2, f"cannot write to standard output: {reason}"
+
+
+def say(line: str) -> None:
+    """Print one line on stderr; a stderr that cannot be written to is ignored (nowhere left to report)."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def progress_reporter(enabled: bool | None = None) -> Iterator[ProgressCallback | None]:
+    """A rich progress display on stderr, or ``None`` when stderr is not a terminal (``enabled=None``: decide by
+    ``isatty``).  The callback is thread-safe and throttled (at most ten refreshes a second); a display that is
+    never called prints nothing."""
+    if enabled is None:
+        enabled = _stderr_is_terminal()
+    if not enabled:
+        yield None
+        return
+    import threading
+    import time
+
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    display = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
+                       TimeElapsedColumn(), TimeRemainingColumn(), console=Console(file=sys.stderr), transient=True,
+                       redirect_stdout=False, redirect_stderr=False)  # stdout carries only results
+    tasks: dict[str, object] = {}
+    lock = threading.Lock()
+    last = [0.0]
+
+    def report(what: str, done: float, total: float | None) -> None:
+        now = time.monotonic()
+        with lock:
+            if what in tasks and now - last[0] < 0.1 and (total is None or done < total):
+                return
+            last[0] = now
+            if what not in tasks:
+                if not display.live.is_started:
+                    display.start()
+                tasks[what] = display.add_task(what, total=total)
+            display.update(tasks[what], completed=done, total=total)  # type: ignore[arg-type]
+
+    try:
+        yield report
+    finally:
+        if display.live.is_started:
+            display.stop()
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,77 @@
+"""Up-front estimates of the memory and run time of the solvers, from ``(p, k)`` alone (nothing is allocated).
+
+The sizes follow the code paths: the pricing objective holds a few ``(p^k, p)`` arrays; the block split
+(:func:`margintheory.solvers.symmetry.split_by_frequency`) expands ``F`` in ``N = (k+1) p`` variables into
+``E = C(N+k-1, k) N`` monomials with ``N`` exponents each; a SOS relaxation of a form of degree ``d = k+1`` in ``n``
+variables has a Gram matrix of side ``s`` (monomials of degree ``d/2``, or up to ``ceil(d/2)`` for odd ``d``), and an
+interior-point solver (Clarabel) factors a dense block of side ``t = s (s+1) / 2`` (``8 t^2`` bytes, about
+``30 t^3 / 3`` flops over its iterations); column generation ends with a network of at most
+``(initial + added) p^k`` neurons whose logits are formed on all ``p^k`` points.
+"""
+
+from __future__ import annotations
+
+import math
+
+from margintheory.budget import FLOPS_PER_SECOND, Estimate, grid_points
+
+#: bound on the orbits column generation can hold (initial columns + add_per_round * max_rounds of its defaults)
+MAX_ORBITS = 4 + 4 * 60
+#: interior-point iterations assumed for the time estimate of one SOS relaxation
+SOS_ITERATIONS = 30
+
+
+def gram_side(n_vars: int, degree: int) -> int:
+    """Side of the Gram matrix of the relaxation of :mod:`margintheory.solvers.sos` (its ``_build``)."""
+    h = math.ceil(degree / 2)
+    if degree % 2 == 0:  # a form of even degree: monomials of degree exactly h
+        return math.comb(n_vars + h - 1, h)
+    return math.comb(n_vars + h, h)  # monomials of degree <= h
+
+
+def sos_cost(n_vars: int, degree: int, solver: str = "CLARABEL") -> tuple[float, float]:
+    """``(bytes, seconds)`` of one SOS relaxation in ``n_vars`` variables of a form of degree ``degree``."""
+    s = gram_side(n_vars, degree)
+    t = s * (s + 1) / 2
+    if solver.upper() == "CLARABEL":
+        return 2 * 8 * t * t + 200 * s * s, SOS_ITERATIONS * t**3 / 3 / FLOPS_PER_SECOND
+    return 200 * s * s, SOS_ITERATIONS * 50 * s**3 / FLOPS_PER_SECOND  # SCS: sparse factor, s x s eigenproblems
+
+
+def expansion_cost(p: int, k: int) -> tuple[float, float]:
+    """``(bytes, seconds)`` of expanding the single-neuron objective in all ``N = (k+1) p`` coordinates."""
+    n_pts = grid_points(p, k)
+    N = (k + 1) * p
+    E = math.comb(N + k - 1, k)
+    return 24.0 * E * N * N + 16.0 * n_pts * N, 2.0 * n_pts * E * N / FLOPS_PER_SECOND
+
+
+def single_neuron_estimate(p: int, k: int, *, solver: str = "CLARABEL", method: str = "fourier-blocks") -> Estimate:
+    """Memory and time of :func:`margintheory.solvers.single_neuron.solve_single_neuron` with an upper bound."""
+    what = f"the single-neuron bracket for p = {p}, k = {k}"
+    n_pts = grid_points(p, k)
+    if n_pts == math.inf or k > 64:
+        return Estimate(what, math.inf, math.inf)
+    exp_bytes, exp_secs = expansion_cost(p, k)
+    objective = 64.0 * n_pts * p + 16.0 * ((k + 1) * p) ** 2
+    if method == "none":
+        return Estimate(what, objective, None)
+    if method == "generic":
+        sos_bytes, sos_secs = sos_cost((k + 1) * p, k + 1, solver)
+    else:
+        sos_bytes, sos_secs = sos_cost(2 * (k + 1), k + 1, solver)
+        sos_secs *= (p - 1) // 2 + 1
+    return Estimate(what, objective + exp_bytes + sos_bytes, exp_secs + sos_secs)
+
+
+def column_generation_estimate(p: int, k: int, *, solver: str = "CLARABEL") -> Estimate:
+    """Memory and the time of one round of :func:`margintheory.solvers.column_generation.column_generation`,
+    including the final network (at most :data:`MAX_ORBITS` orbits of ``p^k`` translates) checked on all points."""
+    what = f"column generation for p = {p}, k = {k}"
+    pricing = single_neuron_estimate(p, k, solver=solver)
+    n_pts = grid_points(p, k)
+    if n_pts == math.inf or pricing.bytes == math.inf:
+        return Estimate(what, math.inf, math.inf)
+    m = MAX_ORBITS * n_pts
+    network = 8.0 * m * (k + 1) * p * 3 + 8.0 * m * n_pts + 64.0 * n_pts * p
+    return Estimate(what, pricing.bytes + network, pricing.seconds)

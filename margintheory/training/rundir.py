@@ -1,0 +1,82 @@
+"""A training run's output directory: never overwritten without being asked, never written by two runs at once.
+
+* :func:`locked_run_dir` creates the directory if needed and holds an exclusive ``flock`` on it for the whole run
+  (the lock is on the directory itself: no lock file is left behind, and the kernel releases it when the process
+  ends, however it ends).  A second run into the same directory is refused at once instead of silently losing one
+  of the two results.
+* :func:`previous_run` describes what a directory already holds (a finished run, or an unfinished one with its
+  checkpoint step); :func:`claim_run_dir` refuses to start over it unless the caller resumes it or asked to
+  overwrite it (then the previous run's files are removed first, so the directory never mixes two runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from margintheory.atomic import check_output_dir
+from margintheory.errors import InputError
+
+#: files a run writes (the figures as ``<stem>.png`` / ``<stem>.pdf``)
+RUN_FILES = ("network.npz", "initial.npz", "checkpoint.npz", "history.csv", "history.json")
+FIGURE_STEMS = ("embeddings", "frequencies", "margin")
+
+
+def run_files(out: Path) -> list[Path]:
+    """The files of a run in ``out`` that exist."""
+    names = list(RUN_FILES) + [f"{stem}.{ext}" for stem in FIGURE_STEMS for ext in ("png", "pdf")]
+    return [out / n for n in names if (out / n).exists()]
+
+
+def previous_run(out: Path) -> str | None:
+    """A description of the run ``out`` holds (``None`` if it holds none)."""
+    if not run_files(out):
+        return None
+    hist = out / "history.json"
+    if hist.exists():
+        try:
+            doc = json.loads(hist.read_text())
+            steps = doc["history"][-1]["step"] if doc.get("history") else "?"
+            if doc.get("finished"):
+                return f"a finished run ({steps} steps)"
+            return f"an unfinished run (stopped after {steps} steps)"
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return "the files of a previous run (history.json unreadable)"
+    if (out / "checkpoint.npz").exists():
+        return "an unfinished run (checkpoint.npz)"
+    return "the files of a previous run"
+
+
+@contextlib.contextmanager
+def locked_run_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Create ``path`` if needed and hold an exclusive lock on it until the block ends (module docstring)."""
+    out = check_output_dir(path)
+    out.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(f"{path}: another run is writing to this directory (it is locked); wait for it to "
+                             "end or choose another output directory") from None
+        yield out
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def claim_run_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
+    """Refuse to start a fresh run over a previous one unless resuming or overwriting (call under the lock)."""
+    if resume and overwrite:
+        raise InputError("resume and overwrite exclude each other: resume continues the previous run, overwrite "
+                         "replaces it")
+    held = previous_run(out)
+    if held is None or resume:
+        return
+    if not overwrite:
+        raise InputError(f"{out} already holds {held}; resume it, overwrite it, or choose another output directory")
+    for f in run_files(out):
+        f.unlink()

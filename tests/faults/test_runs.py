@@ -1,0 +1,64 @@
+"""Training runs are never overwritten without being asked, and never written by two processes at once."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+import pytest
+
+from margintheory.errors import InputError
+from margintheory.training.rundir import claim_run_dir, locked_run_dir, previous_run
+from tests.faults.helpers import assert_one_line_error, run_cli
+
+TRAIN = ("train", "--p", "3", "--k", "2", "--width", "4", "--steps", "3", "--no-figures", "--out", "run")
+
+
+def test_a_finished_run_is_not_overwritten(tmp_path):
+    first = run_cli(*TRAIN, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    saved = (tmp_path / "run" / "network.npz").read_bytes()
+    again = run_cli(*TRAIN[:-3], "--seed", "1", "--no-figures", "--out", "run", cwd=tmp_path)
+    assert_one_line_error(again, contains=("finished run", "--overwrite", "--resume"))
+    assert (tmp_path / "run" / "network.npz").read_bytes() == saved
+    over = run_cli(*TRAIN[:-3], "--seed", "1", "--no-figures", "--out", "run", "--overwrite", cwd=tmp_path)
+    assert over.returncode == 0, over.stderr
+    assert (tmp_path / "run" / "network.npz").read_bytes() != saved
+
+
+def test_a_locked_run_directory_is_refused(tmp_path):
+    """While another process holds the run directory, a second run refuses at once (and loses nothing)."""
+    out = tmp_path / "run"
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        run = run_cli(*TRAIN, cwd=tmp_path)
+        assert_one_line_error(run, contains="locked")
+        assert list(out.iterdir()) == []
+    finally:
+        os.close(fd)
+
+
+def test_lock_is_exclusive_and_released(tmp_path):
+    with locked_run_dir(tmp_path / "r") as out:
+        with pytest.raises(InputError, match="locked"), locked_run_dir(out):
+            pass
+    with locked_run_dir(tmp_path / "r"):
+        pass  # released when the first block ended
+
+
+def test_claim_rules(tmp_path):
+    out = tmp_path
+    claim_run_dir(out, resume=False, overwrite=False)  # empty: fine
+    (out / "checkpoint.npz").write_bytes(b"x")
+    assert "unfinished" in previous_run(out)
+    with pytest.raises(InputError):
+        claim_run_dir(out, resume=False, overwrite=False)
+    claim_run_dir(out, resume=True, overwrite=False)
+    assert (out / "checkpoint.npz").exists()
+    (out / "notes.txt").write_text("the user's own file")
+    claim_run_dir(out, resume=False, overwrite=True)
+    assert not (out / "checkpoint.npz").exists() and (out / "notes.txt").exists()
+    with pytest.raises(InputError):
+        claim_run_dir(out, resume=True, overwrite=True)

@@ -1,0 +1,59 @@
+"""Ctrl-C at any moment (start-up included) is one line, exit 130; progress is drawn on stderr only when stderr is a
+terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+
+import pytest
+
+from margintheory import progress
+from tests.faults.helpers import EXE, assert_one_line_error, run_cli
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0])
+def test_ctrl_c_during_start_up_is_one_line(delay, tmp_path):
+    run = run_cli("verify", "--p", "31", "--k", "3", cwd=tmp_path, signal_after=delay)
+    assert_one_line_error(run, code=130, contains="interrupted")
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(tmp_path):
+    run = run_cli("verify", "--p", "11", "--k", "3", "--json", cwd=tmp_path)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+
+
+def test_progress_on_a_terminal_and_stdout_untouched():
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([EXE, "verify", "--p", "11", "--k", "3", "--json"], stdout=subprocess.PIPE,
+                            stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 1.0)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    out = proc.stdout.read()
+    assert proc.wait(timeout=60) == 0
+    assert b"exhaustive margin" in seen
+    assert out.startswith(b"{") and b"exhaustive margin" not in out
+
+
+def test_report_without_callback_is_a_no_op_and_with_one_reaches_it():
+    progress.report("nothing listens", 1, 2)
+    got = []
+    with progress.reporting(lambda what, done, total: got.append((what, done, total))):
+        progress.report("work", 1, 2)
+    progress.report("after", 1, 2)
+    assert got == [("work", 1, 2)]
