@@ -111,7 +111,7 @@ def _estimate(p: int, k: int, args: argparse.Namespace) -> Estimate:
 
     if args.single_neuron:
         return single_neuron_estimate(p, k, solver=args.sdp_solver)
-    return column_generation_estimate(p, k, solver=args.sdp_solver)
+    return column_generation_estimate(p, k, solver=args.sdp_solver, pricing=args.pricing)
 
 
 def _bracket_checks(g: float, lower: float, upper: float, certified: bool,

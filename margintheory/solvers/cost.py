@@ -6,7 +6,7 @@ The sizes follow the code paths: the pricing objective holds a few ``(p^k, p)`` 
 variables has a Gram matrix of side ``s`` (monomials of degree ``d/2``, or up to ``ceil(d/2)`` for odd ``d``), and an
 interior-point solver (Clarabel) factors a dense block of side ``t = s (s+1) / 2`` (``8 t^2`` bytes, about
 ``30 t^3 / 3`` flops over its iterations); column generation ends with a network of at most
-``(initial + added) p^k`` neurons whose logits are formed on all ``p^k`` points.
+``(initial + added) p^k`` neurons whose logits are formed on all ``p^k`` points by blocks.
 """
 
 from __future__ import annotations
@@ -64,14 +64,20 @@ def single_neuron_estimate(p: int, k: int, *, solver: str = "CLARABEL", method: 
     return Estimate(what, objective + exp_bytes + sos_bytes, exp_secs + sos_secs)
 
 
-def column_generation_estimate(p: int, k: int, *, solver: str = "CLARABEL") -> Estimate:
+def column_generation_estimate(p: int, k: int, *, solver: str = "CLARABEL", pricing: str = "fourier") -> Estimate:
     """Memory and the time of one round of :func:`margintheory.solvers.column_generation.column_generation`,
-    including the final network (at most :data:`MAX_ORBITS` orbits of ``p^k`` translates) checked on all points."""
+    including the final network (at most :data:`MAX_ORBITS` orbits of ``p^k`` translates) checked on all points.
+    ``pricing="fourier"`` (odd ``p``) prices by a closed form: no expansion, no relaxation."""
     what = f"column generation for p = {p}, k = {k}"
-    pricing = single_neuron_estimate(p, k, solver=solver)
     n_pts = grid_points(p, k)
-    if n_pts == math.inf or pricing.bytes == math.inf:
+    if n_pts == math.inf or k > 64:
+        return Estimate(what, math.inf, math.inf)
+    if pricing == "fourier" and p % 2 == 1:
+        pricing_cost = Estimate(what, 64.0 * n_pts * p, 2.0 * n_pts * p * (k + 1) / FLOPS_PER_SECOND)
+    else:
+        pricing_cost = single_neuron_estimate(p, k, solver=solver)
+    if pricing_cost.bytes == math.inf:
         return Estimate(what, math.inf, math.inf)
     m = MAX_ORBITS * n_pts
-    network = 8.0 * m * (k + 1) * p * 3 + 8.0 * m * n_pts + 64.0 * n_pts * p
-    return Estimate(what, pricing.bytes + network, pricing.seconds)
+    network = 8.0 * m * (k + 1) * p * 3 + 8.0 * 2**24 + 64.0 * n_pts * p  # weights; logits by blocks
+    return Estimate(what, pricing_cost.bytes + network, pricing_cost.seconds)
