@@ -55,12 +55,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random start (default %(default)s)")
     parser.add_argument("--time-limit", type=float, default=None, metavar="SEC", help="overall time limit")
     parser.add_argument("--sdp-solver", default="CLARABEL", choices=("CLARABEL", "SCS"), help="SOS solver")
-    parser.add_argument("--max-memory", type=byte_size, default=2 * 2**30, metavar="BYTES",
+    parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
                         help="memory budget of the solvers, e.g. 2G (default 2 GiB); larger jobs are refused up front")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     parser.add_argument("--out", metavar="FILE", help="save the network found (.npz or .safetensors, by suffix)")
-    parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
-                        help="refuse problems whose estimated memory exceeds this, e.g. 2G (default 2 GiB)")
     parser.set_defaults(func=run)
     return parser
 
@@ -109,8 +107,9 @@ def _estimate(p: int, k: int, args: argparse.Namespace) -> Estimate:
     """Memory and time of the requested solve, from ``(p, k)`` before anything is allocated."""
     from margintheory.solvers.cost import column_generation_estimate, single_neuron_estimate
 
-    if args.single_neuron:
-        return single_neuron_estimate(p, k, solver=args.sdp_solver)
+    if args.single_neuron:  # the method solve_single_neuron's "auto" takes for uniform weights
+        method = "fourier-exact" if args.sdp_solver == "CLARABEL" else "fourier-blocks"
+        return single_neuron_estimate(p, k, solver=args.sdp_solver, method=method)
     return column_generation_estimate(p, k, solver=args.sdp_solver, pricing=args.pricing)
 
 

@@ -47,11 +47,18 @@ def expansion_cost(p: int, k: int) -> tuple[float, float]:
 
 
 def single_neuron_estimate(p: int, k: int, *, solver: str = "CLARABEL", method: str = "fourier-blocks") -> Estimate:
-    """Memory and time of :func:`margintheory.solvers.single_neuron.solve_single_neuron` with an upper bound."""
+    """Memory and time of :func:`margintheory.solvers.single_neuron.solve_single_neuron` with an upper bound by
+    ``method`` (``fourier-exact``: that path's own estimate,
+    :func:`~margintheory.solvers.single_neuron.estimate_memory`; ``fourier-blocks`` / ``generic``: expansion and
+    SOS relaxations as in the module docstring)."""
     what = f"the single-neuron bracket for p = {p}, k = {k}"
     n_pts = grid_points(p, k)
     if n_pts == math.inf or k > 64:
         return Estimate(what, math.inf, math.inf)
+    if method == "fourier-exact":  # no expansion in (k+1) p variables: the torus-reduced relaxation of g_k only
+        from margintheory.solvers.single_neuron import estimate_memory
+
+        return Estimate(what, estimate_memory(p, k, method), None)
     exp_bytes, exp_secs = expansion_cost(p, k)
     objective = 64.0 * n_pts * p + 16.0 * ((k + 1) * p) ** 2
     if method == "none":

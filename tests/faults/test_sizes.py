@@ -26,7 +26,7 @@ TIME = "--max-seconds"
     (("verify", "--task", "parity", "--n", "20", "--k", "18"), TIME),
     (("solve", "--p", "3", "--k", "4", "--pricing", "sos"), MEMORY),  # used to be killed by the OOM killer
     (("solve", "--p", "31", "--k", "4"), MEMORY),  # the final network: up to 244 orbits of p^k neurons
-    (("solve", "--p", "5", "--k", "4", "--single-neuron"), MEMORY),
+    (("solve", "--p", "3", "--k", "9", "--single-neuron"), MEMORY),
     (("solve", "--p", "7", "--k", "2", "--single-neuron", "--time-limit", "0.001"), "--time-limit"),
     (("train", "--p", "97", "--k", "5", "--width", "10", "--out", "never"), MEMORY),
     (("train", "--p", "31", "--k", "3", "--width", "1000", "--steps", "100000000", "--out", "never"), TIME),
