@@ -35,7 +35,9 @@ def test_gradient_matches_central_differences(case, seed, uniform):
     f, g = obj.value_and_grad(x)
     h = 1e-6
     fd = np.array([(obj.value(x + h * e) - obj.value(x - h * e)) / (2 * h) for e in np.eye(obj.n)])
-    assert f == pytest.approx(obj.value(x), rel=1e-14, abs=1e-15)
+    # value and value_and_grad sum the p^k terms in different orders; with cancellation the relative difference
+    # reaches a few 1e-14 (e.g. 2.7e-14 at (p, k) = (3, 3), seed 159114, uniform weights)
+    assert f == pytest.approx(obj.value(x), rel=1e-12, abs=1e-15)
     # central differences of a cubic/quartic: truncation O(h^2 |x|^(k-1)), rounding O(eps |F| / h)
     assert np.max(np.abs(fd - g)) <= 1e-7 * (1 + np.max(np.abs(g)))
 
