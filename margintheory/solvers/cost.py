@@ -6,7 +6,7 @@ The sizes follow the code paths: the pricing objective holds a few ``(p^k, p)`` 
 variables has a Gram matrix of side ``s`` (monomials of degree ``d/2``, or up to ``ceil(d/2)`` for odd ``d``), and an
 interior-point solver (Clarabel) factors a dense block of side ``t = s (s+1) / 2`` (``8 t^2`` bytes, about
 ``30 t^3 / 3`` flops over its iterations); column generation ends with a network of at most
-``(initial + added) p^k`` neurons whose logits are formed on all ``p^k`` points by blocks.
+``(initial + added) p^k`` neurons whose margin is computed densely (at most ``2^25`` pair entries) or streamed.
 """
 
 from __future__ import annotations
@@ -86,5 +86,6 @@ def column_generation_estimate(p: int, k: int, *, solver: str = "CLARABEL", pric
     if pricing_cost.bytes == math.inf:
         return Estimate(what, math.inf, math.inf)
     m = MAX_ORBITS * n_pts
-    network = 8.0 * m * (k + 1) * p * 3 + 8.0 * 2**24 + 64.0 * n_pts * p  # weights; logits by blocks
+    # weights (orbits, network, copies); the margin: a dense pair array of at most DENSE_MARGIN_ENTRIES, or streamed
+    network = 8.0 * m * (k + 1) * p * 3 + 2 * 8.0 * 2**25 + 64.0 * n_pts * p
     return Estimate(what, pricing_cost.bytes + network, pricing_cost.seconds)
