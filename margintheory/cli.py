@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from margintheory import progress
 from margintheory._version import __version__
@@ -25,8 +26,16 @@ from margintheory.process import StdoutError, clean_stdout, flush_stdout, output
 COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check")
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line (``margintheory verify: error: ...; see --help``), exit 2, like every other error;
+    sub-command parsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="margintheory",
         description="Verify the max-margin theory of polynomial networks on algebraic tasks.",
     )

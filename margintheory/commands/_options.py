@@ -81,6 +81,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def nonneg_int(text: str) -> int:
+    """argparse type: an integer >= 0 (seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return value
+
+
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
     try:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from margintheory.budget import require
-from margintheory.commands._options import add_engine_options, engine_time_limit, positive_int
+from margintheory.commands._options import add_engine_options, engine_time_limit, nonneg_int, positive_int
 from margintheory.errors import InputError
 from margintheory.training.objective import REGULARIZERS
 from margintheory.training.optim import OPTIMIZERS, SCHEDULES
@@ -44,16 +44,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="norm = lambda ||theta||_{2,k+1} (papers); norm-power = lambda ||theta||^(k+1); "
                         "l2 = plain weight decay as a penalty; none (default %(default)s)")
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adam", help="default %(default)s")
-    parser.add_argument("--weight-decay", type=float, default=0.0, help="decoupled AdamW decay (adamw only)")
+    parser.add_argument("--weight-decay", type=float, default=None, help="decoupled decay (adamw only; default 0)")
     parser.add_argument("--lr", type=float, default=5e-3, help="peak learning rate (default %(default)s)")
     parser.add_argument("--schedule", choices=SCHEDULES, default="cosine", help="default %(default)s")
     parser.add_argument("--warmup", type=int, default=10, help="linear warm-up steps (default %(default)s)")
-    parser.add_argument("--milestones", type=int, nargs="*", default=[],
+    parser.add_argument("--milestones", type=positive_int, nargs="*", default=None,
                         help="steps at which the 'doubling' schedule doubles the learning rate")
     parser.add_argument("--batch-size", type=positive_int, default=None, help="mini-batch size (default: full batch)")
     parser.add_argument("--train-fraction", type=float, default=1.0,
                         help="fraction of the p^k points used for training; the rest is the test set")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
+    parser.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default %(default)s)")
     parser.add_argument("--init-scale", type=float, default=None, help="init std (default 1/sqrt(p))")
     parser.add_argument("--log-every", type=positive_int, default=1, help="record history every N steps")
     parser.add_argument("--checkpoint-every", type=positive_int, default=500, help="checkpoint every N steps")
@@ -81,13 +81,14 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--steps must be >= 0, got {args.steps}")
     if args.resume and args.overwrite:
         raise InputError("--resume and --overwrite exclude each other")
+    _reject_options_that_do_not_apply(args)
     validate_pk(args.p, args.k)
     require(estimate_training(args.p, args.k, args.width, args.steps, figures=not args.no_figures),
             args.max_memory, engine_time_limit(args))
     cfg = TrainConfig(
         p=args.p, k=args.k, width=args.width, steps=args.steps, lam=args.lam, regularizer=args.regularizer,
         optimizer=args.optimizer, lr=args.lr, schedule=args.schedule, warmup=args.warmup,
-        milestones=list(args.milestones), weight_decay=args.weight_decay, batch_size=args.batch_size,
+        milestones=list(args.milestones or []), weight_decay=args.weight_decay or 0.0, batch_size=args.batch_size,
         train_fraction=args.train_fraction, seed=args.seed, init_scale=args.init_scale, log_every=args.log_every,
         checkpoint_every=args.checkpoint_every,
     )
@@ -98,6 +99,14 @@ def run(args: argparse.Namespace) -> int:
                              "replace it, or choose another --out")
         claim_run_dir(out, resume=args.resume, overwrite=args.overwrite)
         return _train_into(cfg, out, args)
+
+
+def _reject_options_that_do_not_apply(args: argparse.Namespace) -> None:
+    """A flag that the chosen optimizer or schedule does not use is refused, not silently ignored."""
+    if args.weight_decay is not None and args.optimizer != "adamw":
+        raise InputError(f"--weight-decay applies to --optimizer adamw only, not {args.optimizer}")
+    if args.milestones is not None and args.schedule != "doubling":
+        raise InputError(f"--milestones applies to --schedule doubling only, not {args.schedule}")
 
 
 def _train_into(cfg, out: Path, args: argparse.Namespace) -> int:

@@ -77,11 +77,11 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--group", help="group: S3, S4, S5, S6 or C<n> (e.g. C7)")
     g.add_argument("--construction", choices=CONSTRUCTIONS, help="cogo: which construction of the paper")
     g.add_argument("--d", type=int, help="cogo: group order d (Z_d)")
-    g.add_argument("--nu", type=float, default=0.0, metavar="ANGLE",
-                   help="cogo F6: nu = exp(i ANGLE) of u_nu (default %(default)s)")
-    g.add_argument("--xi", type=float, default=0.0, metavar="ANGLE",
-                   help="cogo F4/F46: xi = exp(i ANGLE) of z_xi (default %(default)s)")
-    g.add_argument("--k0", type=positive_int, default=1, help="cogo F46: the order-6 frequency (default %(default)s)")
+    g.add_argument("--nu", type=float, default=None, metavar="ANGLE",
+                   help="cogo F6: nu = exp(i ANGLE) of u_nu (default 0)")
+    g.add_argument("--xi", type=float, default=None, metavar="ANGLE",
+                   help="cogo F4/F46: xi = exp(i ANGLE) of z_xi (default 0)")
+    g.add_argument("--k0", type=positive_int, default=None, help="cogo F46: the order-6 frequency (default 1)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,7 +171,7 @@ def _cogo(args: argparse.Namespace) -> Parsed:
         raise InputError("--task cogo needs --construction (F6, F4, F46, memorize) and --d")
     if not 3 <= args.d <= CoGO.MAX_D:
         raise InputError(f"--d must be an integer in 3..{CoGO.MAX_D}, got {args.d}")
-    return CoGO(args.d, args.construction, nu_angle=args.nu, xi_angle=args.xi, k0=args.k0), None
+    return CoGO(args.d, args.construction, nu_angle=args.nu or 0.0, xi_angle=args.xi or 0.0, k0=args.k0 or 1), None
 
 
 def _check_tolerances(args: argparse.Namespace) -> None:
@@ -183,6 +183,17 @@ def _check_tolerances(args: argparse.Namespace) -> None:
         raise InputError(f"--min-share must be in [0, 1), got {args.min_share}")
     if (args.fourier_tol is not None or args.min_share is not None) and not args.network:
         raise InputError("--fourier-tol and --min-share apply to a network given with --network")
+
+
+#: the options of verify that only some tasks use, and which task uses which
+TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
+                 "fourier_tol", "min_share", "names")
+TASK_OPTIONS = {
+    MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names"},
+    "parity": {"n", "k", "rtol"},
+    "group": {"group", "k", "rtol", "names"},
+    "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},
+}
 
 
 def _reject_foreign_options(args: argparse.Namespace) -> None:
@@ -200,17 +211,28 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
         raise InputError("--exact checks the construction; it cannot be combined with --network")
     if args.family and args.network:
         raise InputError("--family chooses a construction; it cannot be combined with --network")
-    if name == MODULAR:
-        for flag in ("n", "group", "construction", "d"):
-            if getattr(args, flag) is not None:
-                raise InputError(f"--{flag} is not an option of --task {MODULAR}")
-        return
-    if args.exact or args.family:
-        raise InputError(f"--exact and --family apply to --task modular-addition only, not {name}")
-    if args.p is not None:
-        hint = {"cogo": " (use --d)", "group": " (use --group)", "parity": " (use --n and --k)"}[name]
-        raise InputError(f"--p is not an option of --task {name}{hint}")
+    for flag in TASK_SPECIFIC:  # one rule: a flag the chosen task does not use is refused, never ignored
+        if _given(args, flag) and flag not in TASK_OPTIONS[name]:
+            hint = {"cogo": " (use --d)", "group": " (use --group)", "parity": " (use --n and --k)"}.get(name, "")
+            hint = hint if flag == "p" else ""
+            raise InputError(f"--{flag.replace('_', '-')} is not an option of --task {name}{hint}")
     if name in ("group", "cogo") and args.k not in (None, 2):
         raise InputError(f"--task {name} uses quadratic networks with two inputs: --k must be 2 or omitted")
-    if name == "cogo" and args.rtol is not None:
-        raise InputError("--rtol is not an option of --task cogo")
+    if name == "cogo":
+        _reject_cogo_angles(args)
+
+
+def _given(args: argparse.Namespace, flag: str) -> bool:
+    value = getattr(args, flag, None)
+    return value is not None and value is not False
+
+
+def _reject_cogo_angles(args: argparse.Namespace) -> None:
+    """``--nu`` belongs to F6, ``--xi`` to F4 / F46, ``--k0`` to F46, and none of them to a given --network."""
+    uses = {"nu": ("F6",), "xi": ("F4", "F46"), "k0": ("F46",)}
+    for flag, constructions in uses.items():
+        if _given(args, flag) and (args.network or args.construction not in constructions):
+            what = "--network" if args.network else f"--construction {args.construction}"
+            raise InputError(f"--{flag} applies to --construction {' / '.join(constructions)} only, not {what}")
+    if args.network and args.construction:
+        raise InputError("--construction chooses a construction; it cannot be combined with --network")

@@ -83,7 +83,9 @@ class TrainConfig:
             (self.batch_size is None or self.batch_size >= 1, f"batch size must be >= 1, got {self.batch_size}"),
             (self.log_every >= 1 and self.checkpoint_every >= 1, "log/checkpoint intervals must be >= 1"),
             (self.weight_decay >= 0, f"weight decay must be >= 0, got {self.weight_decay}"),
-            (self.init_scale is None or self.init_scale > 0, f"init scale must be > 0, got {self.init_scale}"),
+            (self.init_scale is None or 0 < self.init_scale < math.inf,
+             f"init scale must be positive and finite, got {self.init_scale}"),
+            (isinstance(self.seed, int) and self.seed >= 0, f"seed must be an integer >= 0, got {self.seed!r}"),
         ]
         for ok, msg in checks:
             if not ok:
