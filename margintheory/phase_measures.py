@@ -23,6 +23,7 @@ cyclic lattice family (``2 * 3^(k-1)`` atoms, every ``k >= 2``) and a 16-atom de
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -213,18 +214,23 @@ def cyclic_lattice_measure(k: int) -> PhaseMeasure:
                         cyclic_generator=g, source="this package (search over cyclic phase lattices)")
 
 
-#: 16 atoms on (Z_8)^3 with equal weights, found by the mixed-integer search of
-#: :func:`margintheory.solvers.width_bounds.min_support_on_grid` over (Z_8)^3 (and by random least squares)
-DESIGN_K3_16 = ((0, 0, 0), (0, 0, 4), (4, 0, 0), (4, 0, 4), (1, 1, 1), (1, 5, 1), (5, 1, 1), (5, 5, 1),
-                (2, 2, 2), (2, 6, 2), (2, 6, 6), (6, 6, 2), (7, 3, 3), (7, 3, 7), (7, 7, 3), (7, 7, 7))
+def design16_points() -> np.ndarray:
+    """``{t (1, 1, 1) + 4 e : t = 0..3, e in {0, 1}^3 of even weight}`` in ``(Z_8)^3``: 16 points, invariant under
+    permutations of the coordinates; not a subgroup (``4 (1, 1, 1)`` has odd weight)."""
+    even = [e for e in itertools.product((0, 1), repeat=3) if sum(e) % 2 == 0]
+    return np.array([[(t + 4 * ei) % 8 for ei in e] for t in range(4) for e in even], dtype=np.int64)
 
 
 def design16_measure() -> PhaseMeasure:
-    """The 16-atom equal-weight design for ``k = 3`` (phases in ``(pi/4) Z``): the smallest support for ``k = 3``
-    (16 is also a lower bound, :mod:`margintheory.solvers.width_bounds`)."""
-    return PhaseMeasure(3, 8, np.array(DESIGN_K3_16), tuple([Fraction(1, 16)] * 16), "design-16",
-                        "16 equal-weight atoms on (Z_8)^3 (not a subgroup)",
-                        source="this package (mixed-integer search on the phase lattice (Z_8)^3)")
+    """The 16-atom equal-weight design for ``k = 3`` (phases in ``(pi/4) Z``, :func:`design16_points`): the
+    smallest support for ``k = 3`` (16 is also a lower bound, :mod:`margintheory.solvers.width_bounds`).  A
+    16-atom support was first found by the mixed-integer search on ``(Z_8)^3``
+    (:func:`margintheory.solvers.width.search_phase_measure`); this symmetric one by a search over unions of
+    diagonal shifts ``t (1, 1, 1) + 4 H`` of subspaces ``H`` of ``F_2^3``.  Its weights are the unique solution on
+    this support (:func:`margintheory.solvers.width.exact_weights_on_support`)."""
+    return PhaseMeasure(3, 8, design16_points(), tuple([Fraction(1, 16)] * 16), "design-16",
+                        "16 equal-weight atoms t(1,1,1) + 4e on (Z_8)^3, t = 0..3, e of even weight (not a subgroup)",
+                        source="this package (searches on the phase lattice (Z_8)^3)")
 
 
 def smallest_known_measure(k: int) -> PhaseMeasure:

@@ -141,9 +141,11 @@ print(len(S3), len(cert.index), chk3.passed, float(chk3.ratio), chk3.bound)
 assert len(S3) == 15 and chk3.passed and 15 < chk3.ratio < 16 and chk3.bound == 16
 
 # %% [markdown]
-# **Upper bound**: 16 equal-weight atoms on `(Z_8)^3` (found by a mixed-integer search on that phase lattice,
-# `margintheory.solvers.width.search_phase_measure`). Its moments vanish exactly, so **the minimum for `k = 3` is
-# 16 per frequency, `8(p-1)` in all** (`p` prime, `p > 6`), half of the theorem's `16(p-1)`.
+# **Upper bound**: 16 equal-weight atoms `(pi/4)(t (1,1,1) + 4e)`, `t = 0..3`, `e` a 0/1 vector of even weight
+# (a mixed-integer search on the phase lattice `(Z_8)^3` first found a 16-atom support,
+# `margintheory.solvers.width.search_phase_measure`; this symmetric one came from a search over diagonal shifts of
+# subspaces). Its moments vanish exactly, so **the minimum for `k = 3` is 16 per frequency, `8(p-1)` in all**
+# (`p` prime, `p > 6`), half of the theorem's `16(p-1)`.
 
 # %%
 mu16 = design16_measure()
@@ -182,8 +184,8 @@ assert r.verdict == "verified" and r.fields["normalized_margin_exact"] == "1/224
 # | k | lower bound (per frequency) | smallest found | theorem `2^(2k-1)` |
 # |---|---|---|---|
 # | 2 | 6 (clique, proved) | 6 (cyclic lattice) | 8 |
-# | 3 | 16 (Delsarte certificate, proved) | 16 (design on `(Z_8)^3`) | 32 |
-# | 4 | 36 (clique, proved) | 54 (cyclic lattice) | 128 |
+# | 3 | 16 (Delsarte certificate, proved) | 16 (`t(1,1,1) + 4e` on `(Z_8)^3`) | 32 |
+# | 4 | 40 (Delsarte certificate, proved) | 54 (cyclic lattice) | 128 |
 # | 5 | 77 (clique, proved) | 162 (cyclic lattice) | 512 |
 # | 6 | 32 (clique `2^(k-1)`, proved) | 486 (cyclic lattice) | 2048 |
 #

@@ -184,12 +184,15 @@ def test_cliques_and_their_certificates(k, size):
     chk = check_gram_certificate(clique_certificate(S))
     assert chk.passed and chk.bound == size
     assert width_lower_bound(k).per_frequency == (16 if k == 3 else size)
+    assert width_lower_bound(k).per_frequency >= size
 
 
 def test_k2_minimum_is_6_and_k4_bracket():
     assert width_lower_bound(2).per_frequency == 6 == cyclic_lattice_measure(2).size
     lb4 = width_lower_bound(4)
-    assert lb4.per_frequency == 36 < family_measure("smallest-known", 4).size == 54
+    assert lb4.per_frequency == 40 < family_measure("smallest-known", 4).size == 54
+    chk = check_gram_certificate(shipped_certificate(4))
+    assert chk.passed and 39 < chk.ratio < 40 and len(shipped_certificate(4).index) == 169
 
 
 @pytest.mark.parametrize("k", [2, 3, 4, 5, 6])
