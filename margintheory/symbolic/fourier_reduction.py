@@ -19,10 +19,10 @@ coefficient ``k!``) survives.  Both facts are checked exactly (every coefficient
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
@@ -30,6 +30,7 @@ from functools import partial
 import numpy as np
 import sympy as sp
 
+from margintheory.budget import grid_points
 from margintheory.errors import RefusedError
 from margintheory.margins import input_grid
 from margintheory.symbolic.cyclotomic import rational_parts
@@ -37,16 +38,25 @@ from margintheory.symbolic.derivation import Derivation
 from margintheory.theory import int_at_least
 
 MAX_TERMS = 60_000  # p^(k+1) monomials of the fully mixed type
+MAX_WORK = 1_000_000  # multinomial types x p^(k+1): exact rational updates (about 10 s)
 
 Monomial = tuple[tuple[int, int], ...]  # sorted (variable index, power)
 
 
 def validate_fourier_pk(p: object, k: object) -> tuple[int, int]:
-    """``p >= 2`` and ``k >= 1`` integers with ``p^(k+1) <= MAX_TERMS`` (else :class:`RefusedError`)."""
+    """``p >= 2`` and ``k >= 1`` integers with ``p^(k+1) <= MAX_TERMS`` monomials and at most :data:`MAX_WORK`
+    exact updates (``C(2k-1, k)`` multinomial types times ``p^(k+1)``), else :class:`RefusedError` -- decided from
+    the sizes alone, before any power of ``p`` is formed."""
     p, k = int_at_least("p", p, 2), int_at_least("k", k, 1)
-    if p ** (k + 1) > MAX_TERMS:
-        raise RefusedError(f"the exact Fourier reduction expands p^(k+1) = {p ** (k + 1)} monomials; the limit is "
+    terms = grid_points(p, k + 1)
+    if terms > MAX_TERMS:
+        shown = terms if terms != math.inf else "more than 2^128"
+        raise RefusedError(f"the exact Fourier reduction expands p^(k+1) = {shown} monomials; the limit is "
                            f"{MAX_TERMS} (e.g. p <= 5 with k <= 3, p <= 13 with k <= 2)")
+    work = math.comb(2 * k - 1, k) * int(terms)
+    if work > MAX_WORK:
+        raise RefusedError(f"the exact Fourier reduction makes C(2k-1, k) p^(k+1) = {work} exact rational updates; "
+                           f"the limit is {MAX_WORK} (k <= 7 for p = 2, k <= 3 for p <= 13)")
     return p, k
 
 
@@ -68,7 +78,18 @@ def _monomial(factors: list[tuple[int, int]]) -> Monomial:
 
 def exponent_types(k: int) -> list[tuple[int, ...]]:
     """All ``e in N^k`` with ``sum e = k`` (the multinomial types of ``(u_1 + ... + u_k)^k``)."""
-    return [e for e in itertools.product(range(k + 1), repeat=k) if sum(e) == k]
+    return list(_compositions(k, k))
+
+
+def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """``e in N^parts`` with ``sum e = total`` in lexicographic order (``C(total+parts-1, parts-1)`` of them,
+    generated directly rather than filtered out of all ``(total+1)^parts`` tuples)."""
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first, *rest)
 
 
 def objective_by_type(p: int, k: int) -> dict[tuple[int, ...], dict[Monomial, Fraction]]:

@@ -28,6 +28,7 @@ TIME = "--max-seconds"
     (("solve", "--p", "31", "--k", "4"), MEMORY),  # the final network: up to 244 orbits of p^k neurons
     (("solve", "--p", "3", "--k", "9", "--single-neuron"), MEMORY),
     (("solve", "--p", "5", "--k", "3", "--pricing", "sos", "--time-limit", "0.001"), "--time-limit"),
+    (("derive", "fourier", "--p", "2", "--k", "14"), "limit"),  # passed the size check, then ran for hours
     (("train", "--p", "97", "--k", "5", "--width", "10", "--out", "never"), MEMORY),
     (("train", "--p", "31", "--k", "3", "--width", "1000", "--steps", "100000000", "--out", "never"), TIME),
 ])
