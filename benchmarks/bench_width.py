@@ -14,9 +14,9 @@ Measured 2026-11-23 on the 2-core machine under load average 10-12 (``--search``
     k  lower bound (proved)              smallest found      cyclic lattice  theorem
     2  6   clique, 217/37 = 5.86         6 (cyclic-lattice)  6               8
     3  16  Delsarte certificate, 15.805  16 (design-16)      18              32
-    4  40  Delsarte certificate, 39.28   54                  54              128
-    5  77  clique                        162                 162             512
-    6  32  clique 2^(k-1)                486                 486             2048
+    4  40  Delsarte certificate, 39.28   40 (parity-design)  54              128
+    5  77  clique                        96 (parity-design)  162             512
+    6  32  clique 2^(k-1)                224 (parity-design) 486             2048
     exact: (7,3) 48 neurons 0.2 s, (11,3) 80 neurons 2.5 s, (7,2) 0.1 s, (5,4) 108 neurons 16.1 s, all = gamma*
     paper sizes, exhaustive: (47,4) Lemma C.18 2944 neurons 170.3 s, cyclic lattice 1242 neurons 39.3 s;
     (23,5) Lemma C.18 5632 neurons 237.8 s, cyclic lattice 1782 neurons 65.6 s; relative errors <= 4e-15

@@ -18,7 +18,8 @@ patterns ``(zeta n, eps zeta) mod p``).  Derivation: docs/theory.md ("smaller ne
 
 This module holds the measures (exact phases ``2 pi r / Q`` with ``r`` integer, rational weights), their exact moment
 check, and the families: the construction of Lemma C.18 in this language (``2^(2k-1)`` atoms on ``(Z_4)^k``), the
-cyclic lattice family (``2 * 3^(k-1)`` atoms, every ``k >= 2``) and a 16-atom design for ``k = 3``.
+cyclic lattice family (``2 * 3^(k-1)`` atoms, every ``k >= 2``, proved) and the parity design (``(k+1) 2^(k-1)``
+atoms, checked exactly for ``k <= 8``; 16 for ``k = 3`` and 40 for ``k = 4``, the proved minima).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
-FAMILIES = ("lemma-c18", "cyclic-lattice", "smallest-known")
+FAMILIES = ("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known")
 
 
 # ---------------------------------------------------------------- the unwanted moments
@@ -214,33 +215,53 @@ def cyclic_lattice_measure(k: int) -> PhaseMeasure:
                         cyclic_generator=g, source="this package (search over cyclic phase lattices)")
 
 
+def parity_design_points(k: int) -> np.ndarray:
+    """``{t (1, ..., 1) + (k+1) h : t = 0..k, h in {0,1}^k with h_1 + h_2 + h_3 even}`` in ``(Z_{2(k+1)})^k``:
+    ``(k+1) 2^(k-1)`` points (``k >= 3``)."""
+    if k < 3:
+        raise ValueError("the parity design needs k >= 3")
+    half = [h for h in itertools.product((0, 1), repeat=k) if (h[0] + h[1] + h[2]) % 2 == 0]
+    q = 2 * (k + 1)
+    return np.array([[(t + (k + 1) * hj) % q for hj in h] for t in range(k + 1) for h in half], dtype=np.int64)
+
+
+def parity_design_measure(k: int) -> PhaseMeasure:
+    """Equal weights on :func:`parity_design_points`: ``(k+1) 2^(k-1)`` neurons per frequency -- 16, 40, 96, 224,
+    512 for ``k = 3..7`` (the cyclic lattice: 18, 54, 162, 486, 1458; Lemma C.18: 32, 128, 512, 2048, 8192), within
+    a factor ``k + 1`` of the lower bound ``2^(k-1)`` and equal to the proved minimum for ``k = 3`` (16) and
+    ``k = 4`` (40).  Found by a search over unions of diagonal shifts ``t (1,...,1) + (Q/2) H`` of subspaces ``H``
+    of ``F_2^k``; its moments are checked exactly per ``k`` (:func:`exact_moment_check`; ``k <= 8`` in the tests
+    and benchmarks).  A proof for general ``k`` is open.  ``k = 3`` is the 16-atom design."""
+    pts = parity_design_points(k)
+    n = len(pts)
+    return PhaseMeasure(k, 2 * (k + 1), pts, tuple([Fraction(1, n)] * n), "parity-design",
+                        f"{n} equal-weight atoms t(1,...,1) + (k+1)h on (Z_{2 * (k + 1)})^k, t = 0..k, h in {{0,1}}^k "
+                        "with h_1 + h_2 + h_3 even (not a subgroup)",
+                        source="this package (search over diagonal shifts of subspaces on phase lattices)")
+
+
 def design16_points() -> np.ndarray:
-    """``{t (1, 1, 1) + 4 e : t = 0..3, e in {0, 1}^3 of even weight}`` in ``(Z_8)^3``: 16 points, invariant under
-    permutations of the coordinates; not a subgroup (``4 (1, 1, 1)`` has odd weight)."""
-    even = [e for e in itertools.product((0, 1), repeat=3) if sum(e) % 2 == 0]
-    return np.array([[(t + 4 * ei) % 8 for ei in e] for t in range(4) for e in even], dtype=np.int64)
+    """The ``k = 3`` parity design: ``t (1, 1, 1) + 4 e``, ``t = 0..3``, ``e`` of even weight, in ``(Z_8)^3``."""
+    return parity_design_points(3)
 
 
 def design16_measure() -> PhaseMeasure:
-    """The 16-atom equal-weight design for ``k = 3`` (phases in ``(pi/4) Z``, :func:`design16_points`): the
-    smallest support for ``k = 3`` (16 is also a lower bound, :mod:`margintheory.solvers.width_bounds`).  A
-    16-atom support was first found by the mixed-integer search on ``(Z_8)^3``
-    (:func:`margintheory.solvers.width.search_phase_measure`); this symmetric one by a search over unions of
-    diagonal shifts ``t (1, 1, 1) + 4 H`` of subspaces ``H`` of ``F_2^3``.  Its weights are the unique solution on
-    this support (:func:`margintheory.solvers.width.exact_weights_on_support`)."""
-    return PhaseMeasure(3, 8, design16_points(), tuple([Fraction(1, 16)] * 16), "design-16",
-                        "16 equal-weight atoms t(1,1,1) + 4e on (Z_8)^3, t = 0..3, e of even weight (not a subgroup)",
-                        source="this package (searches on the phase lattice (Z_8)^3)")
+    """The 16-atom equal-weight design for ``k = 3`` (:func:`parity_design_measure` at ``k = 3``): the smallest
+    support for ``k = 3`` (16 is also a lower bound, :mod:`margintheory.solvers.width_bounds`).  A 16-atom
+    support was first found by the mixed-integer search on ``(Z_8)^3``
+    (:func:`margintheory.solvers.width.search_phase_measure`); the weights are the unique solution on this support
+    (:func:`margintheory.solvers.width.exact_weights_on_support`)."""
+    return parity_design_measure(3)
 
 
 def smallest_known_measure(k: int) -> PhaseMeasure:
     """The smallest measure this package knows for ``k``: Lemma C.18's for ``k = 1`` (2 atoms), the cyclic lattice
-    for ``k = 2`` (6) and ``k >= 4`` (``2 * 3^(k-1)``), the 16-atom design for ``k = 3``."""
+    for ``k = 2`` (6), the parity design for ``k >= 3`` (``(k+1) 2^(k-1)``)."""
     if k == 1:
         return lemma_c18_measure(1)
-    if k == 3:
-        return design16_measure()
-    return cyclic_lattice_measure(k)
+    if k == 2:
+        return cyclic_lattice_measure(2)
+    return parity_design_measure(k)
 
 
 def family_measure(family: str, k: int) -> PhaseMeasure:
@@ -249,6 +270,8 @@ def family_measure(family: str, k: int) -> PhaseMeasure:
         return lemma_c18_measure(k)
     if family == "cyclic-lattice":
         return cyclic_lattice_measure(k)
+    if family == "parity-design":
+        return parity_design_measure(k)
     if family == "smallest-known":
         return smallest_known_measure(k)
     raise ValueError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")

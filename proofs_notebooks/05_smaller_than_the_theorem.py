@@ -185,9 +185,9 @@ assert r.verdict == "verified" and r.fields["normalized_margin_exact"] == "1/224
 # |---|---|---|---|
 # | 2 | 6 (clique, proved) | 6 (cyclic lattice) | 8 |
 # | 3 | 16 (Delsarte certificate, proved) | 16 (`t(1,1,1) + 4e` on `(Z_8)^3`) | 32 |
-# | 4 | 40 (Delsarte certificate, proved) | 54 (cyclic lattice) | 128 |
-# | 5 | 77 (clique, proved) | 162 (cyclic lattice) | 512 |
-# | 6 | 32 (clique `2^(k-1)`, proved) | 486 (cyclic lattice) | 2048 |
+# | 4 | 40 (Delsarte certificate, proved) | 40 (parity design) | 128 |
+# | 5 | 77 (clique, proved) | 96 (parity design) | 512 |
+# | 6 | 32 (clique `2^(k-1)`, proved) | 224 (parity design) | 2048 |
 #
 # Lower bounds hold for `p` prime, `p > 2k` (no aliasing); constructions for every odd `p`.
 

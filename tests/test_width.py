@@ -65,6 +65,30 @@ def test_cyclic_lattice_family_is_max_margin_for_every_k_up_to_7(k):
     assert np.abs(mu.moments(unwanted_phase_moments(k)[:2000])).max() < 1e-12  # float cross-check
 
 
+@pytest.mark.parametrize("k", [3, 4, 5, 6])
+def test_parity_design_is_max_margin(k):
+    from margintheory.phase_measures import parity_design_measure
+
+    mu = parity_design_measure(k)
+    assert mu.size == (k + 1) * 2 ** (k - 1) < cyclic_lattice_measure(k).size
+    assert exact_moment_check(mu).passed
+    # the parity constraint matters: all of {0,1}^k (twice the atoms) with the same shifts is not max-margin at k=4
+    if k == 4:
+        import itertools
+
+        pts = np.array([[(t + 5 * h) % 10 for h in hv] for t in range(5)
+                        for hv in itertools.product((0, 1), repeat=4) if sum(hv) % 2 == 0])
+        n = len(pts)
+        assert not exact_moment_check(PhaseMeasure(4, 10, pts, tuple([Fraction(1, n)] * n), "x", "")).passed
+
+
+def test_k4_minimum_is_40_network():
+    net = build_construction(11, 4, family="smallest-known")
+    assert net.m == 40 * 5 == width_lower_bound(4).total(11)
+    res = exhaustive_margin(net)
+    assert abs(float(res.normalized_margin) - gamma_star(11, 4)) <= float(res.normalized_tolerance)
+
+
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_lemma_c18_is_a_phase_measure(k):
     mu = lemma_c18_measure(k)
@@ -190,7 +214,7 @@ def test_cliques_and_their_certificates(k, size):
 def test_k2_minimum_is_6_and_k4_bracket():
     assert width_lower_bound(2).per_frequency == 6 == cyclic_lattice_measure(2).size
     lb4 = width_lower_bound(4)
-    assert lb4.per_frequency == 40 < family_measure("smallest-known", 4).size == 54
+    assert lb4.per_frequency == 40 == family_measure("smallest-known", 4).size < cyclic_lattice_measure(4).size
     chk = check_gram_certificate(shipped_certificate(4))
     assert chk.passed and 39 < chk.ratio < 40 and len(shipped_certificate(4).index) == 169
 

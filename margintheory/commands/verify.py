@@ -47,7 +47,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "(.pt/.pth/.bin/.ckpt, read without torch, weights only)")
     add_network_file_options(parser)
     parser.add_argument("--exact", action="store_true", help="check the construction in exact arithmetic (small p, k)")
-    parser.add_argument("--family", choices=("lemma-c18", "cyclic-lattice", "smallest-known"), default=None,
+    parser.add_argument("--family", choices=("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known"),
+                        default=None,
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the result schema)")
     add_engine_options(parser)
