@@ -33,12 +33,14 @@ FLAGS = {
     "--lambda": NUMBERS, "--train-fraction": NUMBERS, "--out": PATHS, "--plots": PATHS, "--network": PATHS,
     "--group": ["S3", "S9", "C5", "Z"], "--construction": ["F6", "nope"], "--task": ["parity", "group", "cogo",
     "nope"], "--tolerance": NUMBERS, "--format": ["text", "latex", "nope"],
+    "--family": ["lemma-c18", "cyclic-lattice", "nope"], "--pricing": ["fourier", "sos", "x"],
+    "--certificate": ["out/c.json", "/dev/full", "/proc/x"], "--names": ["U=a,W=b", "garbage", ""],
 }
 SWITCHES = ["--json", "--exact", "--force", "--single-neuron", "--min-width", "--overwrite", "--resume",
             "--no-figures", "--no-construction"]
 COMMANDS = {
     "verify": [], "solve": [], "train": ["--no-figures"], "analyze": ["net.npz"],
-    "derive": [],
+    "derive": [], "check": ["afile"],
 }
 DERIVE_TOPICS = ["gamma-star", "identity", "expansion", "fourier", "cosine-sum", "nope"]
 
