@@ -14,9 +14,12 @@ from margintheory import progress
 from tests.faults.helpers import EXE, assert_one_line_error, run_cli
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.0])
+@pytest.mark.parametrize("delay", [0.8, 2.0])
 def test_ctrl_c_during_start_up_is_one_line(delay, tmp_path):
-    run = run_cli("verify", "--p", "31", "--k", "3", cwd=tmp_path, signal_after=delay)
+    """During the imports of numpy, sympy, numba (about 1 s) or the work.  The interpreter's own start-up before
+    the package is reached (20-50 ms idle, longer on a loaded machine) cannot be covered by any Python program, so
+    the first delay stays clear of it."""
+    run = run_cli("verify", "--p", "31", "--k", "4", "--force", cwd=tmp_path, signal_after=delay)
     assert_one_line_error(run, code=130, contains="interrupted")
 
 
