@@ -231,7 +231,16 @@ def parity_design_measure(k: int) -> PhaseMeasure:
     a factor ``k + 1`` of the lower bound ``2^(k-1)`` and equal to the proved minimum for ``k = 3`` (16) and
     ``k = 4`` (40).  Found by a search over unions of diagonal shifts ``t (1,...,1) + (Q/2) H`` of subspaces ``H``
     of ``F_2^k``; its moments are checked exactly per ``k`` (:func:`exact_moment_check`; ``k <= 8`` in the tests
-    and benchmarks).  A proof for general ``k`` is open.  ``k = 3`` is the 16-atom design."""
+    and benchmarks).  ``k = 3`` is the 16-atom design.
+
+    Proof for every ``k >= 3`` (written; each ``k <= 8`` also checked exactly).  With ``omega = exp(2 pi i/(2k+2))``
+    and ``s = m_1 + ... + m_k``, ``mu^(m) = (1/(k+1)) sum_{t=0}^{k} omega^(t s) * (1/|H|) sum_{h in H} (-1)^(h.m)``.
+    Every unwanted ``m`` has ``s`` even, so the first factor is ``(1 - (-1)^s)/(1 - omega^s) = 0`` unless
+    ``2k+2 | s``; the second vanishes unless ``m mod 2`` is ``0`` or ``e_1 + e_2 + e_3`` (the dual of ``H``).  Take
+    ``eps = +1`` (``eps = -1`` is the conjugate): ``s = sum n + k`` lies in ``[0, 2k]``, so ``s = 0``, i.e. all
+    ``n_j <= 0`` and ``|n|_1 = k``.  If ``m = 0 mod 2`` every ``n_j`` is odd, hence ``-1``: ``m = 0``.  If
+    ``m = e_1 + e_2 + e_3 mod 2``, ``n_1, n_2, n_3`` are even and the other ``k - 3`` entries odd, so ``|n|_1`` has
+    the parity of ``k - 3``, not of ``k``: impossible.  (Any odd number of parity coordinates works the same way.)"""
     pts = parity_design_points(k)
     n = len(pts)
     return PhaseMeasure(k, 2 * (k + 1), pts, tuple([Fraction(1, n)] * n), "parity-design",
