@@ -96,6 +96,11 @@ def derivation() -> None:
     t0 = time.perf_counter()
     d = lattice_family_derivation(8)
     print(f"\n== cyclic-lattice family, general k: {d.summary()} ({time.perf_counter() - t0:.1f} s) ==")
+    from margintheory.symbolic.parity_design import parity_design_derivation
+
+    t0 = time.perf_counter()
+    d = parity_design_derivation(8, factor_k_max=6)
+    print(f"== parity design, general k: {d.summary()} ({time.perf_counter() - t0:.1f} s) ==")
 
 
 def certificates(with_k4: bool) -> None:

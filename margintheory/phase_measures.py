@@ -18,8 +18,10 @@ patterns ``(zeta n, eps zeta) mod p``).  Derivation: docs/theory.md ("smaller ne
 
 This module holds the measures (exact phases ``2 pi r / Q`` with ``r`` integer, rational weights), their exact moment
 check, and the families: the construction of Lemma C.18 in this language (``2^(2k-1)`` atoms on ``(Z_4)^k``), the
-cyclic lattice family (``2 * 3^(k-1)`` atoms, every ``k >= 2``, proved) and the parity design (``(k+1) 2^(k-1)``
-atoms, checked exactly for ``k <= 8``; 16 for ``k = 3`` and 40 for ``k = 4``, the proved minima).
+cyclic lattice family (``2 * 3^(k-1)`` atoms, every ``k >= 2``) and the parity design (``(k+1) 2^(k-1)`` atoms,
+every ``k >= 3``; 16 for ``k = 3`` and 40 for ``k = 4``, the proved minima).  Each family's general-``k`` proof is a
+written argument (:mod:`margintheory.symbolic.lattice_family`, :mod:`margintheory.symbolic.parity_design`); every
+instance ``k <= 8`` is checked exactly.
 """
 
 from __future__ import annotations
@@ -233,14 +235,11 @@ def parity_design_measure(k: int) -> PhaseMeasure:
     of ``F_2^k``; its moments are checked exactly per ``k`` (:func:`exact_moment_check`; ``k <= 8`` in the tests
     and benchmarks).  ``k = 3`` is the 16-atom design.
 
-    Proof for every ``k >= 3`` (written; each ``k <= 8`` also checked exactly).  With ``omega = exp(2 pi i/(2k+2))``
-    and ``s = m_1 + ... + m_k``, ``mu^(m) = (1/(k+1)) sum_{t=0}^{k} omega^(t s) * (1/|H|) sum_{h in H} (-1)^(h.m)``.
-    Every unwanted ``m`` has ``s`` even, so the first factor is ``(1 - (-1)^s)/(1 - omega^s) = 0`` unless
-    ``2k+2 | s``; the second vanishes unless ``m mod 2`` is ``0`` or ``e_1 + e_2 + e_3`` (the dual of ``H``).  Take
-    ``eps = +1`` (``eps = -1`` is the conjugate): ``s = sum n + k`` lies in ``[0, 2k]``, so ``s = 0``, i.e. all
-    ``n_j <= 0`` and ``|n|_1 = k``.  If ``m = 0 mod 2`` every ``n_j`` is odd, hence ``-1``: ``m = 0``.  If
-    ``m = e_1 + e_2 + e_3 mod 2``, ``n_1, n_2, n_3`` are even and the other ``k - 3`` entries odd, so ``|n|_1`` has
-    the parity of ``k - 3``, not of ``k``: impossible.  (Any odd number of parity coordinates works the same way.)"""
+    Why it works for every ``k >= 3`` (a written proof, ``argued`` for general ``k``; each ``k <= 8`` is checked
+    exactly): the atoms are the product set ``{0..k} x H``, so ``mu^(m)`` is a diagonal character sum (zero unless
+    ``2k+2`` divides the even sum ``m_1 + ... + m_k``) times a character sum over ``H`` (zero unless
+    ``m mod 2`` is ``0`` or ``e_1 + e_2 + e_3``), and no unwanted ``m`` escapes both.  The proof and its
+    step-by-step checks: :mod:`margintheory.symbolic.parity_design`."""
     pts = parity_design_points(k)
     n = len(pts)
     return PhaseMeasure(k, 2 * (k + 1), pts, tuple([Fraction(1, n)] * n), "parity-design",

@@ -72,7 +72,8 @@ def test_parity_design_is_max_margin(k):
     mu = parity_design_measure(k)
     assert mu.size == (k + 1) * 2 ** (k - 1) < cyclic_lattice_measure(k).size
     assert exact_moment_check(mu).passed
-    # the parity constraint matters: all of {0,1}^k (twice the atoms) with the same shifts is not max-margin at k=4
+    # the parity constraint matters: with an even number of parity coordinates (here h_1 + ... + h_4 even, the same
+    # number of atoms) the design is not max-margin at k = 4 (the proof needs an odd number)
     if k == 4:
         import itertools
 
@@ -80,6 +81,40 @@ def test_parity_design_is_max_margin(k):
                         for hv in itertools.product((0, 1), repeat=4) if sum(hv) % 2 == 0])
         n = len(pts)
         assert not exact_moment_check(PhaseMeasure(4, 10, pts, tuple([Fraction(1, n)] * n), "x", "")).passed
+
+
+def test_parity_design_derivation_labels_the_general_case_argued():
+    """Every step is machine-checked except the general-k case analysis, which is labelled argued with its reason;
+    the per-instance steps cover k = 3..6 exactly."""
+    from margintheory.symbolic.parity_design import parity_design_derivation
+
+    d = parity_design_derivation(k_max=6, factor_k_max=4)
+    kinds = [s.check.kind for s in d.steps]
+    assert d.all_passed and kinds.count("argued") == 1 and "float" not in kinds, d.render("text")
+    argued = next(s for s in d.steps if s.check.kind == "argued")
+    assert "not machine-checked" in argued.check.reason
+    assert all("k = 3..6" in s.check.scope for s in d.steps if s.lemma == "parity design" and s.check.kind == "proved")
+
+
+def test_parity_design_proof_fails_where_it_should(monkeypatch):
+    """The proof's integer statement: no unwanted moment survives both factors with an odd number of parity
+    coordinates (one coordinate extends the design to k = 1, 2 with 2 and 6 atoms, the proved minima); with an
+    even number a survivor exists.  The product formula is tested against the measure the package builds: on a
+    design with four parity coordinates it no longer matches."""
+    import margintheory.symbolic.parity_design as pd
+
+    for k in range(3, 7):
+        assert len(pd.surviving_moments(k)) == 0
+    for k in range(1, 7):
+        assert len(pd.surviving_moments(k, (0,))) == 0
+    assert len(pd.surviving_moments(5, (0, 1, 2, 3, 4))) == 0
+    assert len(pd.surviving_moments(4, (0, 1))) > 0 and len(pd.surviving_moments(4, (0, 1, 2, 3))) > 0
+    assert pd.factorisation_predicts_moments(3) and pd.factorisation_predicts_moments(4)
+    pts = np.array([[(t + 5 * h) % 10 for h in hv] for t in range(5)
+                    for hv in itertools.product((0, 1), repeat=4) if sum(hv) % 2 == 0])
+    even = PhaseMeasure(4, 10, pts, tuple([Fraction(1, 40)] * 40), "even", "")
+    monkeypatch.setattr(pd, "parity_design_measure", lambda k: even)
+    assert not pd.factorisation_predicts_moments(4)
 
 
 def test_k4_minimum_is_40_network():
