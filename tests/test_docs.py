@@ -7,11 +7,13 @@ Needs the ``docs`` extra (the README's test command installs it); skipped withou
 
 from __future__ import annotations
 
+import html as htmllib
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -76,3 +78,25 @@ def test_home_findings_benchmarks_and_api(site):
     assert "read_network_arrays" in api and "weights-only" in api
     assert "perturbed_constructions" in _text(site / "api" / "testing" / "index.html")
     assert ":class:" not in api  # Sphinx roles are rendered as code
+
+
+def test_internal_links_and_anchors_resolve(site):
+    """Every relative link and image of every page reaches a file of the site, and every #fragment an id of its
+    target page (the notebooks' tables of contents once pointed at anchors their headings did not have).
+    ``404.html`` is left out: mkdocs writes its links from the server root."""
+    pages = [p for p in site.rglob("*.html") if p.name != "404.html" or p.parent != site]
+    ids = {p: set(re.findall(r'\sid="([^"]+)"', p.read_text(encoding="utf-8"))) for p in pages}
+    broken = []
+    for page in pages:
+        for url in re.findall(r'\s(?:href|src)="([^"]*)"', page.read_text(encoding="utf-8")):
+            parts = urlsplit(htmllib.unescape(url))
+            if parts.scheme or url.startswith(("//", "mailto:")):
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append(f"{page.relative_to(site)}: {url}")
+            elif parts.fragment and target in ids and parts.fragment not in ids[target]:
+                broken.append(f"{page.relative_to(site)}: {url} (no such anchor)")
+    assert len(pages) > 15 and not broken, broken[:20]

@@ -5,7 +5,8 @@
 * ``cli.md``: every sub-command's usage and options, read from ``margintheory.cli.build_parser()``.
 * ``api/*.md``: one page per sub-package with a mkdocstrings directive per module (found by walking the package).
 * ``notebooks/*.ipynb``: the jupytext sources of ``proofs_notebooks/`` executed with nbclient (two at a time; any
-  error in a cell fails the build) and rendered with their outputs by mkdocs-jupyter.
+  error in a cell fails the build) and rendered with their outputs by mkdocs-jupyter; their tables of contents are
+  pointed at the headings' real anchors (:func:`fix_notebook_toc`).
 """
 
 from __future__ import annotations
@@ -186,11 +187,55 @@ def _literal_ref(m: re.Match[str]) -> str:
     return f"[{m.group('title')}][{ident.group(1) if ident else ''}]"
 
 
+_HEADING = re.compile(r'<h([1-6])\b[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', flags=re.S)
+_ANCHOR_LINK = re.compile(r'<a class="anchor-link"[^>]*>.*?</a>', flags=re.S)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _within(small: list[str], big: list[str]) -> bool:
+    rest = iter(big)
+    return all(word in rest for word in small)  # ``small`` is a subsequence of ``big``
+
+
+def _toc_entries(items) -> list:  # noqa: ANN001 - mkdocs AnchorLink objects
+    return [e for item in items for e in [item, *_toc_entries(item.children)]]
+
+
+def fix_notebook_toc(html: str, toc) -> int:  # noqa: ANN001 - mkdocs TableOfContents
+    """Point a notebook page's table of contents at its headings' anchors; returns the number of entries changed.
+
+    mkdocs-jupyter builds the table of contents from the Markdown source and drops code spans and math from the
+    headings (``with `k = 2`, from scratch`` becomes ``with , from scratch``, anchor ``...-with-from-scratch``) while
+    nbconvert's heading ids keep them (``...-with-k-2-from-scratch``): every such entry linked nowhere. Each entry
+    is matched, in order, to the next heading with the same id, else the next whose id contains the entry's words in
+    order, and takes that heading's id and full text."""
+    headings = [(m.group(2), m.group(3)) for m in _HEADING.finditer(html)]
+    changed, start = 0, 0
+    for entry in _toc_entries(toc):
+        rest = range(start, len(headings))
+        j = next((i for i in rest if headings[i][0] == entry.id), None)
+        if j is None:
+            j = next((i for i in rest if _within(_words(entry.id), _words(headings[i][0]))), None)
+        if j is None:
+            continue
+        if headings[j][0] != entry.id:
+            entry.id, entry.title = headings[j][0], _ANCHOR_LINK.sub("", headings[j][1]).strip()
+            changed += 1
+        start = j + 1
+    return changed
+
+
 def on_page_content(html: str, page, config, files) -> str:  # noqa: ANN001
     """Docstrings cite objects with Sphinx roles (``:class:`~a.b.C```): show them as code (``C`` for ``~``).
 
     Docstrings are plain text with formulas, where ``G[r][s]`` is an index, not a Markdown reference link: such
-    non-optional cross-references (mkdocstrings' own, for signatures, are marked optional) are put back as text."""
+    non-optional cross-references (mkdocstrings' own, for signatures, are marked optional) are put back as text.
+    Notebook pages get their table of contents fixed (:func:`fix_notebook_toc`)."""
+    if page.file.src_uri.endswith(".ipynb"):
+        fix_notebook_toc(html, page.toc)
     html = _AUTOREF.sub(_literal_ref, html)
     return _ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>", html)
 
