@@ -1,6 +1,7 @@
 """``analyze``: exact properties of the construction, trained-network measurements, loading and clear errors."""
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -104,3 +105,36 @@ def test_summary_figure_for_odd_even_and_single_neuron_networks(tmp_path, p, k, 
     written = plot_summary(net, exhaustive_margin(net), tmp_path / "summary")
     assert [w.name for w in written] == ["summary.png", "summary.pdf"]
     assert all(w.stat().st_size > 10_000 for w in written)
+    box = re.search(rb"/MediaBox \[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", written[1].read_bytes())
+    assert box and float(box.group(1)) <= 3.7 * 72  # one column (3.5 in + the tight bounding box), in points
+
+
+@pytest.mark.parametrize("p,k", [(17, 2), (7, 3)])
+def test_summary_figure_is_legible_at_one_column_width(p, k):
+    """Text of at least 5.5 pt on a 3.5 in wide figure, and no two pieces of text (titles, labels, ticks,
+    legends, the colour bar) overlap: the first version of this figure was 11 in wide and its labels collided
+    once shrunk to a column."""
+    from itertools import combinations
+
+    from matplotlib.text import Text
+
+    from margintheory.margins import exhaustive_margin
+    from margintheory.training.figures import summary_figure
+
+    rng = np.random.default_rng(p)
+    base = build_construction(p, k)
+    net = PolyNetwork(base.U + 1e-3 * rng.normal(size=base.U.shape), base.W)  # a spread of margins, phases off 0
+    fig = summary_figure(net, exhaustive_margin(net))
+    assert tuple(fig.get_size_inches()) == (3.5, 3.9)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    hidden = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for tick in axis.get_major_ticks()
+              for label in (tick.label1, tick.label2)  # ticks outside the view limits are not drawn
+              if not min(axis.get_view_interval()) - 1e-9 <= tick.get_loc() <= max(axis.get_view_interval()) + 1e-9}
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and id(t) not in hidden]
+    assert len(texts) > 40 and min(t.get_fontsize() for t in texts) >= 5.5
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+    clashes = [(a, b) for (a, ba), (b, bb) in combinations(boxes, 2) if ba.overlaps(bb)]
+    assert not clashes, clashes[:5]
+    outside = [a for a, box in boxes if box.x0 < -1 or box.x1 > fig.bbox.width + 1]
+    assert not outside, outside

@@ -6,6 +6,8 @@
 * :func:`plot_frequency_distribution` - like Li et al. Fig. 4.2: histogram of the neurons' dominant frequencies and
   the distribution of the max normalized power of the embeddings at initialization vs at the end.
 * :func:`plot_margin_history` - like Morwani et al. Fig. 7.1c: normalized margin over training with the ``gamma*`` line.
+* :func:`plot_summary` / :func:`summary_figure` - one column-wide page for a paper: margins of all points, the phase
+  condition per neuron, norm share per frequency and per neuron.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import SupportsFloat
+from typing import Any, SupportsFloat, cast
 
 import matplotlib
 
@@ -33,12 +35,12 @@ from margintheory.training.metrics import fourier_summary, norm_shares  # noqa: 
 VECTOR_COLORS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
 
 
-def save_figure(fig: plt.Figure, stem: str | os.PathLike[str]) -> list[Path]:
-    """Write ``stem.png`` and ``stem.pdf`` atomically; returns the paths."""
+def save_figure(fig: plt.Figure, stem: str | os.PathLike[str], dpi: int = 130) -> list[Path]:
+    """Write ``stem.png`` (at ``dpi``) and ``stem.pdf`` atomically; returns the paths."""
     out = []
     for ext in ("png", "pdf"):
         buf = io.BytesIO()
-        fig.savefig(buf, format=ext, dpi=130, bbox_inches="tight")
+        fig.savefig(buf, format=ext, dpi=dpi, bbox_inches="tight", pad_inches=0.02)
         path = Path(f"{stem}.{ext}")
         atomic_write_bytes(path, buf.getvalue())
         out.append(path)
@@ -195,97 +197,154 @@ def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.Path
     return save_figure(fig, stem)
 
 
+#: Matplotlib settings of the summary figure: sized for one column of a two-column paper (3.5 in wide), 7 pt
+#: text at that size, thin lines, vector PDF and a 300 dpi PNG.
+SUMMARY_STYLE: dict[str, Any] = {
+    "figure.constrained_layout.w_pad": 0.02, "figure.constrained_layout.h_pad": 0.03,
+    "figure.constrained_layout.wspace": 0.06, "figure.constrained_layout.hspace": 0.06,
+    "font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7, "xtick.labelsize": 6, "ytick.labelsize": 6,
+    "legend.fontsize": 6, "axes.linewidth": 0.6, "xtick.major.width": 0.6, "ytick.major.width": 0.6,
+    "xtick.major.size": 2.5, "ytick.major.size": 2.5, "lines.linewidth": 1.0, "pdf.fonttype": 42,
+    "axes.titlepad": 3.0, "axes.labelpad": 2.0, "legend.frameon": True, "legend.framealpha": 0.85,
+    "legend.edgecolor": "none", "legend.handlelength": 1.5, "legend.borderpad": 0.3,
+}
+SUMMARY_SIZE = (3.5, 3.9)  # inches
+SUMMARY_DPI = 300
+
+
 def plot_summary(net: PolyNetwork, margins: MarginResult, stem: str | os.PathLike[str], title: str = "",
                  tolerance: float = 1e-2) -> list[Path]:
-    """One-page summary of a network: (a) distribution of the normalized margins of all ``p^k`` points relative to
-    ``gamma*``; (b) each neuron's dominant frequency and phase residual ``theta_u1+...+theta_uk-theta_w`` (the phase
-    condition of Lemma C.15 is the zero line; marker area = norm share, colour = Fourier sparsity); (c) the share of
-    ``||theta||^(k+1)`` per frequency against the construction's uniform share (Lemma C.18); (d) the neurons' norm
-    shares, sorted, with their cumulative sum."""
-    from matplotlib.lines import Line2D
+    """Write :func:`summary_figure` as ``stem.pdf`` and a 300 dpi ``stem.png``; returns the paths."""
+    return save_figure(summary_figure(net, margins, title, tolerance), stem, dpi=SUMMARY_DPI)
 
+
+def summary_figure(net: PolyNetwork, margins: MarginResult, title: str = "", tolerance: float = 1e-2) -> plt.Figure:
+    """One-page summary of a network, one column wide (3.5 in, text of 5.5 to 7.5 pt).
+
+    (a) the normalized margins of all ``p^k`` points as a histogram of their relative deviation from ``gamma*``
+    (``gamma*`` of Theorem C.22 of Li, Liang, Shi, Song, Zhou, "Fourier circuits in neural networks",
+    arXiv:2402.09469; for even ``p``, where it is not defined, from the smallest margin), with the float64 error
+    bound of the margin as a band; (b) each neuron's dominant frequency and phase residual
+    ``theta_u1+...+theta_uk-theta_w`` against the phase condition of Lemma C.15 (the zero line; the band is the
+    tolerance of the optimal-set check; marker area = norm share, colour = the smallest fraction of a weight
+    vector's power at its dominant frequency); (c) each frequency's share of ``||theta||^(k+1)`` against the
+    construction's uniform share (Lemma C.18); (d) the cumulative norm share of the neurons, largest first,
+    against equal shares."""
     p, k, m = net.p, net.k, net.m
-    gamma = theory.gamma_star(p, k) if p % 2 else None
-    ref = gamma if gamma else abs(margins.normalized_margin) or 1.0
-    ref_name = r"$\gamma^*$" if gamma else "min margin"
     nf = neuron_fourier(net, tolerance)
     share = norm_shares(net)
-    sparsity = nf.max_power.min(axis=1)
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8.2))
+    with plt.rc_context(cast(Any, SUMMARY_STYLE)):
+        fig, axes = plt.subplots(2, 2, figsize=SUMMARY_SIZE, layout="constrained")
+        gamma = _summary_margins(axes[0, 0], margins, p, k)
+        _summary_phases(fig, axes[0, 1], nf, share, tolerance)
+        _summary_frequency_shares(axes[1, 0], nf, share, p)
+        _summary_concentration(axes[1, 1], share)
+        if gamma is not None:
+            ratio = margins.normalized_margin / gamma
+            what = rf"min margin / $\gamma^*$ = {ratio:.6g}" if abs(ratio - 1) >= 1e-4 else \
+                rf"min margin / $\gamma^*$ = 1 {'-' if ratio < 1 else '+'} {abs(ratio - 1):.1e}"
+        else:
+            what = f"normalized margin {margins.normalized_margin:.4g} (p even: no $\\gamma^*$)"
+        fig.suptitle(title or f"p = {p}, k = {k}, m = {m}: {what}", fontsize=7.5)
+    return fig
 
-    ax = axes[0, 0]
-    x = margins.margins / margins.normalization / ref
-    lo, hi = float(x.min()), float(x.max())
-    if hi - lo <= 1e-9 * max(1.0, abs(hi)):
-        ax.bar([lo], [x.size], width=0.02, color="tab:blue")
-        ax.set_xlim(lo - 0.25, lo + 0.25)
-        ax.text(0.03, 0.95, f"all {x.size:,} points at {lo:.12g} {ref_name}\n(spread {hi - lo:.1e})",
-                transform=ax.transAxes, va="top", fontsize=9)
+
+def _summary_margins(ax: plt.Axes, margins: MarginResult, p: int, k: int) -> float | None:
+    """Panel (a); returns ``gamma*`` (``None`` for even ``p``)."""
+    gamma = theory.gamma_star(p, k) if p % 2 else None
+    normalized = margins.margins / margins.normalization
+    # relative to gamma*; for even p (no gamma*) the normalized margins themselves, against their minimum
+    dev = normalized / gamma - 1.0 if gamma else normalized
+    band = margins.normalized_tolerance / (gamma or 1.0)
+    size = max(float(np.abs(dev).max()), band, 1e-300)
+    exponent = int(np.floor(np.log10(size))) if size < 1e-2 else 0
+    unit = 10.0**exponent  # deviations of 1e-11 are shown as 1.4 (x 1e-11), never as an offset text
+    dev, band = dev / unit, band / unit
+    lo, hi = float(dev.min()), float(dev.max())
+    centre = 0.0 if gamma else lo
+    width = max(hi - lo, abs(lo - centre), abs(hi - centre), band)
+    single = hi - lo <= 0.05 * width
+    if single:  # one value (up to rounding): a single bar of visible width
+        ax.bar([(lo + hi) / 2], [dev.size], width=0.08 * width, color="tab:blue")
+        ax.set_xlim(min(lo, centre) - 1.6 * width, max(hi, centre) + 1.6 * width)
     else:
-        ax.hist(x, bins=60, color="tab:blue")
-        ax.set_yscale("log")
-    ax.axvline(1.0, color="tab:red", ls="--", lw=1, label=f"{ref_name} = {ref:.6g}")
-    ax.axvline(lo, color="black", ls=":", lw=1, label=f"min = {lo:.9g} {ref_name}")
-    ax.set_xlabel(f"normalized margin of a point / {ref_name}")
+        ax.hist(dev, bins=min(40, max(10, int(np.sqrt(dev.size)))), color="tab:blue")
+    ax.axvspan(centre - band, centre + band, color="tab:red", alpha=0.2, lw=0, label="float64 error bound")
+    scale = rf" ($\times 10^{{{exponent}}}$)" if exponent else ""
+    if gamma:
+        ax.axvline(0.0, color="tab:red", ls="--", lw=0.8, label=rf"$\gamma^*$ = {gamma:.4g}")
+        ax.set_xlabel(rf"margin / $\gamma^*$ $-$ 1{scale}")
+    else:
+        ax.axvline(lo, color="tab:red", ls="--", lw=0.8, label=f"min = {lo * unit:.4g}")
+        ax.set_xlabel(f"normalized margin{scale}")
     ax.set_ylabel("points")
-    ax.set_title(f"(a) margins of all p^k = {x.size:,} points", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_ylim(0, (dev.size if single else ax.get_ylim()[1]) * 1.45)
+    ax.set_title(f"(a) margins of {dev.size:,} points", loc="left")
+    ax.legend(loc="upper left", fontsize=5.5)
+    return gamma
 
-    ax = axes[0, 1]
-    jitter = np.random.default_rng(0).uniform(-0.18, 0.18, size=m)
-    sc = ax.scatter(nf.frequency + jitter, nf.phase_residual, s=12 + 240 * share / max(share.max(), 1e-300),
-                    c=sparsity, cmap="viridis", vmin=0, vmax=1, alpha=0.8, edgecolors="k", linewidths=0.3)
-    ax.axhline(0.0, color="tab:red", lw=1)
-    band = np.sqrt(tolerance) * 2 * np.pi
-    ax.axhspan(-band, band, color="tab:red", alpha=0.08)
-    ax.set_ylim(-np.pi - 0.2, np.pi + 0.2)
-    ax.set_yticks([-np.pi, -np.pi / 2, 0, np.pi / 2, np.pi], [r"$-\pi$", r"$-\pi/2$", "0", r"$\pi/2$", r"$\pi$"])
-    ax.set_xticks(range(0, p // 2 + 1))
-    ax.set_xlim(-0.5, p // 2 + 0.5)
-    ax.set_xlabel("dominant frequency of the neuron (jittered)")
-    ax.set_ylabel(r"$\theta_{u_1}+\dots+\theta_{u_k}-\theta_w$ (mod $2\pi$)")
-    inside = int(nf.in_optimal_set.sum())
-    ax.set_title(f"(b) phase condition (red line): {inside}/{m} neurons in the optimal set", fontsize=10)
-    cb = fig.colorbar(sc, ax=ax, fraction=0.046, pad=0.02)
-    cb.set_label("min max normalized power (1 = single frequency)", fontsize=8)
-    ax.legend(handles=[Line2D([], [], ls="", marker="o", color="gray", label="area = norm share")], fontsize=8,
-              loc="lower right")
 
-    ax = axes[1, 0]
+def _summary_phases(fig: plt.Figure, ax: plt.Axes, nf, share: np.ndarray, tolerance: float) -> None:  # noqa: ANN001
+    """Panel (b): the phase condition of Lemma C.15."""
+    p, m = nf.p, share.size
+    jitter = np.random.default_rng(0).uniform(-0.22, 0.22, size=m)
+    sizes = 2 + 40 * share / max(float(share.max()), 1e-300)
+    sc = ax.scatter(nf.frequency + jitter, nf.phase_residual / np.pi, s=sizes, c=nf.max_power.min(axis=1),
+                    cmap="viridis", vmin=0, vmax=1, alpha=0.85, edgecolors="k", linewidths=0.2, zorder=3)
+    band = np.sqrt(tolerance) * 2  # the phase tolerance of the optimal-set check, in units of pi
+    ax.axhspan(-band, band, color="tab:red", alpha=0.12, lw=0)
+    ax.axhline(0.0, color="tab:red", lw=0.8)
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_yticks([-1, -0.5, 0, 0.5, 1], [r"$-\pi$", r"$-\pi/2$", "0", r"$\pi/2$", r"$\pi$"])
+    top = max(p // 2, int(nf.frequency.max()) if m else 1)
+    ax.set_xlim(0.4 if nf.frequency.min() > 0 else -0.6, top + 0.6)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=8))
+    ax.set_xlabel("dominant frequency of the neuron")
+    ax.set_ylabel(r"$\theta_{u_1}+\dots+\theta_{u_k}-\theta_w$")
+    ax.set_title(f"(b) phases: {int(nf.in_optimal_set.sum())}/{m} optimal", loc="left")
+    cb = fig.colorbar(sc, ax=ax, fraction=0.08, pad=0.02, aspect=22, shrink=0.85, anchor=(0.0, 0.0),
+                      ticks=[0, 0.25, 0.5, 0.75, 1])
+    cb.set_label("power at the dominant frequency", fontsize=5.5, labelpad=1)
+    cb.ax.tick_params(labelsize=5.5, width=0.5, length=2)
+    cb.outline.set_linewidth(0.5)
+
+
+def _summary_frequency_shares(ax: plt.Axes, nf, share: np.ndarray, p: int) -> None:  # noqa: ANN001
+    """Panel (c): norm share per frequency against the construction's uniform share (Lemma C.18)."""
     freqs = theory.frequencies(p)
     mass = np.bincount(nf.frequency, weights=share, minlength=p // 2 + 1)
-    ax.bar(np.arange(mass.size), mass, color="tab:green", label="share of the norm budget")
+    first = 0 if mass[0] > 0 else 1
+    x = np.arange(first, mass.size)
+    ax.bar(x, mass[first:], width=0.75, color="tab:green", label="network")
     if freqs:
-        ax.axhline(1.0 / len(freqs), color="tab:red", ls="--", lw=1, label="construction: uniform")
+        ax.axhline(1.0 / len(freqs), color="tab:red", ls="--", lw=0.8, label="construction")
     used = sum(1 for z in freqs if mass[z] > 0)
-    ax.set_xticks(range(mass.size))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=8))
+    ax.set_xlim(first - 0.6, mass.size - 0.4)
+    ax.set_ylim(0, max(float(mass.max()), 1.0 / max(len(freqs), 1)) * 1.5)
     ax.set_xlabel("frequency")
-    ax.set_ylabel(r"$\sum_i \|\theta_i\|^{k+1} / \|\theta\|^{k+1}$")
-    ax.set_title(f"(c) norm share per frequency: {used}/{len(freqs)} frequencies used", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.set_ylabel(r"share of $\|\theta\|^{k+1}$")
+    ax.set_title(f"(c) {used}/{len(freqs)} frequencies used", loc="left")
+    ax.legend(loc="best", fontsize=5.5)
 
-    ax = axes[1, 1]
-    order = np.sort(share)[::-1]
-    ranks = np.arange(1, m + 1)
-    ax.semilogy(ranks, np.maximum(order, 1e-300), "o-", ms=3, color="tab:purple", label="neuron's share")
-    ax.axhline(1.0 / m, color="gray", ls=":", lw=1, label="1/m (all equal)")
-    ax.set_ylim(max(order.min(), 1e-12) / 3, 1.5)
-    ax.set_xlabel("neurons, largest share first")
-    ax.set_ylabel("norm share")
-    twin = ax.twinx()
-    twin.plot(ranks, np.cumsum(order), color="tab:orange", label="cumulative")
-    twin.set_ylim(0, 1.05)
-    twin.set_ylabel("cumulative share", color="tab:orange")
-    half = int(np.searchsorted(np.cumsum(order), 0.99) + 1)
-    ax.set_title(f"(d) norm shares: {half} of {m} neurons hold 99%", fontsize=10)
-    lines = ax.get_legend_handles_labels()
-    extra = twin.get_legend_handles_labels()
-    ax.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=8, loc="center right")
 
-    ratio = f"{margins.normalized_margin / gamma:.12g}" if gamma else "n/a (even p)"
-    fig.suptitle(title or f"p = {p}, k = {k}, m = {m}: normalized margin / gamma* = {ratio}", fontsize=12)
-    fig.tight_layout()
-    return save_figure(fig, stem)
+def _summary_concentration(ax: plt.Axes, share: np.ndarray) -> None:
+    """Panel (d): cumulative norm share of the neurons, largest first, against equal shares."""
+    m = share.size
+    cum = np.concatenate([[0.0], np.cumsum(np.sort(share)[::-1])])
+    ranks = np.arange(m + 1)
+    ax.plot(ranks, cum, color="tab:purple", label="network", drawstyle="steps-post" if m <= 12 else "default")
+    ax.plot([0, m], [0, 1], color="gray", ls=":", lw=0.8, label="equal shares")
+    n99 = int(np.searchsorted(cum[1:], 0.99) + 1)
+    ax.axhline(0.99, color="gray", lw=0.4)
+    ax.plot([n99], [cum[n99]], "o", ms=2.5, color="tab:purple")
+    ax.set_xlim(0, m)
+    ax.set_ylim(0, 1.04)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=6))
+    ax.set_xlabel("neurons, largest norm share first")
+    ax.set_ylabel("cumulative norm share")
+    ax.set_title(f"(d) 99% of norm in {n99}/{m}", loc="left")
+    ax.legend(loc="lower right", fontsize=5.5)
 
 
 def _num(v: object) -> float:
