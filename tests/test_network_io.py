@@ -474,3 +474,15 @@ def test_memory_budget_boundary_is_exact(tmp_path):
     PolyNetwork.load(tmp_path / "f32.npz", max_memory=need32)
     with pytest.raises(RefusedError):
         PolyNetwork.load(tmp_path / "f32.npz", max_memory=need32 - 1)
+
+
+def test_float32_checkpoint_verifies_at_the_precision_it_was_saved_in(capsys):
+    """The README's float32 advice: the construction rounded to float32 is refuted at the float64 tolerance (its
+    margin is below gamma* by ~5e-8) and verified with --rtol 1e-5 --fourier-tol 1e-5."""
+    from margintheory.cli import main
+
+    ckpt = str(FIXTURES / "torch_legacy_checkpoint.pt")
+    assert main(["verify", "--network", ckpt]) == 1
+    assert main(["verify", "--network", ckpt, "--rtol", "1e-5"]) == 1  # the Fourier checks still at 1e-8
+    assert main(["verify", "--network", ckpt, "--rtol", "1e-5", "--fourier-tol", "1e-5"]) == 0
+    assert "verdict: verified" in capsys.readouterr().out
