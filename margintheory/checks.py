@@ -12,6 +12,7 @@ A check compares an *expected* value (from ``theory`` or from the statement bein
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -188,18 +189,18 @@ def _optional_float(x: Any) -> float | None:
 
 
 def _jsonable(x: Any) -> Any:
-    """Convert numpy / sympy scalars and containers into plain JSON values (non-finite floats as strings)."""
-    import numpy as np
-
+    """Convert numpy / sympy scalars and containers into plain JSON values (non-finite floats as strings).
+    numpy is not imported here: a numpy value exists only if numpy is loaded (``margintheory check`` never loads it)."""
+    np = sys.modules.get("numpy")
     if isinstance(x, bool) or x is None or isinstance(x, str):
         return x
     if isinstance(x, int):
         return x
     if isinstance(x, float):
         return x if math.isfinite(x) else repr(x)
-    if isinstance(x, np.generic):
+    if np is not None and isinstance(x, np.generic):
         return _jsonable(x.item())
-    if isinstance(x, np.ndarray):
+    if np is not None and isinstance(x, np.ndarray):
         return [_jsonable(v) for v in x.tolist()]
     if isinstance(x, dict):
         return {str(k): _jsonable(v) for k, v in x.items()}

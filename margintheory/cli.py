@@ -34,7 +34,9 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every available command, or of the command ``only`` alone (its module is the only one
+    imported: ``margintheory check`` then loads neither numpy nor cvxpy, which the commands that compute import)."""
     parser = OneLineParser(
         prog="margintheory",
         description="Verify the max-margin theory of polynomial networks on algebraic tasks.",
@@ -42,18 +44,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"margintheory {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in available_commands():
+    for name in [only] if only is not None else available_commands():
         importlib.import_module(f"margintheory.commands.{name}").add_parser(sub)
     return parser
 
 
-def available_commands() -> list[str]:
-    """The sub-commands whose modules are installed (a missing module is skipped, any other error propagates).
+def requested_command(argv: list[str]) -> str | None:
+    """The command named by ``argv`` when it is the first argument (no top-level option before it) and available."""
+    if not argv or argv[0] not in COMMANDS:
+        return None
+    return argv[0] if argv[0] in available_commands(argv[0]) else None
+
+
+def available_commands(*names: str) -> list[str]:
+    """The sub-commands (of ``names``, default all) whose modules are installed (a missing module is skipped, any
+    other error propagates).
 
     ``tests/test_cli.py`` asserts that every entry of ``COMMANDS`` is available in a complete install.
     """
     found = []
-    for name in COMMANDS:
+    for name in names or COMMANDS:
         try:
             importlib.import_module(f"margintheory.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -94,7 +104,8 @@ def _dispatch(argv: list[str] | None, state: dict[str, str]) -> int:
     """Parse and run; expected failures become one line and exit code 2 (``SystemExit`` of argparse is kept)."""
     args = None
     try:
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(requested_command(argv))
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # usage errors (2), --help / --version (0): argparse has printed its message

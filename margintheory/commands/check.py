@@ -2,7 +2,7 @@
 
 Wiring only: the checking is done by :mod:`margintheory.certificate.checker`, a small module that imports neither
 numpy nor cvxpy (standard library and python-flint rationals).  Exit codes: 0 valid, 1 invalid (the failing step is
-named), 2 unreadable (truncated or garbled file, unsupported version, sections for another (p, k) than claimed).
+named; or the file certifies another (p, k) than ``--p`` / ``--k`` require), 2 unreadable (truncated or garbled file, unsupported version, sections for another (p, k) than claimed).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import argparse
 from typing import cast
 
 from margintheory.checks import Check, Exactness, VerificationResult
+from margintheory.commands._options import positive_int
 from margintheory.errors import MarginTheoryError
 from margintheory.report import emit
 
@@ -28,6 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "interval [lower, upper]. Exit codes: 0 valid, 1 invalid, 2 unreadable.",
     )
     parser.add_argument("file", metavar="FILE.json", help="certificate file")
+    parser.add_argument("--p", type=positive_int, help="require a certificate for this modulus p (exit 1 otherwise)")
+    parser.add_argument("--k", type=positive_int, help="require a certificate for this k (exit 1 otherwise)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     parser.set_defaults(func=run)
     return parser
@@ -45,6 +48,11 @@ def run(args: argparse.Namespace) -> int:
         result.add(Check(s.name, "holds", shown or ("holds" if s.passed else "fails"), None, s.passed,
                          cast(Exactness, s.exactness),
                          s.detail or s.name, informational=s.exactness == "argued"))
+    wanted = (args.p if args.p is not None else out.p, args.k if args.k is not None else out.k)
+    if wanted != (out.p, out.k):
+        result.add(Check("the certificate is for the requested (p, k)", f"{wanted}", f"({out.p}, {out.k})", None, False,
+                         "proved", f"the file certifies (p, k) = ({out.p}, {out.k}), not {wanted}"))
+        result.notes.append(f"the certificate is for (p, k) = ({out.p}, {out.k}), not the requested {wanted}")
     result.task = "check"
     result.parameters = {"file": args.file, "p": out.p, "k": out.k}
     result.fields.update({"p": out.p, "k": out.k, "certificate_status": out.status, "message": out.message,
