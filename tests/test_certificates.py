@@ -366,3 +366,122 @@ def test_solvers_refuse_beyond_the_memory_budget():
     res = _cli("verify", "--p", "3", "--k", "9", "--max-memory", "1G")
     assert res.returncode == 2 and "GiB" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
+
+
+# -- second audit: the solver's bound in the verdict, what the checker names, and what check refuses --------------
+
+
+def _clear_upper_bound_caches():
+    from margintheory.certificate import upper_bound
+
+    upper_bound._block_certificate.cache_clear()
+    upper_bound._prove_upper_bound.cache_clear()
+
+
+def test_verify_upper_end_is_the_solvers_bound_not_the_lower_nor_the_closed_form(monkeypatch):
+    """U in the verdict is c_b B from this run's SOS certificate: strictly above gamma* and L, equal to the exact
+    rational it prints, one solve for all (p-1)/2 frequencies, and it moves when the certificate moves (a closed
+    form, or the lower end, substituted for it would not)."""
+    from margintheory import ModularAddition, verify
+    from margintheory.certificate import rational_sos
+    from margintheory.certificate.upper_bound import ceil_float
+
+    calls = []
+    real_solve = block_sos.solve_block_sos
+    monkeypatch.setattr(block_sos, "solve_block_sos", lambda *a, **kw: calls.append(a) or real_solve(*a, **kw))
+    _clear_upper_bound_caches()
+    try:
+        res = verify(ModularAddition(7, 2))
+        assert len(calls) == 1  # three frequencies, one solve
+        c = res.certificate
+        U = Fraction(c["upper_exact"])
+        g2 = _square(gamma_star_exact(7, 2))
+        assert g2 < U * U <= g2 * (1 + Fraction(1, 10**9)) ** 2
+        assert c["upper"] == ceil_float(U) and c["upper"] > c["lower"] and c["relative_gap"] > 0
+        assert abs(c["relative_gap"] - (c["upper"] - c["lower"]) / c["lower"]) <= 1e-15
+        B = Fraction(c["block_bound"])
+        c2 = checker.block_constants_squared(7, 2)[0]["constant_squared"]
+        assert c2 * B * B <= U * U <= c2 * B * B * (1 + Fraction(1, 2**50))
+        row = next(r for r in res.checks if r.name.startswith("max margin <= U"))
+        assert row.measured == c["upper"] and row.passed
+        # a looser certificate (a larger shift before rounding) must give a larger U, and the verdict must see it
+        monkeypatch.setattr(rational_sos, "FIRST_DELTA", Fraction(1, 2**16))
+        _clear_upper_bound_caches()
+        looser = verify(ModularAddition(7, 2))
+        U2 = Fraction(looser.certificate["upper_exact"])
+        assert U2 > U and float(U2) / math.sqrt(float(g2)) - 1 > 1e-6
+        gap_row = next(r for r in looser.checks if r.name.startswith("network margin = solver optimum"))
+        assert not gap_row.passed and looser.verdict != "verified"
+    finally:
+        _clear_upper_bound_caches()
+
+
+def test_reduction_rows_say_which_proof_of_lemma_c14_ran():
+    from margintheory.certificate.maxmin import reduction_checks
+
+    small, large = reduction_checks(prove_upper_bound(7, 3)), reduction_checks(prove_upper_bound(23, 3))
+    assert small[0].passed and "expanded exactly in Q(omega_7)" in small[0].detail and "not run" not in small[0].detail
+    assert large[0].passed and "not run" in large[0].detail and "proved for all p (sympy" in large[0].detail
+    assert "Galois" in large[1].name and large[1].expected == "11 frequencies" and large[1].measured.startswith("1 ")
+
+
+def test_checker_names_the_steps_it_does_not_reprove_whatever_the_file_says(cert_doc):
+    doc = json.loads(json.dumps(cert_doc))
+    doc["reduction"]["steps"] = []  # a file that lists no argued step must not make the chain look fully proved
+    out = checker.check_data(doc)
+    assert out.status == "valid", out.message
+    argued = [s.name for s in out.steps if s.exactness == "argued"]
+    for fragment in ("weak duality", "Lemma C.14", "homogeneity"):
+        assert sum(fragment in n for n in argued) == 1, (fragment, argued)
+    assert all(s.detail for s in out.steps if s.exactness == "argued")
+
+
+def test_check_command_loads_neither_numpy_nor_cvxpy(tmp_path, cert_doc):
+    """The process of 'margintheory check' (CLI entry point, --json output included), not only the checker module."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cert_doc))
+    code = textwrap.dedent(f"""
+        import sys
+        from margintheory.cli import main
+        rc = main(["check", {str(path)!r}, "--json"])
+        heavy = sorted({{m.split(".")[0] for m in sys.modules}} & {{"numpy", "cvxpy", "scipy", "clarabel"}})
+        print("RESULT", rc, heavy, file=sys.stderr)
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "RESULT 0 []" in res.stderr, res.stderr
+    assert json.loads(res.stdout)["verdict"] == "verified"
+
+
+def test_check_bad_files_one_line_exit_2(tmp_path, cert_doc):
+    import os
+
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(cert_doc))
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as fh:  # sparse: no disk used
+        fh.truncate(checker.MAX_BYTES + 1)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    garbled = tmp_path / "garbled.json"
+    garbled.write_bytes(b"\x00\xff{garbage")
+    trunc = tmp_path / "trunc.json"
+    trunc.write_text(json.dumps(cert_doc)[:1000])
+    cases = [huge, fifo, tmp_path, garbled, trunc, tmp_path / "missing.json"]
+    if os.path.exists("/dev/zero"):
+        cases.append(Path("/dev/zero"))
+    code = textwrap.dedent(f"""
+        import subprocess, sys
+        for f in {[str(c) for c in cases]!r}:
+            r = subprocess.run([sys.executable, "-m", "margintheory.cli", "check", f], capture_output=True, text=True,
+                               timeout=60)
+            print(repr((f, r.returncode, r.stderr)))
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    rows = [eval(line) for line in res.stdout.splitlines()]  # noqa: S307 - our own repr output
+    assert len(rows) == len(cases), res.stderr
+    for f, rc, err in rows:
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (f, rc, err)
+    # a valid certificate for another (p, k) than the one required: exit 1, named
+    other = _cli("check", str(good), "--p", "5", "--k", "3")
+    assert other.returncode == 1 and "for (p, k) = (7, 3), not the requested (5, 3)" in other.stdout
+    assert _cli("check", str(good), "--p", "7", "--k", "3").returncode == 0
