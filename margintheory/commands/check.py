@@ -2,7 +2,8 @@
 
 Wiring only: the checking is done by :mod:`margintheory.certificate.checker`, a small module that imports neither
 numpy nor cvxpy (standard library and python-flint rationals).  Exit codes: 0 valid, 1 invalid (the failing step is
-named; or the file certifies another (p, k) than ``--p`` / ``--k`` require), 2 unreadable (truncated or garbled file, unsupported version, sections for another (p, k) than claimed).
+named; or the file certifies another (p, k) than ``--p`` / ``--k`` require), 2 unreadable (truncated or garbled
+file, unsupported version, sections for another (p, k) than claimed).
 """
 
 from __future__ import annotations
