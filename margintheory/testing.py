@@ -13,7 +13,8 @@ Strategies
   Song, Zhou, "Fourier circuits in neural networks", arXiv:2402.09469): a single frequency ``zeta``, equal
   amplitudes ``beta = sqrt(2/((k+1)p))`` and phases with ``theta_u1 + ... + theta_uk = theta_w``.
 * :func:`perturbed_constructions` - the construction of Lemma C.18 plus a perturbation of controlled relative size.
-* :func:`group_elements` - elements (indices) of a finite group of :mod:`margintheory.tasks.groups`.
+* :func:`group_elements` - elements (indices) of a finite group of :mod:`margintheory.tasks.groups` (a group or
+  its name).
 
 Importing the module also registers :func:`networks` for ``st.from_type(PolyNetwork)``.
 
@@ -59,6 +60,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -69,6 +71,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without hypothes
 
 from margintheory.network import PolyNetwork
 from margintheory.theory import is_prime, optimal_neuron_beta
+
+if TYPE_CHECKING:
+    from margintheory.tasks.groups import FiniteGroup
 
 __all__ = [
     "Perturbation", "group_elements", "moduli_and_inputs", "networks", "odd_moduli", "optimal_neurons",
@@ -157,7 +162,12 @@ def perturbed_constructions(draw: st.DrawFn, p: int, k: int, *, min_relative: fl
 st.register_type_strategy(PolyNetwork, networks())
 
 
-def group_elements(group: object) -> st.SearchStrategy[int]:
-    """Element indices ``0..|G|-1`` of a :class:`~margintheory.tasks.groups.FiniteGroup` (0 is the identity)."""
-    order = int(group.order)  # type: ignore[attr-defined]
-    return st.integers(0, order - 1)
+def group_elements(group: FiniteGroup | str) -> st.SearchStrategy[int]:
+    """Element indices ``0..|G|-1`` of a :class:`~margintheory.tasks.groups.FiniteGroup`, or of the group a name
+    such as ``"S4"`` or ``"C7"`` denotes (:func:`~margintheory.tasks.groups.parse_group`); 0 is the identity, and
+    ``group.mul[a, b]`` is the index of the product."""
+    if isinstance(group, str):
+        from margintheory.tasks.groups import parse_group
+
+        group = parse_group(group)
+    return st.integers(0, group.order - 1)

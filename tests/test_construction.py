@@ -17,10 +17,11 @@ from margintheory.construction import (
     sum_to_product_terms,
 )
 from margintheory.margins import logits
+from margintheory.testing import moduli_and_inputs, seeds
 from margintheory.verification import verify_construction, verify_network
 
 
-@given(st.integers(1, 7), st.integers(0, 2**32 - 1))
+@given(st.integers(1, 7), seeds())
 def test_sum_to_product_identity_numerically(k, seed):
     x = np.random.default_rng(seed).normal(size=k)
     lhs = 2**k * math.factorial(k) * np.prod(x)
@@ -30,7 +31,7 @@ def test_sum_to_product_identity_numerically(k, seed):
     assert math.isclose(half, lhs, rel_tol=1e-9, abs_tol=1e-9)
 
 
-@given(st.integers(1, 7), st.integers(0, 2**32 - 1))
+@given(st.integers(1, 7), seeds())
 def test_cosine_expansion_numerically(k, seed):
     a = np.random.default_rng(seed).uniform(-4, 4, size=k + 1)
     terms = cosine_expansion_terms(k)
@@ -43,8 +44,9 @@ def test_cosine_expansion_numerically(k, seed):
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.sampled_from([3, 5, 7, 9, 11, 13, 15]), st.integers(1, 3))
-def test_construction_verifies(p, k):
+@given(moduli_and_inputs(max_points=15**3, max_k=3, max_p=15))
+def test_construction_verifies(pk):
+    p, k = pk
     result = verify_construction(p, k)
     assert result.verdict == "verified", [c for c in result.checks if not c.passed]
     assert result.fields["relative_error"] < 1e-12

@@ -20,6 +20,7 @@ from margintheory.tasks.representations import (
     real_irreps,
     schur_orthogonality_error,
 )
+from margintheory.testing import group_elements
 
 
 @pytest.fixture(scope="module", params=["S3", "S4", "S5"])
@@ -168,6 +169,15 @@ def test_given_network_check(tmp_path) -> None:
     assert verify_group_network(G, bad).verdict == "refuted"
     with pytest.raises(InputError):
         verify_group_network(symmetric_group(4), net)
+
+
+@settings(max_examples=60)
+@given(st.sampled_from(["S3", "S4", "C7"]).flatmap(
+    lambda name: st.tuples(st.just(parse_group(name)), group_elements(name), group_elements(name))))
+def test_conjugates_stay_in_their_class(case) -> None:
+    G, g, a = case
+    conjugate = int(G.mul[G.mul[g, a], G.inverses()[g]])
+    assert any(a in c and conjugate in c for c in G.conjugacy_classes())
 
 
 def test_group_axioms_and_names() -> None:

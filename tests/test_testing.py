@@ -53,8 +53,12 @@ def test_perturbations_have_the_stated_relative_size(case):
 
 
 @given(st.sampled_from(["S3", "S4", "C7"]).flatmap(lambda n: st.tuples(st.just(parse_group(n)),
-                                                                        mt.group_elements(parse_group(n)))))
-def test_group_elements(case):
+                                                                        mt.group_elements(parse_group(n)))),
+       st.sampled_from(["S3", "C5"]).flatmap(lambda n: st.tuples(st.just(parse_group(n).order),
+                                                                  mt.group_elements(n))))
+def test_group_elements(case, by_name):
+    order, b = by_name
+    assert 0 <= b < order
     G, a = case
     assert 0 <= a < G.order
     assert G.mul[a, G.inverses()[a]] == 0
@@ -73,6 +77,21 @@ def test_documented_examples_run():
     for block in blocks:
         code = "\n".join(line[4:] for line in block.splitlines())
         exec(compile(code, "<margintheory.testing docstring>", "exec"), {})
+
+
+def test_readme_example_runs():
+    """The property test shown in the README's section on margintheory.testing runs as written."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Property-based tests of your own", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 1
+    names: dict = {}
+    exec(compile(blocks[0], "<README.md>", "exec"), names)
+    tests = [f for n, f in names.items() if n.startswith("test_") and callable(f)]
+    assert len(tests) == 1
+    tests[0]()
 
 
 def test_margintheory_imports_without_hypothesis():
