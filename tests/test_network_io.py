@@ -486,3 +486,21 @@ def test_float32_checkpoint_verifies_at_the_precision_it_was_saved_in(capsys):
     assert main(["verify", "--network", ckpt, "--rtol", "1e-5"]) == 1  # the Fourier checks still at 1e-8
     assert main(["verify", "--network", ckpt, "--rtol", "1e-5", "--fourier-tol", "1e-5"]) == 0
     assert "verdict: verified" in capsys.readouterr().out
+
+
+def test_a_mapped_weight_with_a_nonzero_bias_is_refused(tmp_path):
+    """Verifying U and W of a model whose layers have biases would verify a different function."""
+    net = build_construction(5, 2)
+    sd = {"embeds.0.weight": net.U[:, 0, :].T.copy(), "embeds.1.weight": net.U[:, 1, :].T.copy(),
+          "unembed.weight": net.W.T.copy()}
+    names = "U=embeds.0.weight.T+embeds.1.weight.T,W=unembed.weight.T"
+    for bias, ok in ((np.zeros(5), True), (np.r_[0.0, 0, 0, 0, 1e-3], False)):
+        stnp.save_file({**sd, "unembed.bias": bias}, tmp_path / "hf.safetensors")
+        if ok:
+            _same(PolyNetwork.load(tmp_path / "hf.safetensors", names=names), net)
+        else:
+            with pytest.raises(NetworkFormatError, match="unembed.bias is a nonzero bias of unembed.weight"):
+                PolyNetwork.load(tmp_path / "hf.safetensors", names=names)
+    stnp.save_file({**sd, "embeds.1.bias": np.ones(16)}, tmp_path / "hf.safetensors")
+    with pytest.raises(NetworkFormatError, match="embeds.1.bias"):
+        PolyNetwork.load(tmp_path / "hf.safetensors", names=names)

@@ -10,6 +10,8 @@
   ``torch.nn.Linear(m, p)``'s weight); a key that itself ends in ``.T`` is found first.
 * Keys of nested checkpoints are dotted: ``model.embed.weight`` is ``checkpoint["model"]["embed.weight"]``
   (or ``checkpoint["model"]["embed"]["weight"]``: every split of the dots is tried and must be unique).
+* A mapped ``X.weight`` next to a nonzero ``X.bias`` is refused: the papers' network has no biases, and verifying
+  the weights without the bias would verify a different function (an all-zero bias is accepted).
 
 **Without a mapping** (:func:`default_uw`): top-level ``U`` and ``W`` (this package's files); otherwise a state
 dict, at the top level or under ``state_dict`` / ``model`` / ``model_state_dict`` / ``module`` / ``net``, with
@@ -171,6 +173,7 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None) -> tuple[np.
             if k is not None and k != len(us):
                 raise InputError(f"{path}: U lists {len(us)} matrices (one per input) but k = {k} was given")
             k = len(us)
+    _refuse_biases(tf, [names.W, *names.U])
     distinct = list({id(t): t for t, _ in [(w, w_t), *us]}.values())
     built = 0 if mode == "stacked" else 8 * m * k * p  # U assembled from matrices is a new array
     with np.errstate(invalid="ignore", over="ignore"):  # signalling NaNs are reported as non-finite values later
@@ -185,6 +188,26 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None) -> tuple[np.
     else:
         U = np.stack(mats, axis=1)
     return U, W
+
+
+def _refuse_biases(tf: TensorFile, refs: list[KeyRef]) -> None:
+    """A mapped ``X.weight`` whose module also stores a nonzero ``X.bias`` belongs to a model with biases, which is
+    not the papers' network: refused rather than verified without its bias (an all-zero bias is accepted)."""
+    for ref in refs:
+        key = ref.text.removesuffix(".T") if not resolve(tf.tree, ref.text) else ref.text
+        if not key.endswith(".weight"):
+            continue
+        bias = key.removesuffix(".weight") + ".bias"
+        hits = [h for h in resolve(tf.tree, bias) if isinstance(h, LazyTensor)]
+        if not hits:
+            continue
+        _check_real(hits[0], tf.path)
+        with np.errstate(invalid="ignore"):
+            (values,) = tf.load(hits[:1])
+        if np.any(np.asarray(values, dtype=np.float64) != 0):
+            raise NetworkFormatError(f"{tf.path}: {bias} is a nonzero bias of {key}; the papers' network has no "
+                                     "biases, so this model is not the network that would be verified (map a model "
+                                     "without biases, or one whose biases are zero)")
 
 
 def _transpose_hint(w_shape: tuple[int, ...], u_shape: tuple[int, ...]) -> str:
