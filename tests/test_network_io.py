@@ -182,11 +182,18 @@ def test_torch_fixtures_hold_the_construction():
     _same(PolyNetwork.load(FIXTURES / "torch_zip_named_checkpoint.pt", names=NAMED), net)
 
 
-def test_low_precision_tensors_match_torchs_own_conversion():
+@pytest.mark.parametrize("fixture", ["torch_zip_lowp.pt", "safetensors_torch_lowp.safetensors"])
+def test_low_precision_tensors_match_torchs_own_conversion(fixture):
+    """bfloat16 and float16 written by torch.save and by safetensors.torch.save_file."""
     expected = np.load(FIXTURES / "torch_zip_lowp_expected.npz")
-    got = read_arrays(FIXTURES / "torch_zip_lowp.pt", ("U", "W", "U16", "W16"))
+    got = read_arrays(FIXTURES / fixture, ("U", "W", "U16", "W16"))
     for name in ("U", "W", "U16", "W16"):
         np.testing.assert_array_equal(got[name].astype(np.float32), expected[name])
+    with open_tensor_file(FIXTURES / fixture) as tf:
+        assert [t.describe() for t in tf.tensors().values()] == [
+            "U (16, 2, 5) bfloat16", "W (16, 5) bfloat16", "U16 (16, 2, 5) float16", "W16 (16, 5) float16"]
+    net = PolyNetwork.load(FIXTURES / fixture, names="U=U,W=W")  # bfloat16: the construction to ~3 digits
+    np.testing.assert_allclose(net.W, build_construction(5, 2).W, rtol=0, atol=4e-3)
 
 
 def test_checkpoint_contents_are_listed_from_headers_only():

@@ -139,7 +139,7 @@ def test_committed_fixtures_are_what_this_torch_writes(tmp_path):
     spec.loader.exec_module(module)
     module.main(tmp_path)
     for name in ("torch_zip_UW.pt", "torch_legacy_checkpoint.pt", "torch_zip_named_checkpoint.pt",
-                 "torch_zip_lowp.pt"):
+                 "torch_zip_lowp.pt", "safetensors_torch_lowp.safetensors"):
         with open_tensor_file(here / name) as old, open_tensor_file(tmp_path / name) as new:
             a, b = old.tensors(), new.tensors()
             assert list(a) == list(b), name
