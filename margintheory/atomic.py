@@ -31,6 +31,8 @@ def _kind(mode: int) -> str:
         return "a FIFO"
     if stat.S_ISSOCK(mode):
         return "a socket"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     return "not a regular file"
 
 
@@ -109,9 +111,11 @@ def _check_creatable_in(directory: Path, shown: str | os.PathLike[str]) -> None:
     base = _nearest_existing(directory)
     if not base.is_dir():
         raise InputError(f"{shown}: {base} is not a directory")
-    if base != directory.absolute():  # the missing directories will be created: the ancestor must be writable
-        if not os.access(base, os.W_OK | os.X_OK):
-            raise InputError(f"{shown}: cannot create directories in {base} (permission denied)")
+    if base != directory.absolute():  # the missing directories will be created: try creating one in the ancestor
+        try:  # the only reliable test (read-only file systems, /proc, ACLs, root's permissions)
+            os.rmdir(tempfile.mkdtemp(prefix=".margintheory-probe.", dir=base))
+        except OSError as exc:
+            raise InputError(f"{shown}: cannot create directories in {base} ({exc.strerror or exc})") from None
         return
     try:  # the only reliable test (read-only file systems, /proc, ACLs): create and remove a file there
         fd, probe = tempfile.mkstemp(prefix=".margintheory-probe.", dir=base)
@@ -121,14 +125,20 @@ def _check_creatable_in(directory: Path, shown: str | os.PathLike[str]) -> None:
     os.unlink(probe)
 
 
-def check_output_file(path: str | os.PathLike[str]) -> Path:
+def check_output_file(path: str | os.PathLike[str], overwrite: bool = True) -> Path:
     """Before the work: ``path`` can be written by :func:`atomic_open` (a regular file or nothing, in a directory
-    where files can be created).  Returns the file that will be replaced (links followed)."""
+    where files can be created) and, unless ``overwrite``, does not exist yet.  Returns the file that will be
+    replaced (links followed).
+
+    The kind of file is checked first: a device, FIFO or directory is never replaced, so it is refused as such
+    whatever ``overwrite`` says (advising to overwrite it would be wrong)."""
     if str(path) == "":
         raise InputError("the output path is empty")
     target = resolve_target(path)
-    _regular_or_missing(target, path)
+    existing = _regular_or_missing(target, path)
     _check_creatable_in(target.parent, path)
+    if not overwrite and (existing is not None or os.path.lexists(path)):
+        raise InputError(f"{path} already exists (it is replaced only when overwrite is set)", parameter="overwrite")
     return target
 
 

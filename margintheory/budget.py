@@ -10,12 +10,15 @@ top of the interpreter and the imported libraries (about 250 MB, see the README'
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from margintheory.errors import RefusedError
 
 DEFAULT_MAX_MEMORY = 2 * 2**30
 DEFAULT_MAX_SECONDS = 900.0
+#: run times beyond this are refused as impractical rather than with advice to raise the time limit
+CENTURY = 100 * 365.25 * 86400
 #: conservative throughput of this code on one core (float64 flops per second), used only for time estimates
 FLOPS_PER_SECOND = 2.0e10
 
@@ -45,6 +48,54 @@ def format_seconds(s: float) -> str:
     if s < 2 * 365 * 86400:
         return f"{s / 86400:.0f} days"
     return f"{s / (365 * 86400):.3g} years"
+
+
+#: no machine holds more memory than this (1 PiB); also the limit used when this machine's memory cannot be read
+ANY_MACHINE_MEMORY = float(2**50)
+
+
+def _read_number(path: str, prefix: str = "", scale: int = 1) -> float | None:
+    """The number on the line of ``path`` starting with ``prefix`` (``None`` if absent or unreadable)."""
+    try:
+        with open(path) as fh:
+            for line in fh:
+                if line.startswith(prefix):
+                    return float(line[len(prefix):].split()[0]) * scale
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def machine_memory() -> float:
+    """Bytes of memory this process could ever use: physical memory plus swap, or the cgroup's limit if smaller
+    (a container); :data:`ANY_MACHINE_MEMORY` when none of these can be read."""
+    try:
+        ram = float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return ANY_MACHINE_MEMORY
+    total = ram + (_read_number("/proc/meminfo", "SwapTotal:", 1024) or 0.0)
+    cgroup = _read_number("/sys/fs/cgroup/memory.max") or _read_number(
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+    if cgroup is not None and cgroup > 0:
+        total = min(total, cgroup)
+    return min(total, ANY_MACHINE_MEMORY)
+
+
+def memory_refusal(subject: str, need: float, max_memory: float, *, at_least: bool = False) -> RefusedError:
+    """The error for ``subject`` needing ``need`` bytes, more than ``max_memory``.
+
+    When no budget could allow it on this machine (``need`` exceeds :func:`machine_memory`) the message says so and
+    names no parameter; otherwise it names the budget (``parameter="max_memory"``) that would allow it.
+    """
+    size = f"{'at least' if at_least else 'an estimated'} {format_bytes(need)} of memory"
+    machine = machine_memory()
+    if need > machine:
+        where = ("more than any computer has" if machine >= ANY_MACHINE_MEMORY else
+                 f"more than this machine has ({format_bytes(machine)} of memory and swap in all)")
+        return RefusedError(f"{subject} needs {size}, {where}", parameter=None, estimate=need,
+                            limit=float(max_memory))
+    return RefusedError(f"{subject} needs {size}, more than the memory budget max_memory = "
+                        f"{format_bytes(max_memory)}", parameter="max_memory", estimate=need, limit=float(max_memory))
 
 
 def _to_float(x: int | float) -> float:
@@ -83,16 +134,18 @@ def require(est: Estimate, max_memory: float | None, max_seconds: float | None, 
     """Raise :class:`RefusedError` if ``est`` exceeds ``max_memory`` bytes or ``max_seconds`` (``None``: no limit).
 
     Memory is checked first: a job that cannot fit is refused whatever its run time.  The error's ``parameter`` is
-    ``"max_memory"`` or ``time_parameter`` (the name of the caller's time budget).
+    ``"max_memory"`` or ``time_parameter`` (the name of the caller's time budget), or ``None`` when no budget
+    would help: sizes beyond this machine's memory (:func:`memory_refusal`), or run times beyond a century.
     """
     need = _to_float(est.bytes)
     if max_memory is not None and need == math.inf:
         raise RefusedError(f"{est.what} is beyond any memory budget (more than 2^100 numbers to hold)",
                            parameter=None, estimate=need, limit=float(max_memory))  # no budget lifts it
     if max_memory is not None and need > max_memory:
-        raise RefusedError(f"{est.what} needs an estimated {format_bytes(need)} of memory, more than the memory "
-                           f"budget max_memory = {format_bytes(max_memory)}", parameter="max_memory", estimate=need,
-                           limit=float(max_memory))
+        raise memory_refusal(est.what, need, max_memory)
+    if max_seconds is not None and est.seconds is not None and est.seconds > max(max_seconds, CENTURY):
+        raise RefusedError(f"{est.what} would take an estimated {format_seconds(est.seconds)}: beyond any practical "
+                           "time limit", parameter=None, estimate=est.seconds, limit=float(max_seconds))
     if max_seconds is not None and est.seconds is not None and est.seconds > max_seconds:
         raise RefusedError(f"{est.what} would take an estimated {format_seconds(est.seconds)}, more than the time "
                            f"limit {time_parameter} = {format_seconds(max_seconds)}", parameter=time_parameter,

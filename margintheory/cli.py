@@ -131,10 +131,10 @@ def _dispatch(argv: list[str] | None, state: dict[str, str]) -> int:
 
 def _hint(exc: MarginTheoryError, args: argparse.Namespace | None) -> str:
     """The flag advice for the library parameter the error names -- only if this command has that flag."""
-    from margintheory.commands._options import flag_hint
+    from margintheory.commands._options import FLAG_ATTRIBUTES, flag_hint
 
     parameter = getattr(exc, "parameter", None)
-    if parameter is None or args is None or not hasattr(args, parameter):
+    if parameter is None or args is None or not hasattr(args, FLAG_ATTRIBUTES.get(parameter, parameter)):
         return ""
     return flag_hint(parameter)
 

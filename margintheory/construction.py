@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from margintheory import progress
 from margintheory.network import PolyNetwork
 from margintheory.theory import frequencies, validate_pk
 
@@ -100,12 +101,18 @@ def build_construction(p: int, k: int, *, normalize: bool = True, family: str = 
     x = np.arange(p)
     U = np.empty((len(specs), k, p))
     W = np.empty((len(specs), p))
+    phi = {(kind, z): _phi(kind, z, p, x) for z in frequencies(p) for kind in (0, 1)}  # one table per (kind, zeta)
+    coefficient = {c: float(c) for c in {spec.coefficient for spec in specs}}  # two values: +-1/(2^(k-1) k!)
+    step = max(1, len(specs) // 100)
     for i, spec in enumerate(specs):
-        c = float(spec.coefficient)
+        if i % step == 0:
+            progress.report("building the construction", i, len(specs))
+        c = coefficient[spec.coefficient]
         amp = abs(c) ** (1.0 / (k + 1))
         for j in range(k):
-            U[i, j] = spec.signs[j] * amp * _phi(spec.term[j], spec.frequency, p, x)
-        W[i] = math.copysign(amp, c) * _phi(spec.term[k], spec.frequency, p, (-x) % p)
+            U[i, j] = spec.signs[j] * amp * phi[spec.term[j], spec.frequency]
+        W[i] = math.copysign(amp, c) * phi[spec.term[k], spec.frequency][(-x) % p]
+    progress.report("building the construction", len(specs), len(specs))
     meta: dict[str, np.ndarray] = {
         "frequency": np.array([s.frequency for s in specs], dtype=np.int64),
         "term": np.array([s.term for s in specs], dtype=np.int8),

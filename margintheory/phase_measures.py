@@ -285,6 +285,25 @@ def family_measure(family: str, k: int) -> PhaseMeasure:
     raise ValueError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
 
 
+def family_size(family: str, k: int) -> int | float:
+    """Atoms per frequency of :func:`family_measure` from ``k`` alone, without building the measure (``inf`` for
+    ``k > 128``: no such network can be built); for the up-front size checks."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
+    if k > 128:
+        return math.inf
+    if family == "smallest-known":
+        family = {1: "lemma-c18", 2: "cyclic-lattice"}.get(k, "parity-design")
+    if family == "cyclic-lattice":
+        cyclic_lattice_generator(k)  # k >= 2
+        return 2 * 3 ** (k - 1)
+    if family == "parity-design":
+        if k < 3:
+            raise ValueError("the parity design needs k >= 3")
+        return (k + 1) * 2 ** (k - 1)
+    return theorem_width_per_frequency(k)
+
+
 def theorem_width_per_frequency(k: int) -> int:
     """``2^(2k-1)`` (Lemma C.18)."""
     return 2 ** (2 * k - 1)

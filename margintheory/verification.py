@@ -285,6 +285,22 @@ def estimate_construction_check(p: int, k: int, *, max_memory: int | None = DEFA
     return estimate_network_check(p, k, theory.construction_width(p, k), max_memory=max_memory, construction=True)
 
 
+def estimate_family_check(p: int, k: int, family: str, *, max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
+    """:func:`estimate_network_check` for a family network (:func:`verify_family`), from its size formula
+    (:func:`margintheory.phase_measures.family_size`; the measure is not built)."""
+    from margintheory import phase_measures
+
+    if family == "lemma-c18":
+        return estimate_construction_check(p, k, max_memory=max_memory)
+    try:
+        size = phase_measures.family_size(family, k)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if size == math.inf:  # beyond any memory
+        return Estimate(f"the {family} network for p = {p}, k = {k}", math.inf, math.inf)
+    return estimate_network_check(p, k, int(size) * ((p - 1) // 2), max_memory=max_memory, construction=True)
+
+
 def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_memory: int = DEFAULT_MAX_MEMORY,
                         max_seconds: float | None = None, family: str = "lemma-c18") -> VerificationResult:
     """Build the Lemma C.18 network for ``ModularAddition(p, k)`` (or the problem ``p``) and check every claim of
@@ -322,12 +338,8 @@ def verify_family(problem: ModularAddition, family: str, *, max_memory: int = DE
     from margintheory import phase_measures
 
     p, k = problem.p, problem.k
-    try:
-        measure = phase_measures.family_measure(family, k)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    require(estimate_network_check(p, k, measure.size * ((p - 1) // 2), max_memory=max_memory, construction=True),
-            max_memory, max_seconds)
+    require(estimate_family_check(p, k, family, max_memory=max_memory), max_memory, max_seconds)
+    measure = phase_measures.family_measure(family, k)
     raw = build_construction(p, k, normalize=False, family=family)
     net = raw.normalized()
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,

@@ -171,9 +171,20 @@ def basis_size(k: int) -> int:
     return math.comb(n2 + h - 1, h) if homogeneous else math.comb(n2 + h, h)
 
 
+def supported(k: int) -> bool:
+    """Whether the relaxation for ``k`` is built at all (``k <= MAX_K`` and at most 2 000 000 basis monomials: that
+    is ``k <= 11``); beyond, no memory budget would make it available."""
+    return k <= MAX_K and basis_size(k) <= 2_000_000
+
+
+def largest_supported_k() -> int:
+    """The largest ``k`` of :func:`supported` (11)."""
+    return max(k for k in range(1, MAX_K + 1) if supported(k))
+
+
 def estimate_memory(k: int) -> int:
     """Peak bytes of building and solving the relaxation for ``k`` (model calibrated on k = 6, 7, 8)."""
-    if k > MAX_K or basis_size(k) > 2_000_000:
+    if not supported(k):
         return 2**62
     return BYTES_BASE + BYTES_PER_VARIABLE * estimate_variables(k)
 
@@ -181,23 +192,34 @@ def estimate_memory(k: int) -> int:
 def memory_lower_bound(k: int) -> int:
     """A cheap lower bound of :func:`estimate_memory` (every pair of mirrored basis monomials is at least one Gram
     variable)."""
-    if k > MAX_K or basis_size(k) > 2_000_000:
+    if not supported(k):
         return 2**62
     return BYTES_BASE + BYTES_PER_VARIABLE * (basis_size(k) // 2)
 
 
+def require_supported(k: int) -> None:
+    """:class:`RefusedError` (``parameter="certificate"``: the caller may do without it) for a ``k`` beyond
+    :func:`largest_supported_k`."""
+    if not supported(k):
+        raise RefusedError(f"the proved upper bound (the block SOS relaxation of the single-neuron problem) is "
+                           f"available for k <= {largest_supported_k()} only, not k = {k}", parameter="certificate")
+
+
 def require_memory(k: int, max_memory: int) -> int:
     """The estimate for ``k``, or :class:`RefusedError` (one line, with the estimate) when it exceeds the budget.
-    The cheap lower bound is tried first, so that hopeless sizes are refused without enumerating their bases."""
+
+    A ``k`` the relaxation does not support is refused first, naming ``parameter="certificate"`` (the caller may do
+    without the certificate); the cheap lower bound is tried before the full estimate, so that hopeless sizes are
+    refused without enumerating their bases."""
+    from margintheory.budget import memory_refusal
+
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
+    require_supported(k)
     low = memory_lower_bound(k)
     est = low if low > max_memory else estimate_memory(k)
     if est > max_memory:
-        shown = ("an unbounded amount of memory (sizes beyond k = 12 are not supported)" if est >= 2**62 else
-                 f"{'at least' if est == low else 'about'} {est / 2**30:.1f} GiB")
-        raise RefusedError(f"the block SOS relaxation for k = {k} needs {shown}, but the memory budget max_memory "
-                           f"is {max_memory / 2**30:.1f} GiB", parameter="max_memory")
+        raise memory_refusal(f"the block SOS relaxation for k = {k}", est, max_memory, at_least=est == low)
     return est
 
 

@@ -296,18 +296,8 @@ def write_certificate(path: str, document: dict[str, Any], overwrite: bool) -> N
 
 
 def check_output_path(path: str, overwrite: bool) -> None:
-    """Refuse a certificate path up front (before any work): existing without ``overwrite``, not a regular file,
-    or in a directory that does not exist or is not writable."""
-    import os
+    """Refuse a certificate path up front (before any work): not a regular file (whatever ``overwrite`` says),
+    existing without ``overwrite``, or in a place where files cannot be created (:func:`check_output_file`)."""
+    from margintheory.atomic import check_output_file
 
-    from margintheory.errors import InputError
-
-    if os.path.lexists(path) and not overwrite:
-        raise InputError(f"{path} already exists (it is replaced only when overwrite is set)", parameter="overwrite")
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise InputError(f"{path} is not a regular file")
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise InputError(f"{path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"{path}: directory {parent} is not writable")
+    check_output_file(path, overwrite)

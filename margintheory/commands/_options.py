@@ -19,7 +19,10 @@ FLAG_HINTS = {
     "names": 'the name map is --names "U=KEY,W=KEY"',
     "k": "give it with --k",
     "overwrite": "pass --overwrite to replace it",
+    "certificate": "pass --no-certificate to verify without it",
 }
+#: library parameter -> the attribute a command's arguments must have for the advice to apply (default: the same)
+FLAG_ATTRIBUTES = {"certificate": "no_certificate"}
 
 
 def flag_hint(parameter: str | None) -> str:

@@ -59,6 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="memory budget of the solvers, e.g. 2G (default 2 GiB); larger jobs are refused up front")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     parser.add_argument("--out", metavar="FILE", help="save the network found (.npz or .safetensors, by suffix)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     parser.set_defaults(func=run)
     return parser
 
@@ -73,11 +74,15 @@ def run(args: argparse.Namespace) -> int:
     if (args.max_width or args.min_width) and args.p % 2 == 0:
         raise InputError("--min-width / --max-width need odd p: the phase-measure networks are max-margin for odd p "
                          "only (for even p the closed form gamma* does not apply)")
-    if args.out:
+    if args.overwrite and args.out is None:
+        raise InputError("--overwrite applies to the --out file; no --out was given")
+    if args.out is not None:
         from margintheory.network_io import output_format
 
-        check_output_file(args.out)  # a device, a directory or an unwritable place: refused before the solve
-        output_format(args.out)  # so is an unsupported suffix
+        # a device, a directory, an unwritable place or (without --overwrite) an existing file: refused before the
+        # solve, and so is an unsupported suffix
+        check_output_file(args.out, overwrite=args.overwrite)
+        output_format(args.out)
     require(_estimate(p, k, args), args.max_memory, args.time_limit, time_parameter="time_limit")
     start = time.perf_counter()
     result = _single_neuron(p, k, args) if args.single_neuron else _network(p, k, args)
@@ -171,7 +176,7 @@ def _single_neuron(p: int, k: int, args: argparse.Namespace) -> VerificationResu
                        "local_values_top": b.local.values[:5], "seconds": b.seconds})
     res.notes.append(b.certification)
     _hypothesis_note(res, p)
-    if args.out:
+    if args.out is not None:
         b.maximiser_network().save(args.out)
         res.fields["network_file"] = args.out
     return res
@@ -218,7 +223,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
                      f"{cg.pricing_solver.get('name')} with a rigorous rounding bound" if cg.dual_certified else
                      "upper bound NOT certified (pricing by local search only)")
     _hypothesis_note(res, p)
-    if args.out:
+    if args.out is not None:
         net.save(args.out)
         res.fields["network_file"] = args.out
     return res

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if args.no_certificate:
         options["certificate"] = False
     result = tasks.verify(problem, network=network, **options)
-    if args.certificate:
+    if args.certificate is not None:
         from margintheory.certificate.maxmin import write_certificate_for
         from margintheory.network import PolyNetwork as Net
 
@@ -200,9 +200,11 @@ TASK_OPTIONS = {
 def _reject_foreign_options(args: argparse.Namespace) -> None:
     """Options of ``verify`` that a task does not use are refused rather than silently ignored."""
     name = args.task
-    if name != MODULAR and (args.certificate or args.no_certificate or args.overwrite):
+    if name != MODULAR and (args.certificate is not None or args.no_certificate or args.overwrite):
         raise InputError("--certificate, --no-certificate and --overwrite apply to --task modular-addition only")
-    if args.certificate:
+    if args.overwrite and args.certificate is None:
+        raise InputError("--overwrite applies to the --certificate file; no --certificate was given")
+    if args.certificate is not None:
         from margintheory.certificate.maxmin import check_output_path
 
         if args.no_certificate:

@@ -14,7 +14,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from margintheory.errors import MarginTheoryError, NetworkFormatError, RefusedError
+from margintheory.budget import memory_refusal
+from margintheory.errors import MarginTheoryError, NetworkFormatError
 from margintheory.network_io._files import DAMAGED_FILE_ERRORS, damaged, human_bytes
 
 BFLOAT16 = "bfloat16"  # numpy has no bfloat16: stored as uint16, widened to float32 on reading
@@ -97,11 +98,8 @@ class TensorFile:
         need = extra + sum(max(t.nbytes, t.read_nbytes or 0) + _conversion_bytes(t) for t in tensors)
         if need > self.max_memory:
             big = max(tensors, key=lambda t: max(t.nbytes, t.read_nbytes or 0))
-            raise RefusedError(
-                f"{self.path}: reading {', '.join(t.describe() for t in tensors)} needs about {human_bytes(need)} "
-                f"(largest: {big.name}, {human_bytes(big.nbytes)} as stored), beyond the memory budget of "
-                f"{human_bytes(self.max_memory)} (max_memory)", parameter="max_memory"
-            )
+            raise memory_refusal(f"{self.path}: reading {', '.join(t.describe() for t in tensors)} (largest: "
+                                 f"{big.name}, {human_bytes(big.nbytes)} as stored)", need, self.max_memory)
         out = []
         for t in tensors:
             try:

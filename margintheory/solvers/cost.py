@@ -56,7 +56,10 @@ def single_neuron_estimate(p: int, k: int, *, solver: str = "CLARABEL", method: 
     if n_pts == math.inf or k > 64:
         return Estimate(what, math.inf, math.inf)
     if method == "fourier-exact":  # no expansion in (k+1) p variables: the torus-reduced relaxation of g_k only
+        from margintheory.certificate.block_sos import require_supported
         from margintheory.solvers.single_neuron import estimate_memory
+
+        require_supported(k)  # beyond, no memory would do: refused as unsupported, not with a budget
 
         return Estimate(what, estimate_memory(p, k, method), None)
     exp_bytes, exp_secs = expansion_cost(p, k)

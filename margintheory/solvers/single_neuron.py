@@ -170,8 +170,8 @@ def estimate_memory(p: int, k: int, method: str) -> int:
     relaxation), from the sizes alone.  The ``fourier-exact`` path is bounded by the block SOS estimate."""
     from margintheory.certificate.block_sos import estimate_memory as block_estimate
 
-    if method == "fourier-exact":
-        return block_estimate(k)
+    if method == "fourier-exact":  # the SOS of the block form, and the neuron (k+1, p) with its DFT and frequencies
+        return block_estimate(k) + 64 * (k + 1) * p + 48 * p
     n = (k + 1) * p
     nk = math.comb(n + k - 1, k)
     expansion = 8 * nk * n * (3 * n + 4)
@@ -184,13 +184,15 @@ def estimate_memory(p: int, k: int, method: str) -> int:
 
 
 def _require(p: int, k: int, method: str, max_memory: int) -> None:
-    from margintheory.errors import RefusedError
+    from margintheory.budget import memory_refusal
 
+    if method == "fourier-exact":
+        from margintheory.certificate.block_sos import require_memory
+
+        require_memory(k, max_memory)  # an unsupported k is refused as such
     est = estimate_memory(p, k, method)
     if est > max_memory:
-        raise RefusedError(f"the single-neuron bracket by {method} for (p, k) = ({p}, {k}) needs about "
-                           f"{est / 2**30:.3g} GiB, but the memory budget max_memory is {max_memory / 2**30:.3g} GiB",
-                           parameter="max_memory")
+        raise memory_refusal(f"the single-neuron bracket by {method} for (p, k) = ({p}, {k})", est, max_memory)
 
 
 def block_form_value(y: np.ndarray, k: int) -> float:

@@ -22,9 +22,9 @@ import sympy as sp
 
 from margintheory import theory
 from margintheory.checks import Check, VerificationResult, bool_check
-from margintheory.errors import RefusedError
+from margintheory.errors import InputError, RefusedError
 from margintheory.margins import input_grid
-from margintheory.phase_measures import PhaseMeasure, exact_moment_check, family_measure
+from margintheory.phase_measures import PhaseMeasure, exact_moment_check, family_measure, family_size
 from margintheory.problems import ModularAddition
 from margintheory.symbolic.cyclotomic import check_int64_bound, rational_parts
 from margintheory.symbolic.exact import equal_positive, per_frequency_cosine_sum_exact
@@ -40,6 +40,22 @@ def _exponents(measure: PhaseMeasure, p: int, zeta: int, n: int) -> np.ndarray:
     full = np.concatenate([measure.points, measure.points.sum(axis=1, keepdims=True)], axis=1)
     x = np.arange(p)
     return (full[:, :, None] * (n // q) + zeta * x[None, None, :] * (n // p)) % n
+
+
+def check_family_size(p: int, k: int, family: str) -> None:
+    """Refuse before anything is built (the measure, the frequencies) when the exact check is certainly too large:
+    ``N = lcm(p, Q) >= p``, so at least ``p^(k+2)`` integers and ``p^k (2k)^k (p-1)/2 * size`` expansion terms
+    (:func:`exact_family_logits` checks the exact counts once the measure exists)."""
+    try:
+        size = family_size(family, k)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    log_entries = (k + 2) * math.log2(max(p, 2))
+    log_terms = k * math.log2(max(p, 2)) + k * math.log2(2 * k) + math.log2(max(p // 2, 1)) + math.log2(size)
+    if log_entries > math.log2(MAX_ENTRIES) or log_terms > math.log2(MAX_TERMS):
+        raise RefusedError(f"the exact check of the {family} network for p = {p}, k = {k} needs at least "
+                           f"2^{log_entries:.0f} integers and 2^{log_terms:.0f} expansion terms; the limits are "
+                           f"{MAX_ENTRIES} and {MAX_TERMS}: use the float64 verifier instead")
 
 
 def exact_family_logits(p: int, measure: PhaseMeasure) -> tuple[np.ndarray, int, bool]:
@@ -101,6 +117,7 @@ def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: 
 
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
+    check_family_size(p, k, family)
     start = time.perf_counter()
     measure = family_measure(family, k)
     applicable = p % 2 == 1

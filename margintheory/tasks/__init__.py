@@ -17,11 +17,12 @@ with typed keyword options::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from margintheory.budget import require
 from margintheory.checks import VerificationResult
-from margintheory.errors import InputError
+from margintheory.errors import InputError, RefusedError
 from margintheory.fourier import DEFAULT_SPARSITY_TOL
 from margintheory.margins import DEFAULT_MAX_MEMORY
 from margintheory.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
@@ -42,10 +43,50 @@ def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationR
     from margintheory.certificate.block_sos import require_memory
     from margintheory.certificate.maxmin import attach_maxmin
 
-    require_memory(problem.k, o.max_memory)
+    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory))
     result = _check_modular(problem, o)
     attach_maxmin(result, problem.p, problem.k, max_memory=o.max_memory, rtol=o.rtol)
     return result
+
+
+def _refusal_rank(exc: RefusedError) -> int:
+    """0: no budget lifts it; 1: the optional certificate leg is unavailable; 2: a budget would allow it."""
+    return {None: 0, "certificate": 1}.get(exc.parameter, 2)
+
+
+def _first_refusal(*size_checks: Callable[[], object]) -> None:
+    """Run every up-front size check (each only estimates) and raise the most fundamental refusal among them: a
+    size nothing could allow before an unavailable optional leg before a budget that could be raised (ties: the
+    first given), so that following the advice never just leads to the next refusal of a harder kind."""
+    refusals = []
+    for check in size_checks:
+        try:
+            check()
+        except RefusedError as exc:
+            refusals.append(exc)
+    if refusals:
+        raise min(refusals, key=_refusal_rank)
+
+
+def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
+    """The up-front size check that the checks of :func:`_check_modular` make first (nothing is allocated)."""
+    from margintheory import verification
+
+    p, k = problem.p, problem.k
+    if o.network is not None:
+        m = getattr(o.network, "m", 0)
+        require(verification.estimate_network_check(p, k, m, max_memory=o.max_memory), o.max_memory, o.max_seconds)
+    elif o.exact and o.family != "lemma-c18":
+        from margintheory.symbolic.exact_families import check_family_size
+
+        check_family_size(p, k, o.family)
+    elif o.exact:
+        from margintheory.symbolic.exact import estimate_exact_check
+
+        require(estimate_exact_check(p, k), o.max_memory, o.max_seconds)
+    else:
+        require(verification.estimate_family_check(p, k, o.family, max_memory=o.max_memory), o.max_memory,
+                o.max_seconds)
 
 
 def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:

@@ -1,7 +1,8 @@
 """A hypothesis-driven fuzzer of the command line: random commands, flags (their own and other commands'), values
 (valid, out of range, malformed, paths to devices) run as real subprocesses in a scratch directory.
 
-Whatever the arguments: exit code 0, 1 or 2; no traceback; peak memory under the interpreter's plus the budget;
+Whatever the arguments: exit code 0, 1 or 2; no traceback; no "out of memory" (the size checks refuse first); peak
+memory under the interpreter's plus the budget;
 nothing outside the output paths created, changed or removed.  Examples are few (each is a subprocess, 1-3 s).
 """
 
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from margintheory.construction import build_construction
 from tests.faults.helpers import BASELINE_RSS, listing, run_cli
 
-SMALL_P = ["-3", "0", "2", "3", "4", "5", "1000000000", "x", "7.5", ""]
+SMALL_P = ["-3", "0", "2", "3", "4", "5", "1000000000", "1000000001", "x", "7.5", ""]
 SMALL_K = ["-1", "0", "1", "2", "100", "x"]
 NUMBERS = ["-5", "-1", "0", "0.5", "2", "1e308", "nan", "inf", "-inf", "x", ""]
 PATHS = ["out", "out/sub/x.npz", "/dev/full", "/dev/null", "/proc/x", "net.npz", "afile", ""]
@@ -33,7 +34,7 @@ FLAGS = {
     "--lambda": NUMBERS, "--train-fraction": NUMBERS, "--out": PATHS, "--plots": PATHS, "--network": PATHS,
     "--group": ["S3", "S9", "C5", "Z"], "--construction": ["F6", "nope"], "--task": ["parity", "group", "cogo",
     "nope"], "--tolerance": NUMBERS, "--format": ["text", "latex", "nope"],
-    "--family": ["lemma-c18", "cyclic-lattice", "nope"], "--pricing": ["fourier", "sos", "x"],
+    "--family": ["lemma-c18", "cyclic-lattice", "parity-design", "nope"], "--pricing": ["fourier", "sos", "x"],
     "--certificate": ["out/c.json", "/dev/full", "/proc/x"], "--names": ["U=a,W=b", "garbage", ""],
 }
 SWITCHES = ["--json", "--exact", "--force", "--single-neuron", "--min-width", "--overwrite", "--resume",
@@ -89,6 +90,8 @@ def test_fuzzed_command_lines(argv):
         assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, (argv, run.stderr[-3000:])
         if run.returncode == 2:
             assert run.stderr.strip(), f"{argv}: exit 2 without saying why"
+        # a MemoryError caught under the address-space limit means a size check let the job allocate first
+        assert "out of memory" not in run.stderr, (argv, run.stderr[-500:])
         assert run.max_rss < BASELINE_RSS + 2 * 2**30, f"{argv}: {run.max_rss / 2**20:.0f} MiB"
         after = listing(root)
         touched = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
