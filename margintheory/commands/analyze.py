@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from margintheory.atomic import check_output_dir
+from margintheory.atomic import check_output_dir, check_output_file
 from margintheory.commands._options import add_engine_options, add_network_file_options, engine_time_limit
 from margintheory.errors import InputError
 from margintheory.report import emit
@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.rtol is not None and not (0 <= args.rtol < 1):
         raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
-    if args.plots:
-        check_output_dir(args.plots)
+    if args.plots is not None:
+        _check_plot_paths(Path(args.plots))
     net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
     result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=engine_time_limit(args),
                              rtol=args.rtol, tolerance=args.tolerance,
@@ -66,9 +66,22 @@ def run(args: argparse.Namespace) -> int:
     result.parameters.update(network=args.network, tolerance=args.tolerance)
     if args.rtol is not None:
         result.parameters["rtol"] = args.rtol
-    if args.plots:
+    if args.plots is not None:
         result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots), args)]
     return emit(result, args.json, SUMMARY_FIELDS)
+
+
+#: the figures written by --plots (each as .png and .pdf); existing ones are replaced (atomically)
+FIGURE_STEMS = ("summary", "embeddings", "frequencies", "margin")
+
+
+def _check_plot_paths(out: Path) -> None:
+    """Before the work: the directory can be created or written, and no figure name is taken by a device, a FIFO
+    or a directory (a regular file there is an earlier figure and is replaced)."""
+    check_output_dir(out)
+    for stem in FIGURE_STEMS:
+        for ext in ("png", "pdf"):
+            check_output_file(out / f"{stem}.{ext}")
 
 
 def _plots(net, network_path: Path, out: Path, args: argparse.Namespace) -> list[Path]:
@@ -83,12 +96,13 @@ def _plots(net, network_path: Path, out: Path, args: argparse.Namespace) -> list
     if initial is not None and initial.U.shape != net.U.shape:
         initial = None
     margins = exhaustive_margin(net, args.max_memory, max_seconds=engine_time_limit(args))
-    written = figures.plot_summary(net, margins, out / "summary", tolerance=args.tolerance)
-    written += figures.plot_embeddings(net, out / "embeddings")
-    written += figures.plot_frequency_distribution(net, out / "frequencies", initial)
+    summary, embeddings, frequencies, margin = (out / stem for stem in FIGURE_STEMS)
+    written = figures.plot_summary(net, margins, summary, tolerance=args.tolerance)
+    written += figures.plot_embeddings(net, embeddings)
+    written += figures.plot_frequency_distribution(net, frequencies, initial)
     hist = here / "history.json"
     if hist.exists():
         doc = json.loads(hist.read_text())
         if doc.get("config", {}).get("width") == net.m:
-            written += figures.plot_margin_history(doc["history"], net.p, net.k, out / "margin")
+            written += figures.plot_margin_history(doc["history"], net.p, net.k, margin)
     return written

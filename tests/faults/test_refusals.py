@@ -128,3 +128,15 @@ def test_solve_out_never_replaces_a_file_unasked(capsys, tmp_path):
     assert path.read_bytes() == b"the user's results"
     assert main(["solve", "--p", "3", "--k", "2", "--single-neuron", "--out", str(path), "--overwrite"]) == 0
     assert PolyNetwork.load(path).p == 3
+
+
+def test_analyze_plot_names_taken_by_a_fifo_are_refused_before_the_work(capsys, tmp_path):
+    from margintheory.construction import build_construction
+
+    build_construction(3, 2).save(tmp_path / "net.npz")
+    (tmp_path / "plots").mkdir()
+    os.mkfifo(tmp_path / "plots" / "summary.png")  # used to be found only after the analysis, by the writer
+    line = one_line(capsys, ["analyze", str(tmp_path / "net.npz"), "--p", "3", "--k", "2", "--plots",
+                             str(tmp_path / "plots")])
+    assert "summary.png: is a FIFO" in line, line
+    assert capsys.readouterr().out == ""
