@@ -18,8 +18,9 @@ Strategies
 
 Importing the module also registers :func:`networks` for ``st.from_type(PolyNetwork)``.
 
-Seeds: the random arrays are drawn from ``numpy.random.default_rng(seed)`` with the seed drawn by hypothesis, so a
-failing example is reproduced exactly by hypothesis's database and printed as its seed.
+Seeds and shrinking: the random arrays are drawn from ``numpy.random.default_rng(seed)`` with the seed drawn by
+hypothesis, so a failing example is replayed exactly from hypothesis's database; hypothesis shrinks ``p``, ``k``,
+``m``, the perturbation size and the seed (not the individual weights) and prints the shrunk network itself.
 
 Example 1 - the normalized margin is scale invariant (the network is ``(k+1)``-homogeneous):
 
@@ -143,13 +144,15 @@ class Perturbation:
 
 @st.composite
 def perturbed_constructions(draw: st.DrawFn, p: int, k: int, *, min_relative: float = 0.0,
-                            max_relative: float = 1e-3) -> Perturbation:
-    """The unit-norm construction of Lemma C.18 for ``(p, k)`` plus a random perturbation whose Frobenius norm is
-    ``relative_size`` (drawn in ``[min_relative, max_relative]``) times the construction's."""
+                            max_relative: float = 1e-3, family: str = "lemma-c18") -> Perturbation:
+    """The unit-norm construction of Lemma C.18 for ``(p, k)`` (or another max-margin ``family`` of
+    :func:`~margintheory.construction.build_construction`, e.g. ``"smallest-known"``) plus a random perturbation
+    whose Frobenius norm is ``relative_size`` (drawn in ``[min_relative, max_relative]``) times the construction's
+    (up to float64 rounding of the sum: relative sizes below about ``1e-15`` are not resolved)."""
     from margintheory.construction import build_construction
 
-    base = build_construction(p, k)
-    eps = draw(st.floats(min_relative, max_relative, allow_nan=False))
+    base = build_construction(p, k, family=family)
+    eps = draw(st.floats(min_relative, max_relative, allow_nan=False, allow_subnormal=False))
     rng = np.random.default_rng(draw(seeds()))
     dU, dW = rng.normal(size=base.U.shape), rng.normal(size=base.W.shape)
     size = math.sqrt(float(np.sum(base.U**2) + np.sum(base.W**2)))

@@ -47,9 +47,22 @@ def test_optimal_neurons_are_in_the_optimal_set(net):
 @settings(max_examples=20, deadline=None)
 @given(mt.perturbed_constructions(5, 2, min_relative=1e-6, max_relative=1e-2))
 def test_perturbations_have_the_stated_relative_size(case):
+    _check_relative_size(case)
+
+
+@settings(max_examples=5, deadline=None)
+@given(mt.perturbed_constructions(7, 2, max_relative=1e-2, family="smallest-known"))  # from 0: the rounding floor
+def test_perturbations_of_a_smaller_family(case):
+    from margintheory import theory
+
+    assert case.base.m < theory.construction_width(7, 2)  # the smallest known, not Lemma C.18's
+    _check_relative_size(case)
+
+
+def _check_relative_size(case):
     d = math.sqrt(np.sum((case.network.U - case.base.U) ** 2) + np.sum((case.network.W - case.base.W) ** 2))
     size = math.sqrt(np.sum(case.base.U**2) + np.sum(case.base.W**2))
-    assert math.isclose(d / size, case.relative_size, rel_tol=1e-9)
+    assert math.isclose(d / size, case.relative_size, rel_tol=1e-9, abs_tol=1e-14)  # abs: rounding of base + dW
 
 
 @given(st.sampled_from(["S3", "S4", "C7"]).flatmap(lambda n: st.tuples(st.just(parse_group(n)),
