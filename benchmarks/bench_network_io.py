@@ -3,7 +3,8 @@
 The checked reader parses headers first, refuses what exceeds the memory budget, never unpickles and reads
 PyTorch files without torch; this measures what that costs.  Baselines: ``numpy.load`` for ``.npz``,
 ``safetensors.numpy.load_file`` for ``.safetensors`` (both followed by the same ``PolyNetwork`` construction),
-and for the PyTorch zip layout a raw ``zipfile`` read of the storages (torch itself is not installed here).
+and for the PyTorch zip layout a raw ``zipfile`` read of the storages; when torch is installed (optional extra
+``torch``), also a file written by ``torch.save`` against ``torch.load(weights_only=True)``.
 Ratios against the baseline measured in the same run are what counts; wall times on a shared machine are noisy.
 
     python benchmarks/bench_network_io.py            # m=2048, k=3, p=1021 float32: ~33 MB of weights
@@ -69,6 +70,7 @@ def main() -> None:
         (".safetensors", d / "net.safetensors", lambda p: PolyNetwork(**stnp.load_file(p))),
         ("PyTorch zip (float64)", d / "net.pt", zip_baseline),
     ]
+    cases += _torch_case(d, U, W)
     print(f"network m={M}, k={K}, p={P}; best of {REPEATS}; peak = tracemalloc peak of one load")
     print("| file | size MB | network_io s | baseline s | ratio | network_io peak MB | baseline peak MB |")
     print("|---|---|---|---|---|---|---|")
@@ -77,8 +79,9 @@ def main() -> None:
         base, base_peak = best_of(lambda path=path, baseline=baseline: baseline(path))
         a, b = PolyNetwork.load(path), baseline(path)
         assert np.array_equal(a.U, b.U) and np.array_equal(a.W, b.W)
+        base_mb = "n/a (untraced)" if label.startswith("torch.save") else f"{base_peak / 2**20:.0f}"  # C++ allocations
         print(f"| {label} | {path.stat().st_size / 2**20:.1f} | {ours:.3f} | {base:.3f} | {ours / base:.2f} | "
-              f"{ours_peak / 2**20:.0f} | {base_peak / 2**20:.0f} |")
+              f"{ours_peak / 2**20:.0f} | {base_mb} |")
     bomb = d / "bomb.npz"
     bomb.write_bytes(nf.zip_bomb_npz(2**25, {"U.npy": (2, 4), "W.npy": (4,)}))
     start = time.perf_counter()
@@ -87,6 +90,21 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - report what the refusal says
         print(f"\nzip bomb ({bomb.stat().st_size / 2**20:.1f} MB on disk, 3 GiB declared, max_memory 2 GiB): "
               f"refused in {time.perf_counter() - start:.3f} s: {type(exc).__name__}")
+
+
+def _torch_case(d: Path, U: np.ndarray, W: np.ndarray) -> list:
+    """A ``torch.save`` state dict read back by ``torch.load(weights_only=True)``, when torch is installed."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    torch.save({"U": torch.from_numpy(U), "W": torch.from_numpy(W)}, d / "torch.pt")
+
+    def torch_baseline(path: Path) -> PolyNetwork:
+        sd = torch.load(path, weights_only=True)
+        return PolyNetwork(sd["U"].numpy(), sd["W"].numpy())
+
+    return [(f"torch.save (float32), baseline torch.load {torch.__version__}", d / "torch.pt", torch_baseline)]
 
 
 if __name__ == "__main__":
