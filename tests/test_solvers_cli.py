@@ -80,3 +80,14 @@ def test_max_width_caps_the_network(capsys, tmp_path):
     assert width_check and width_check[0]["passed"]
     # 4 neurons of these orbits do not reach gamma*(3, 2): the verdict says so (exit 1), it is not hidden
     assert data["details"]["lower_bound"] < gamma_star(3, 2) and code == 1
+
+
+def test_column_generation_network_saved_as_safetensors_verifies_at_the_lp_accuracy(capsys, tmp_path):
+    """The README's advice for solve --out without --min-width: the LP's network verifies with --rtol 1e-8."""
+    path = tmp_path / "cg.safetensors"
+    assert main(["solve", "--p", "5", "--k", "2", "--out", str(path)]) == 0
+    capsys.readouterr()
+    net = PolyNetwork.load(path)
+    assert net.k == 2 and net.p == 5
+    assert main(["verify", "--network", str(path), "--rtol", "1e-8"]) == 0
+    assert "verdict: verified" in capsys.readouterr().out
