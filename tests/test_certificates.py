@@ -485,3 +485,16 @@ def test_check_bad_files_one_line_exit_2(tmp_path, cert_doc):
     other = _cli("check", str(good), "--p", "5", "--k", "3")
     assert other.returncode == 1 and "for (p, k) = (7, 3), not the requested (5, 3)" in other.stdout
     assert _cli("check", str(good), "--p", "7", "--k", "3").returncode == 0
+
+
+def test_even_p_verdict_has_the_interval_and_no_closed_form():
+    from margintheory import ModularAddition, verify
+
+    res = verify(ModularAddition(4, 2))
+    c = res.certificate
+    assert c is not None and c["upper_exactness"] == "proved" and c["lower"] < c["upper"]
+    names = [r.name for r in res.checks]
+    assert not any("gamma* <= U" in n for n in names)  # the closed form is not applied to even p
+    row = next(r for r in res.checks if r.name.startswith("max margin <= U"))
+    assert row.expected is None and "no closed form" in row.detail
+    assert "Lemma C.14: cross-frequency terms vanish" in " ".join(names)
