@@ -498,3 +498,23 @@ def test_even_p_verdict_has_the_interval_and_no_closed_form():
     row = next(r for r in res.checks if r.name.startswith("max margin <= U"))
     assert row.expected is None and "no closed form" in row.detail
     assert "Lemma C.14: cross-frequency terms vanish" in " ".join(names)
+
+
+def test_gap_row_allows_the_float_error_bound_of_L_and_no_more():
+    """At k = 6, 7 the a-priori float64 error bound of the construction's margin (1.6e-9, 3e-8 relative at p = 3) is
+    above 1e-9: the row must not refute a correct network for it, and must still fail a gap beyond it."""
+    from margintheory.certificate.maxmin import LowerBound, maxmin_checks
+    from margintheory.certificate.upper_bound import floor_float
+
+    ub = prove_upper_bound(7, 3)
+    g = 1 / 224
+    err = 3e-8 * g
+
+    def row(measured: float):
+        L = LowerBound(floor_float(Fraction(measured) - Fraction(err)), None, "float", "test", err)
+        return next(r for r in maxmin_checks(ub, L, gamma_star_exact(7, 3), True, None)
+                    if r.name.startswith("network margin = solver optimum"))
+
+    ok = row(g)
+    assert ok.passed and "error bound of L" in ok.name and GAP_TOL + 3e-8 * 0.99 <= ok.tolerance <= GAP_TOL + 3.1e-8
+    assert not row(g * (1 - 2e-9)).passed  # a margin 2e-9 below gamma* is not explained by the error bound
