@@ -406,6 +406,16 @@ def _parse_witness(w: Any, p: int, k: int) -> tuple[list, list] | None:
             [[rational(x, "lower_witness.W") for x in r] for r in W])
 
 
+def _progress_hook() -> Any:
+    """``margintheory.progress.report`` when the package is there (a progress bar on a terminal), else a no-op: this
+    module stays usable on its own."""
+    try:
+        from margintheory.progress import report
+    except ImportError:  # pragma: no cover - the module copied out of the package
+        return lambda what, done, total=None: None
+    return report
+
+
 def check_data(data: Any) -> Outcome:
     """Check a parsed JSON certificate; never raises for bad content (returns an ``unreadable`` outcome)."""
     try:
@@ -435,15 +445,21 @@ def check_data(data: Any) -> Outcome:
             return fail("Gram matrices symmetric", f"block {bi} is not symmetric")
     steps.append(Step("Gram matrices symmetric, bases of the right degree", True, "proved",
                       f"{len(c['blocks'])} blocks"))
+    report = _progress_hook()
+    report("exact polynomial identity", 0, 1)
     defect = identity_defect(k, c["homogeneous"], c["half_degree"], c["scale"], c["gamma"], c["blocks"],
                              c["multiplier"])
+    report("exact polynomial identity", 1, 1)
     if defect:
         m, v = next(iter(defect.items()))
         return fail("polynomial identity SOS + lambda (1 - |z|^2) = gamma N - scale g_k",
                     f"{len(defect)} coefficients differ, e.g. monomial {list(m)}: {v}")
     steps.append(Step("polynomial identity SOS + lambda (1 - |z|^2) = gamma N - scale g_k", True, "proved",
                       "exact rational coefficients"))
+    n_blocks = len(c["blocks"])
     for bi, (_basis, gram) in enumerate(c["blocks"]):
+        if bi % 64 == 0:
+            report("exact LDL^T of the Gram blocks", bi, n_blocks)
         ok, why = ldl_psd(gram)
         if not ok:
             return fail("Gram matrices positive semidefinite (exact LDL^T)", f"block {bi}: {why}")

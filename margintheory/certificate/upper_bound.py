@@ -27,6 +27,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from margintheory import progress
 from margintheory.certificate import checker
 from margintheory.certificate.checker import ceil_sqrt
 from margintheory.certificate.rational_sos import RationalSOS, exact_certificate
@@ -137,8 +138,11 @@ def _prove_upper_bound(p: int, k: int, max_memory: int, time_limit: float | None
     from margintheory.symbolic.block_reduction import exact_reduction_check
 
     t0 = time.perf_counter()
+    stage = f"proved upper bound for k = {k} (Lemma C.14, SOS solve, exact checks)"
+    progress.report(stage, 0, 4)
     steps = [ProofStep(WEAK_DUALITY[0], "argued", True, WEAK_DUALITY[1])]
     ok, summary = _symbolic_proof(k)
+    progress.report(stage, 1, 4)
     steps.append(ProofStep("Lemma C.14 and the block closed form F = sum_b c_b g_k(zeta_b), for all p (sympy)",
                            "proved", ok, summary))
     check = exact_reduction_check(p, k) if exact_reduction else {"ran": False, "reason": "not requested"}
@@ -146,7 +150,9 @@ def _prove_upper_bound(p: int, k: int, max_memory: int, time_limit: float | None
         steps.append(ProofStep(f"Lemma C.14 at (p, k) = ({p}, {k}) expanded exactly in Q(omega_{p})", "proved",
                                bool(check["matches"]), f"{check['monomials_compared']} monomials compared"))
     steps.append(ProofStep(HOMOGENEITY[0], "argued", True, HOMOGENEITY[1]))
+    progress.report(stage, 2, 4)
     cert, info = _block_certificate(k, max_memory, time_limit)
+    progress.report(stage, 3, 4)
     B = cert.bound
     steps.append(ProofStep("SOS certificate: max_{|z|=1} g_k <= B (exact identity, exact LDL^T of every Gram block)",
                            "proved", True, f"B = {B} ({float(B):.15g}); {info['gram_blocks']} blocks, largest "
@@ -156,6 +162,7 @@ def _prove_upper_bound(p: int, k: int, max_memory: int, time_limit: float | None
     holds = all(U * U >= c["constant_squared"] * B * B for c in constants)
     steps.append(ProofStep("U >= c_b B for every frequency block (exact rationals, squares compared)", "proved",
                            holds, f"U = {U}"))
+    progress.report(stage, 4, 4)
     out = ProvedUpperBound(p, k, U, B, constants, cert, steps, info, time.perf_counter() - t0, check)
     if not out.proved:
         failed = next(s.name for s in steps if not s.passed)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from margintheory import progress
 from margintheory.checks import Check
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import (
@@ -92,12 +93,18 @@ def construction_checks(con: cc.Construction, informational: bool = False) -> tu
     """Hermitian, order, Theorem 1 vs forward pass, the claimed 0/1-sets and the loss of one construction."""
     z = con.z
     tag = f"{con.name} ({con.variant})"
+    stage = f"checks of {tag}: Theorem 1 loss, forward pass, 0/1-sets, loss parts"
+    progress.report(stage, 0, 4)
     net, imag = to_network(z)
     herm = z.hermitian_error()
     lt = theorem1_loss(z)
+    progress.report(stage, 1, 4)
     fl = forward_loss(net)
+    progress.report(stage, 2, 4)
     sets = potential_sets(z)
+    progress.report(stage, 3, 4)
     parts = loss_decomposition(z)
+    progress.report(stage, 4, 4)
     checks = [
         Check(
             f"{tag}: weights real (Hermitian z)",

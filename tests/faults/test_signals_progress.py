@@ -60,3 +60,31 @@ def test_report_without_callback_is_a_no_op_and_with_one_reaches_it():
         progress.report("work", 1, 2)
     progress.report("after", 1, 2)
     assert got == [("work", 1, 2)]
+
+
+def _reports(fn) -> list[tuple[str, float, float | None]]:
+    got: list[tuple[str, float, float | None]] = []
+    with progress.reporting(lambda what, done, total: got.append((what, done, total))):
+        fn()
+    return got
+
+
+def test_long_stages_report_progress():
+    """The stages that used to be silent on a terminal: building the construction (p = 3, k = 9: 13 s), the proved
+    upper bound (its SOS solve), the certificate checker's exact steps, CoGO's checks (d = 64: 35 s)."""
+    import json
+
+    from margintheory.certificate import checker, upper_bound
+    from margintheory.construction import build_construction
+    from margintheory.tasks import cogo_constructions, cogo_lemma1_checks
+
+    got = _reports(lambda: build_construction(5, 2))
+    assert got[0][:2] == ("building the construction", 0) and got[-1] == ("building the construction", 16, 16)
+    upper_bound._prove_upper_bound.cache_clear()
+    ub_reports = _reports(lambda: upper_bound.prove_upper_bound(5, 2))
+    assert [done for what, done, _ in ub_reports if what.startswith("proved upper bound")] == [0, 1, 2, 3, 4]
+    doc = upper_bound.certificate_document(upper_bound.prove_upper_bound(5, 2), None, "float", "", None)
+    assert {what for what, _, _ in _reports(lambda: checker.check_data(json.loads(json.dumps(doc))))} == {
+        "exact polynomial identity", "exact LDL^T of the Gram blocks"}
+    con = cogo_constructions.build_memorization(5)
+    assert _reports(lambda: cogo_lemma1_checks.construction_checks(con))[-1][1:] == (4, 4)
