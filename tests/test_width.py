@@ -333,19 +333,30 @@ def _cli(*argv: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def test_min_width_network_file_verifies_at_the_default_tolerance(tmp_path):
+@pytest.mark.parametrize("p, k, per_freq, lower, theorem", [(5, 2, 6, 12, 16), (5, 3, 16, None, 64),
+                                                           (3, 4, 40, None, 128)])
+def test_min_width_network_file_verifies_at_the_default_tolerance(tmp_path, p, k, per_freq, lower, theorem):
+    """The file `solve --min-width --out` writes is an exact max-margin network: `verify --network` says verified
+    without --rtol (k = 2, 3, 4); the JSON validates against the result schema and carries the width fields (the
+    lower bound needs p prime > 2k, so it is stated as not applicable at (5, 3) and (3, 4))."""
+    from margintheory.schema import validate_result
+
     path = tmp_path / "small.npz"
-    run = _cli("solve", "--p", "5", "--k", "2", "--min-width", "--json", "--out", str(path))
+    run = _cli("solve", "--p", str(p), "--k", str(k), "--min-width", "--json", "--out", str(path))
     assert run.returncode == 0, run.stderr
-    d = json.loads(run.stdout)  # nothing but the JSON document on stdout (no solver banner)
+    d = validate_result(json.loads(run.stdout))  # nothing but the JSON document on stdout (no solver banner)
     det = d["details"]
-    assert d["verdict"] == "verified" and d["width"] == 12 and det["width_per_frequency"] == 6
-    assert det["lower_bound_width"] == 12 and det["lower_bound_exactness"] == "proved" and det["theorem_width"] == 16
+    width = per_freq * (p - 1) // 2
+    assert d["verdict"] == "verified" and d["width"] == width and det["width_per_frequency"] == per_freq
+    assert det["theorem_width"] == theorem and det["family"] in ("cyclic-lattice", "parity-design")
+    assert det["lower_bound_width"] == lower and det["lower_bound_applies"] == (lower is not None)
+    assert det["lower_bound_exactness"] == ("proved" if lower else None)
     assert d["parameters"]["min_width"] is True and d["task"]
-    run = _cli("verify", "--network", str(path), "--p", "5", "--k", "2", "--json")
+    run = _cli("verify", "--network", str(path), "--p", str(p), "--k", str(k), "--json")
     v = json.loads(run.stdout)
-    assert run.returncode == 0 and v["verdict"] == "verified" and v["width"] == 12
-    assert math.isclose(v["normalized_margin"], gamma_star(5, 2), rel_tol=1e-13)
+    assert run.returncode == 0 and v["verdict"] == "verified" and v["width"] == width, run.stdout[-2000:]
+    assert "rtol" not in v["parameters"]
+    assert math.isclose(v["normalized_margin"], gamma_star(p, k), rel_tol=1e-13)
 
 
 def test_verify_family_cli():

@@ -30,8 +30,8 @@ GAP_TOL = 1e-6
 EVAL_RTOL = 1e-12
 SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds",
                   "width_per_frequency", "lower_bound_width", "lower_bound_width_per_frequency",
-                  "lower_bound_exactness", "theorem_width", "theorem_width_per_frequency", "family", "solver",
-                  "uniform_dual_bound"]
+                  "lower_bound_exactness", "lower_bound_applies", "theorem_width", "theorem_width_per_frequency",
+                  "family", "solver", "uniform_dual_bound"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -243,7 +243,7 @@ def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, in
                  "family_description": mw.measure.description, "theorem_width": theorem,
                  "theorem_width_per_frequency": 2 ** (2 * k - 1),
                  "lower_bound_width": lb.total(p), "lower_bound_width_per_frequency": lb.per_frequency,
-                 "lower_bound_exactness": lb.exactness if applies else None,
+                 "lower_bound_exactness": lb.exactness if applies else None, "lower_bound_applies": applies,
                  "lower_bound_method": lb.method, "lower_bound_ratio": lb.ratio,
                  "lower_bound_assumes": lb.assumes,
                  "width_search": {"attempts": mw.attempts, "seconds": mw.seconds, "frequencies": nf}})
