@@ -391,3 +391,28 @@ def test_k1_max_margin_network_with_two_frequency_neurons():
     assert abs(float(res.normalized_margin) - gamma_star(p, 1)) <= float(res.normalized_tolerance)
     assert not neuron_fourier(net).single_frequency.any()
     assert net.m == p - 1 == width_lower_bound(1).per_frequency * (p - 1) // 2  # the rank bound is still met
+
+
+def test_construction_logit_checks_use_the_rigorous_float_bound():
+    """The correct- and wrong-label logit checks allow the logits' rigorous float error bound (at k = 5, p = 23 the
+    parity-design network measures 2.2e-12 relative, above a fixed 1e-12, and `verify --family` said refuted):
+    a deviation inside the bound passes, one beyond it fails."""
+    from margintheory.verification import construction_logit_checks
+
+    p, k = 5, 3
+    raw = build_construction(p, k, normalize=False, family="parity-design")
+    res = exhaustive_margin(raw.normalized())
+    raw_scale = raw.norm() ** (k + 1) * 2**k / math.factorial(k)  # as verify --family does
+    names = ("correct-label logit", "mean wrong-label logit")
+
+    def verdicts(bound: float, rel_shift: float) -> list[bool]:
+        r = dataclasses.replace(res, logit_error_bound=bound, label_logit_sums=res.label_logit_sums.copy())
+        r.label_logit_sums[np.arange(p), np.arange(p)] *= 1 + rel_shift  # every correct-label sum shifted
+        checks, _ = construction_logit_checks(r, raw_scale)
+        return [c.passed for c in checks if c.name.startswith(names[0])]
+
+    base = construction_logit_checks(res, raw_scale)[0]
+    assert all(c.passed for c in base if c.name.startswith(names)), [c for c in base if not c.passed]
+    bound = 1e-9 * (p - 1) / 2 / (8 * raw_scale)  # tol = 8 * bound * raw_scale: 1e-9 relative to (p-1)/2
+    assert verdicts(bound, 1e-10) == [True]  # inside the bound, above 1e-12: accepted
+    assert verdicts(bound, 1e-8) == [False]  # beyond the bound: refuted
