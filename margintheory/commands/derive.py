@@ -75,7 +75,20 @@ def _limit(name: str, value: int, high: int) -> None:
         raise InputError(f"--{name} must be <= {high} here, got {value}")
 
 
+#: the options each topic uses; any other is refused (one rule with verify's: a flag is never silently ignored)
+TOPIC_OPTIONS = {"gamma-star": ("k", "p"), "cosine-sum": (), "identity": ("k",), "expansion": ("k",),
+                 "fourier": ("k", "p")}
+
+
+def _reject_foreign_options(args: argparse.Namespace) -> None:
+    for flag in ("k", "p"):
+        if getattr(args, flag) is not None and flag not in TOPIC_OPTIONS[args.topic]:
+            why = " (it is derived for every odd p)" if args.topic == "cosine-sum" else ""
+            raise InputError(f"--{flag} is not an option of derive {args.topic}{why}")
+
+
 def run(args: argparse.Namespace) -> int:
+    _reject_foreign_options(args)
     derivation = build_derivation(args.topic, args.k, args.p)
     print(derivation.render(args.format))
     return 0 if derivation.all_passed else 1

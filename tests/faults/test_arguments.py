@@ -36,6 +36,9 @@ def one_line_error(capsys, argv, *words):
     (["verify", "--task", "cogo", "--construction", "F6", "--d", "7", "--rtol", "0.1"], ("--rtol", "cogo")),
     (["verify", "--p", "5", "--k", "2", "--d", "3"], ("--d", "modular-addition")),
     (["train", "--p", "5", "--k", "2", "--width", "4", "--weight-decay", "0.1"], ("--weight-decay", "adamw")),
+    (["derive", "cosine-sum", "--p", "4"], ("--p", "derive cosine-sum")),  # was ignored: printed for odd p, exit 0
+    (["derive", "cosine-sum", "--k", "3"], ("--k", "derive cosine-sum")),
+    (["derive", "identity", "--k", "3", "--p", "5"], ("--p", "derive identity")),
     (["train", "--p", "5", "--k", "2", "--width", "4", "--milestones", "5"], ("--milestones", "doubling")),
     (["train", "--p", "5", "--k", "2", "--width", "4", "--init-scale", "inf"], ("init scale", "finite")),
     (["train", "--p", "5", "--k", "2", "--width", "4", "--resume", "--overwrite"], ("--resume", "--overwrite")),
