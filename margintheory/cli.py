@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from typing import NoReturn
 
@@ -82,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     full disk, nor Ctrl-C during start-up ends in a traceback.
     """
     state: dict[str, str] = {"command": ""}
+    previous = _exit_at_once_on_interrupt(state)
     try:
         with clean_stdout():
             code = _dispatch(argv, state)
@@ -93,7 +96,31 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         say(f"{_prefix(state)}: interrupted")
         code = 130
+    finally:
+        _set_interrupt_handler(previous)
     return code
+
+
+def _exit_at_once_on_interrupt(state: dict[str, str]) -> object:
+    """During start-up (parsing, importing the command and its libraries) Ctrl-C ends the process at once with one
+    line and status 130: nothing has been computed or written yet, and a KeyboardInterrupt raised inside an import
+    can be caught and printed as a traceback by compiled code that then carries on (seen under load: the traceback
+    was printed and the command ran to the end).  :func:`_dispatch` restores Python's KeyboardInterrupt before the
+    command runs, so that the work can clean up (``train`` saves its checkpoint).  Returns the previous handler."""
+
+    def interrupted(signum: int, frame: object) -> None:
+        say(f"{_prefix(state)}: interrupted")
+        os._exit(130)
+
+    return _set_interrupt_handler(interrupted)
+
+
+def _set_interrupt_handler(handler: object) -> object:
+    """Install ``handler`` for SIGINT (only possible in the main thread: elsewhere nothing changes)."""
+    try:
+        return signal.signal(signal.SIGINT, handler)  # type: ignore[arg-type]
+    except (ValueError, TypeError):  # not the main thread, or no previous Python-level handler to restore
+        return None
 
 
 def _prefix(state: dict[str, str]) -> str:
@@ -111,6 +138,7 @@ def _dispatch(argv: list[str] | None, state: dict[str, str]) -> int:
         except SystemExit as exc:  # usage errors (2), --help / --version (0): argparse has printed its message
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         state["command"] = str(args.command)
+        _set_interrupt_handler(signal.default_int_handler)  # the work may now clean up on Ctrl-C
         with progress_reporter() as callback, progress.reporting(callback):
             return int(args.func(args))
     except MarginTheoryError as exc:

@@ -88,3 +88,29 @@ def test_long_stages_report_progress():
         "exact polynomial identity", "exact LDL^T of the Gram blocks"}
     con = cogo_constructions.build_memorization(5)
     assert _reports(lambda: cogo_lemma1_checks.construction_checks(con))[-1][1:] == (4, 4)
+
+
+SWALLOWING_START_UP = """
+import os, signal, sys, traceback
+from margintheory import cli
+real = cli.build_parser
+def build_parser(*args, **kwargs):
+    try:  # Ctrl-C while compiled code imports something, and that code prints the error and carries on
+        os.kill(os.getpid(), signal.SIGINT)
+        sum(range(100000))
+    except KeyboardInterrupt:
+        traceback.print_exc()
+    return real(*args, **kwargs)
+cli.build_parser = build_parser
+sys.exit(cli.main(["schema"]))
+"""
+
+
+def test_ctrl_c_during_start_up_ends_at_once_even_if_swallowed():
+    """Seen under load: the traceback of a KeyboardInterrupt raised in an import was printed and the command then
+    ran to the end with status 0.  During start-up Ctrl-C now ends the process itself: one line, status 130."""
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", SWALLOWING_START_UP], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 130, (run.returncode, run.stderr)
+    assert run.stderr.strip() == "margintheory: interrupted" and run.stdout == "", run.stderr
