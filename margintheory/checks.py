@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 #: How sure a check is: ``proved`` (exact arithmetic or an exactly checked certificate), ``certified`` (a solver
@@ -21,6 +21,8 @@ from typing import Any, Literal
 #: ``argued`` (a step that is an argument rather than a computation; its reason is in ``detail``).
 Exactness = Literal["proved", "certified", "float", "argued"]
 EXACTNESS_LEVELS: tuple[Exactness, ...] = ("proved", "certified", "float", "argued")
+#: longest check name (the claim column of the table); the full claim goes to ``Check.statement``
+NAME_MAX = 30
 Verdict = Literal["verified", "refuted", "not-applicable"]
 
 
@@ -28,6 +30,8 @@ Verdict = Literal["verified", "refuted", "not-applicable"]
 class Check:
     """One claim: ``expected`` vs ``measured`` within ``tolerance``.
 
+    ``name`` is a short label (at most :data:`NAME_MAX` characters: it is the table's first column);
+    ``statement`` is the claim in full, with its formula and lemma (printed under the table and in the JSON).
     ``informational`` checks are reported but do not decide the verdict (e.g. a hypothesis that is not met).
     """
 
@@ -39,27 +43,65 @@ class Check:
     exactness: Exactness = "float"
     detail: str = ""
     informational: bool = False
+    statement: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _jsonable(val) for key, val in asdict(self).items()}
 
+    def reported(self, prefix: str = "", note: str = "") -> Check:
+        """This check as an informational row of another verdict: ``prefix`` before the name (and the statement),
+        ``note`` after the statement."""
+        statement = prefix + (self.statement or self.name) + note
+        return replace(self, name=prefix + self.name, statement=statement, informational=True)
+
 
 def close_check(name: str, expected: float, measured: float, tolerance: float, *, relative: bool = True,
-                exactness: Exactness = "float", detail: str = "") -> Check:
+                exactness: Exactness = "float", detail: str = "", statement: str = "") -> Check:
     """``|measured - expected| <= tolerance`` (relative to ``|expected|`` when ``relative``)."""
     err = abs(measured - expected)
     scale = abs(expected) if relative and expected != 0 else 1.0
     ok = bool(math.isfinite(measured) and err <= tolerance * scale)
     kind = "relative" if relative else "absolute"
     extra = f"{kind} error {err / scale:.3e} (tolerance {tolerance:.1e})"
-    return Check(name, expected, measured, tolerance, ok, exactness, f"{detail}; {extra}" if detail else extra)
+    return Check(name, expected, measured, tolerance, ok, exactness, f"{detail}; {extra}" if detail else extra,
+    statement=statement)
 
 
 def bool_check(name: str, measured: bool, *, tolerance: float | None = None, exactness: Exactness = "float",
-               detail: str = "", expected: bool = True, informational: bool = False) -> Check:
+               detail: str = "", expected: bool = True, informational: bool = False, statement: str = "") -> Check:
     """A check whose claim is a yes/no property (``measured`` must equal ``expected``)."""
     return Check(name, expected, bool(measured), tolerance, bool(measured) == expected, exactness, detail,
-                 informational)
+                 informational, statement)
+
+
+#: short names (the table's claim column) of the proof steps of the upper bound and of the certificate checker,
+#: by the beginning of the step's statement
+STEP_NAMES = (
+    ("weak duality", "weak duality (C.6)"),
+    ("homogeneity", "homogeneity"),
+    ("Lemma C.14 and the block closed form", "block form (C.14, all p)"),
+    ("Lemma C.14 at (p, k)", "C.14 expanded at (p, k)"),
+    ("SOS certificate", "SOS: max g_k <= B"),
+    ("U >= c_b B", "U >= c_b B (every block)"),
+    ("Gram matrices symmetric", "Gram matrices symmetric"),
+    ("polynomial identity", "SOS identity"),
+    ("Gram matrices positive semidefinite", "Gram matrices PSD"),
+    ("max_{|z|=1} g_k <= gamma/scale", "max g_k <= gamma/scale"),
+    ("frequency-block constants", "block constants (C.14)"),
+    ("upper bound U >= c gamma/scale", "U >= c gamma/scale"),
+    ("lower bound: exact margin", "lower bound: exact margin"),
+    ("lower bound: stated", "lower bound: stated"),
+    ("lower <= upper", "lower <= upper, gap"),
+)
+
+
+def step_name(statement: str, prefix: str = "") -> str:
+    """The short name of a proof step (a step read from a file that is not one of ours: its first words)."""
+    for start, name in STEP_NAMES:
+        if statement.startswith(start):
+            return prefix + name
+    room = NAME_MAX - len(prefix)
+    return prefix + (statement if len(statement) <= room else statement[: room - 3].rstrip() + "...")
 
 
 #: Names of ``VerificationResult.fields`` entries that are promoted to the top level of the JSON result (the common

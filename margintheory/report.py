@@ -1,9 +1,10 @@
 """Presentation of a :class:`~margintheory.checks.VerificationResult`: a table that fits the terminal, or one JSON
 object in the shape of the result schema (:mod:`margintheory.schema`).
 
-The table has one row per check (claim | expected | measured | tol | how | verdict); rich reads the terminal's width
-(``COLUMNS`` when the output is not a terminal, 80 by default), claims wrap inside their column, numbers are shown
-with fewer digits on narrow terminals, and long details are printed under the table.
+The table has one row per check (claim | expected | measured | tol | how | verdict) under the check's short name; rich
+reads the terminal's width (``COLUMNS`` when the output is not a terminal, 80 by default), numbers are shown with
+fewer digits on narrow terminals, and each claim in full (its formula and lemma) is printed under the table, wrapped
+to the width, with the details of failed checks.
 """
 
 from __future__ import annotations
@@ -17,11 +18,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from margintheory.checks import Check, VerificationResult
+from margintheory.checks import NAME_MAX, Check, VerificationResult
 
 _VERDICT_STYLE = {"verified": "bold green", "refuted": "bold red", "not-applicable": "bold yellow"}
-#: terminals at least this wide get 12 significant digits, narrower ones 8
+#: terminals at least this wide get 12 significant digits, those at least NARROW wide 8, narrower ones 6
 WIDE = 120
+NARROW = 90
+
+
+def digits_for(width: int) -> int:
+    """Significant digits of the numbers in a table ``width`` columns wide."""
+    return 12 if width >= WIDE else (8 if width >= NARROW else 6)
 
 
 def format_value(x: Any, digits: int = 12) -> str:
@@ -42,7 +49,8 @@ def format_value(x: Any, digits: int = 12) -> str:
 def checks_table(checks: list[Check], title: str | None = None, digits: int = 12) -> Table:
     """The claim | expected | measured | tol | how | verdict table (columns shrink and wrap to the width)."""
     table = Table(title=title, show_lines=False, header_style="bold", expand=False)
-    table.add_column("claim", ratio=3, overflow="fold", min_width=16)
+    longest = max((len(c.name) for c in checks), default=5)
+    table.add_column("claim", overflow="fold", min_width=min(longest, 20), max_width=NAME_MAX)
     table.add_column("expected", ratio=1, overflow="fold", min_width=6, max_width=digits + 8)
     table.add_column("measured", ratio=1, overflow="fold", min_width=6, max_width=digits + 8)
     table.add_column("tol", no_wrap=True)
@@ -92,8 +100,11 @@ def render_text(
 ) -> None:
     """Print the table, the common fields, the requested details, failed checks' details, notes and the verdict."""
     console = console or make_console()
-    digits = 12 if console.width >= WIDE else 8
+    digits = digits_for(console.width)
     console.print(checks_table(result.checks, title=result.title, digits=digits))
+    for c in result.checks:
+        if c.statement:
+            console.print(f"[dim]{escape(c.name)}:[/dim] {escape(c.statement)}")
     for line in summary_lines(result, digits):
         console.print(escape(line))
     details = result.details

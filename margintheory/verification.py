@@ -68,9 +68,9 @@ def _base_fields(problem: ModularAddition) -> dict:
 def _hypothesis_check(problem: ModularAddition) -> Check:
     status = problem.hypothesis
     return bool_check(
-        "hypothesis: p is an odd prime (as the papers assume)", status == "odd-prime", exactness="proved",
+        "hypothesis: odd prime", status == "odd-prime", exactness="proved",
         detail=f"p = {problem.p} is {status.replace('-', ' ')}", informational=True,
-    )
+        statement="hypothesis: p is an odd prime (as the papers assume)")
 
 
 def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) -> tuple[list[Check], dict]:
@@ -82,20 +82,24 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
     fields = {"normalized_margin": nm, "margin_tolerance": abs_tol, "logit_error_bound": res.logit_error_bound}
     if gamma is not None:
         tol = max(abs_tol + 4 * EPS * gamma, (rtol or 0.0) * gamma)
-        checks.append(bool_check("normalized margin <= gamma* (weak duality, Lemma C.6)", nm <= gamma + tol,
-                                 tolerance=tol / gamma, detail=f"margin/gamma* = {nm / gamma:.15g}"))
-        checks.append(close_check("normalized margin = gamma* (Theorem C.22)", gamma, nm, tol / gamma))
+        checks.append(bool_check("margin <= gamma* (C.6)", nm <= gamma + tol,
+                                 tolerance=tol / gamma, detail=f"margin/gamma* = {nm / gamma:.15g}",
+                                 statement="normalized margin <= gamma* (weak duality, Lemma C.6)"))
+        checks.append(close_check("margin = gamma* (C.22)", gamma, nm, tol / gamma,
+        statement="normalized margin = gamma* (Theorem C.22)"))
         fields["relative_error"] = abs(nm - gamma) / gamma
         fields["ratio_to_gamma_star"] = nm / gamma
     point_tol = max(4 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
     on = res.margins <= res.h + point_tol
     frac = float(np.mean(on))
-    checks.append(Check("every point on the margin (spt q* = D_p, Lemma C.6)", 1.0, frac, point_tol / scale,
-                        bool(on.all()), "float", f"fraction on the margin; {int((~on).sum())} points off"))
+    checks.append(Check("all on margin (C.6)", 1.0, frac, point_tol / scale,
+                        bool(on.all()), "float", f"fraction on the margin; {int((~on).sum())} points off",
+                        statement="every point on the margin (spt q* = D_p, Lemma C.6)"))
     spread = res.max_wrong_spread
     spread_tol = max(2 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
-    checks.append(Check("all wrong-label logits equal (condition C.1)", 0.0, spread / scale, spread_tol / scale,
-                        bool(spread <= spread_tol), "float", "max over points of (max - min) wrong logit, normalized"))
+    checks.append(Check("wrong logits equal (C.1)", 0.0, spread / scale, spread_tol / scale,
+                        bool(spread <= spread_tol), "float", "max over points of (max - min) wrong logit, normalized",
+                        statement="all wrong-label logits equal (condition C.1)"))
     fields.update(all_on_margin=bool(on.all()), fraction_on_margin=frac, wrong_logits_equal=bool(spread <= spread_tol),
                   max_wrong_spread=spread / scale)
     return checks, fields
@@ -118,16 +122,19 @@ def neuron_checks(net: PolyNetwork, tolerance: float, min_share: float = 0.0) ->
     wanted = theory.frequencies(net.p)
     max_res = float(np.max(np.abs(nf.phase_residual[active])))
     checks = [
-        Check("neurons single-frequency (max normalized power = 1)", m, int(single.sum()), tolerance,
+        Check("single frequency", m, int(single.sum()), tolerance,
               bool(single.all()), "float", f"min max-power {float(nf.max_power[active].min()):.15g}; "
-              f"{net.m - m} neuron(s) with norm share <= {min_share:g} left out"),
-        Check("neurons with equal amplitudes ||u_1||=...=||u_k||=||w||", m, int(equal.sum()), tolerance,
-              bool(equal.all()), "float"),
-        Check("phase condition theta_u1+...+theta_uk = theta_w (mod 2 pi)", 0.0, max_res,
-              2 * math.pi * math.sqrt(tolerance), bool(aligned.all()), "float", "max |residual| in radians"),
-        Check("every neuron in the optimal single-neuron set (Lemma C.15)", m, int(opt.sum()), tolerance,
-              bool(opt.all()), "float"),
-        Check("every frequency 1..(p-1)/2 used (Lemma C.20)", wanted, covered, None, covered == wanted, "proved"),
+              f"{net.m - m} neuron(s) with norm share <= {min_share:g} left out",
+              statement="neurons single-frequency (max normalized power = 1)"),
+        Check("equal amplitudes", m, int(equal.sum()), tolerance,
+              bool(equal.all()), "float", statement="neurons with equal amplitudes ||u_1||=...=||u_k||=||w||"),
+        Check("phase sum = theta_w", 0.0, max_res,
+              2 * math.pi * math.sqrt(tolerance), bool(aligned.all()), "float", "max |residual| in radians",
+              statement="phase condition theta_u1+...+theta_uk = theta_w (mod 2 pi)"),
+        Check("optimal neurons (C.15)", m, int(opt.sum()), tolerance,
+              bool(opt.all()), "float", statement="every neuron in the optimal single-neuron set (Lemma C.15)"),
+        Check("all frequencies (C.20)", wanted, covered, None, covered == wanted, "proved",
+        statement="every frequency 1..(p-1)/2 used (Lemma C.20)"),
     ]
     fields = {
         "neurons_in_optimal_set": bool(opt.all()),
@@ -155,11 +162,13 @@ def multidim_dft_checks(net: PolyNetwork, res: MarginResult, rtol: float | None 
     max_imag = float(np.abs(direct.imag).max())
     agree = float(np.max(np.abs(direct - formula)))
     checks = [
-        Check("f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)", "> 0", min_real, tol,
+        Check("f^(j..,-j) > 0 (C.20)", "> 0", min_real, tol,
               bool(min_real > tol and max_imag <= tol + 1e-9 * scale), "float",
-              f"min real part over j != 0; max |imag| {max_imag:.3e}"),
-        Check("f^(j,...,j,-j) from logits = k! sum_i w^(-j) prod u^(j) (Lemma C.14)", 0.0, agree, tol,
-              bool(agree <= tol + 1e-12 * scale), "float", "max abs difference over j != 0"),
+              f"min real part over j != 0; max |imag| {max_imag:.3e}",
+              statement="f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)"),
+        Check("f^(j..,-j) by C.14", 0.0, agree, tol,
+              bool(agree <= tol + 1e-12 * scale), "float", "max abs difference over j != 0",
+              statement="f^(j,...,j,-j) from logits = k! sum_i w^(-j) prod u^(j) (Lemma C.14)"),
     ]
     return checks, {"multidim_dft_min_real": min_real, "multidim_dft": [complex(z) for z in direct]}
 
@@ -186,15 +195,16 @@ def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list
     # the means inherit the logits' rigorous float error bound (``tol``), which exceeds 1e-12 for large k and width
     # (e.g. k = 5, p = 23, 1056 neurons: 2.2e-12 relative)
     checks = [
-        Check("network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)", 0.0, dev, tol, dev <= tol,
-              "float", "max |mean logit - cosine sum| over (label, class), unnormalized construction"),
-        close_check("correct-label logit (unnormalized) = (p-1)/2", exp_correct, correct,
-                    max(1e-12, tol / abs(exp_correct))),
-        close_check("mean wrong-label logit (unnormalized) = mean_{x != 0} sum_zeta cos(2 pi zeta x/p)",
-                    exp_wrong, wrong, max(1e-12, tol),
-                    relative=False),
-        Check("paper's stated wrong-label value 0 (Lemmas C.17/C.18)", 0.0, wrong, 1e-12, abs(wrong) <= 1e-12, "float",
-              "the paper's claim; the computed value differs" if abs(wrong) > 1e-12 else "", informational=True),
+        Check("network function (C.18)", 0.0, dev, tol, dev <= tol,
+              "float", "max |mean logit - cosine sum| over (label, class), unnormalized construction",
+              statement="network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)"),
+        close_check("correct logit = (p-1)/2", exp_correct, correct, max(1e-12, tol / abs(exp_correct)),
+                    statement="correct-label logit (unnormalized) = (p-1)/2"),
+        close_check("mean wrong logit", exp_wrong, wrong, max(1e-12, tol), relative=False,
+                    statement="mean wrong-label logit (unnormalized) = mean_{x != 0} sum_zeta cos(2 pi zeta x/p)"),
+        Check("paper: wrong logit = 0", 0.0, wrong, 1e-12, abs(wrong) <= 1e-12, "float",
+              "the paper's claim; the computed value differs" if abs(wrong) > 1e-12 else "", informational=True,
+              statement="paper's stated wrong-label value 0 (Lemmas C.17/C.18)"),
     ]
     fields = {
         "construction_correct_logit": correct,
@@ -319,16 +329,18 @@ def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_m
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
                                  title=f"construction of Lemma C.18 (p={p}, k={k})")
     expected_width = problem.theorem_width
-    result.checks.insert(1, Check("width = 2^(2k-1)(p-1)/2 (Lemma C.18)", expected_width, net.m, None,
-                                  expected_width == net.m, "proved", informational=expected_width is None))
+    result.checks.insert(1, Check("width (C.18)", expected_width, net.m, None,
+                                  expected_width == net.m, "proved", informational=expected_width is None,
+                                  statement="width = 2^(2k-1)(p-1)/2 (Lemma C.18)"))
     checks, fields = construction_logit_checks(res, raw.norm() ** (k + 1))
     result.checks.extend(checks)
     result.fields.update(fields)
     if p % 2:
         # the margin seen on the logit values: (correct - wrong) / ||theta||^(k+1) must equal the engine's margin
         measured = result.fields["normalized_margin"]
-        result.add(close_check("correct - wrong logit (normalized) = measured margin", measured,
-                               fields["normalized_margin_from_logits"], 1e-10))
+        result.add(close_check("margin from logits", measured,
+                               fields["normalized_margin_from_logits"], 1e-10,
+                               statement="correct - wrong logit (normalized) = measured margin"))
     return result
 
 
@@ -348,13 +360,15 @@ def verify_family(problem: ModularAddition, family: str, *, max_memory: int = DE
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
                                  title=f"{family} network, {measure.size} neurons per frequency (p={p}, k={k})")
     moments = phase_measures.exact_moment_check(measure)
-    result.checks.insert(1, Check(f"unwanted phase moments of the {family} measure vanish", 0,
+    result.checks.insert(1, Check("phase moments vanish", 0,
                                   len(moments.failures), None, moments.passed, "proved",
-                                  f"{moments.checked} moments; {moments.method}"))
+                                  f"{moments.checked} moments; {moments.method}",
+                                  statement=f"unwanted phase moments of the {family} measure vanish"))
     nf = (p - 1) // 2
-    result.checks.insert(2, Check(f"width = {measure.size} x (p-1)/2 (theorem's 2^(2k-1)(p-1)/2 = "
-                                  f"{2 ** (2 * k - 1) * nf})", measure.size * nf, net.m, None,
-                                  measure.size * nf == net.m, "proved"))
+    result.checks.insert(2, Check("width", measure.size * nf, net.m, None,
+                                  measure.size * nf == net.m, "proved",
+                                  statement=(f"width = {measure.size} x (p-1)/2 (theorem's 2^(2k-1)(p-1)/2 = "
+                                  f"{2 ** (2 * k - 1) * nf})")))
     checks, fields = construction_logit_checks(res, raw.norm() ** (k + 1) * 2**k / math.factorial(k))
     result.checks.extend(checks)
     result.fields.update(fields)

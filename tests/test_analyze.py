@@ -50,7 +50,7 @@ def test_a_perturbed_construction_is_measured_not_verified():
     assert res.fields["fraction_sparse"] == 1.0  # within the stated 1e-2 tolerance
     relaxed = analyze_network(noisy, 7, 2, rtol=0.2, tolerance=1e-2)
     names = {c.name: c.passed for c in relaxed.checks}
-    assert names["normalized margin = gamma* (Theorem C.22)"]
+    assert names["margin = gamma* (C.22)"]
 
 
 def test_shape_mismatch_is_a_clear_input_error():

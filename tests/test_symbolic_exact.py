@@ -28,7 +28,7 @@ def test_construction_verified_exactly(p, k):
     assert d["construction_correct_logit_exact"] == str(sp_half(p - 1))
     assert d["construction_wrong_logit_exact"] == "-1/2"
     assert all(c["exactness"] == "proved" for c in d["checks"])
-    paper = [c for c in res.checks if c.name.startswith("paper's stated wrong-label value 0")]
+    paper = [c for c in res.checks if c.name == "paper: wrong logit = 0"]
     assert len(paper) == 1 and paper[0].informational and not paper[0].passed
 
 
@@ -85,7 +85,7 @@ def test_a_broken_construction_is_refuted(monkeypatch):
     res = exact.verify_construction_exact(5, 2)
     assert res.verdict == "refuted"
     failed = {c.name for c in res.checks if not c.passed and not c.informational}
-    assert "every neuron in the optimal single-neuron set (Lemma C.15)" in failed
+    assert "optimal neurons (C.15)" in failed
 
 
 @settings(max_examples=25, deadline=None)

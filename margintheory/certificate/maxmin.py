@@ -21,7 +21,7 @@ from typing import Any, cast
 import sympy as sp
 
 from margintheory.certificate.upper_bound import ProvedUpperBound, certificate_document, floor_float, prove_upper_bound
-from margintheory.checks import Check, Exactness, VerificationResult
+from margintheory.checks import Check, Exactness, VerificationResult, step_name
 from margintheory.network import PolyNetwork
 
 #: the interval is "tight" when (U - L)/L <= GAP_TOL
@@ -130,24 +130,27 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
         within = gap <= tol
     g_float = None if gamma_exact is None else float(gamma_exact)
     rows: list[Check] = []
-    rows.append(Check("max margin >= L: normalized margin of the checked network", g_float, L.value, None, True,
-                      L.exactness, f"L = {L.text()}; {L.how}", informational=True))
+    rows.append(Check("max margin >= L", g_float, L.value, None, True,
+                      L.exactness, f"L = {L.text()}; {L.how}", informational=True,
+                      statement="max margin >= L: normalized margin of the checked network"))
     if gamma_exact is not None and g_float is not None:
         g2 = sp.nsimplify(sp.expand(gamma_exact**2))
         above = U * U >= Fraction(int(g2.p), int(g2.q))
-        rows.append(Check("max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)", g_float,
+        rows.append(Check("max margin <= U, gamma* <= U", g_float,
                           ub.upper_float, 0.0, bool(above), "proved",
-                          f"U = {U}; U/gamma* - 1 = {float(U) / g_float - 1:.3e}; squares compared exactly"))
+                          f"U = {U}; U/gamma* - 1 = {float(U) / g_float - 1:.3e}; squares compared exactly",
+                          statement="max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)"))
     else:
-        rows.append(Check("max margin <= U (weak duality + frequency blocks + exact SOS)", None, ub.upper_float, None,
-                          True, "proved", f"U = {U}; no closed form for this p", informational=True))
+        rows.append(Check("max margin <= U", None, ub.upper_float, None,
+                          True, "proved", f"U = {U}; no closed form for this p", informational=True,
+                          statement="max margin <= U (weak duality + frequency blocks + exact SOS)"))
     bound = (f"{max(GAP_TOL, rtol or 0.0):g} + the float64 error bound of L ({float_slack:.2e} relative; --exact "
              f"decides 1e-9 exactly where it fits)") if widened else f"{tol:g}"
-    rows.append(Check(f"network margin = solver optimum: (U - L)/L <= {bound}", tol, gap, tol, bool(within),
+    rows.append(Check("network margin = optimum", tol, gap, tol, bool(within),
                       "proved" if exact and L.exactness == "proved" else "float",
                       f"L = {L.value:.15g} ({L.exactness}), U = {ub.upper_float:.15g} (proved)"
                       + ("; the uniform-weight dual is not tight for even p" if not applicable else ""),
-                      informational=not applicable))
+                      informational=not applicable, statement=f"network margin = solver optimum: (U - L)/L <= {bound}"))
     return rows + reduction_checks(ub) + proof_step_checks(ub, only_argued=True)
 
 
@@ -171,14 +174,15 @@ def reduction_checks(ub: ProvedUpperBound) -> list[Check]:
     nfreq = ub.p // 2  # frequencies 1 <= j <= p/2 (up to their negatives): (p-1)/2 complex blocks, + p/2 if p even
     freqs = ", ".join(f"j in {c['frequencies']}" for c in ub.constants)
     return [
-        Check("Lemma C.14: cross-frequency terms vanish, F = sum_j c_j g_k(zeta_j)", "proved", measured, None, passed,
-              "proved", how),
-        Check("one SOS solve bounds every frequency block (Galois-related blocks are the same form g_k)",
+        Check("blocks decouple (C.14)", "proved", measured, None, passed, "proved", how,
+              statement="Lemma C.14: cross-frequency terms vanish, F = sum_j c_j g_k(zeta_j)"),
+        Check("one SOS solve, all blocks",
               f"{nfreq} frequenc{'ies' if nfreq > 1 else 'y'}", f"1 SOS solve (g_{ub.k})", None, True, "proved",
               f"{freqs}: each block is c_j g_k(zeta_j) in its own orthonormal coordinates (the nonzero frequencies are "
               f"permuted by the Galois group of Q(omega_p); the change of variables is explicit), so one exact "
               f"certificate max_(|z|=1) g_k <= B = {ub.block_bound} ({ub.solver.get('name')}, status "
-              f"{ub.solver.get('status')}, {ub.solver.get('iterations')} iterations) bounds them all"),
+              f"{ub.solver.get('status')}, {ub.solver.get('iterations')} iterations) bounds them all",
+              statement="one SOS solve bounds every frequency block (Galois-related blocks are the same form g_k)"),
     ]
 
 
@@ -190,9 +194,9 @@ def proof_step_checks(ub: ProvedUpperBound, *, only_argued: bool = False,
     for s in ub.steps:
         if (only_argued and s.exactness != "argued") or (not include_weak_duality and s.name.startswith("weak")):
             continue
-        rows.append(Check(f"upper-bound step: {s.name}", "argument" if s.exactness == "argued" else "holds",
+        rows.append(Check(step_name(s.name, "U: "), "argument" if s.exactness == "argued" else "holds",
                           s.exactness, None, s.passed, cast(Exactness, s.exactness), s.detail,
-                          informational=s.exactness == "argued"))
+                          informational=s.exactness == "argued", statement=f"upper-bound step: {s.name}"))
     return rows
 
 

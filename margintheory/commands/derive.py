@@ -14,6 +14,7 @@ failed, 1 otherwise, 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import shutil
 
 from margintheory.commands._options import positive_int
 from margintheory.errors import InputError
@@ -90,5 +91,6 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     _reject_foreign_options(args)
     derivation = build_derivation(args.topic, args.k, args.p)
-    print(derivation.render(args.format))
+    width = shutil.get_terminal_size().columns  # COLUMNS when set, else the terminal's, else 80
+    print(derivation.render(args.format, width=width if args.format == "text" else None))
     return 0 if derivation.all_passed else 1

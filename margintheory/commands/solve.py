@@ -139,12 +139,15 @@ def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
     how = how or ("certified" if certified else "float")
     gap = (upper - lower) / abs(lower) if lower > 0 else float("inf")
     return [
-        bool_check("lower bound <= gamma* (a value attained by a unit network)", lower <= g * (1 + EVAL_RTOL),
-                   tolerance=EVAL_RTOL, detail=f"lower {lower:.15g}, gamma* {g:.15g}"),
+        bool_check("lower bound <= gamma*", lower <= g * (1 + EVAL_RTOL),
+                   tolerance=EVAL_RTOL, detail=f"lower {lower:.15g}, gamma* {g:.15g}",
+                   statement="lower bound <= gamma* (a value attained by a unit network)"),
         bool_check("gamma* <= upper bound", g <= upper, exactness=how,
-                   detail=f"upper {upper:.15g} ({how if certified else 'NOT certified: heuristic'})"),
-        bool_check(f"relative gap (upper - lower) / lower < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL,
-                   exactness=how, detail=f"gap {gap:.3e}"),
+                   detail=f"upper {upper:.15g} ({how if certified else 'NOT certified: heuristic'})",
+                   statement="gamma* <= upper bound"),
+        bool_check(f"relative gap < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL,
+                   exactness=how, detail=f"gap {gap:.3e}",
+                   statement=f"relative gap (upper - lower) / lower < {GAP_TOL:g}"),
     ]
 
 
@@ -163,13 +166,16 @@ def _single_neuron(p: int, k: int, args: argparse.Namespace) -> VerificationResu
         for c in proof_step_checks(b.proved_upper, include_weak_duality=False):
             res.add(c)
     fd = b.fourier_description()
-    res.add(bool_check("maximiser is single-frequency with equal amplitudes and aligned phases (Lemma C.15)",
+    res.add(bool_check("maximiser optimal (C.15)",
                        bool(fd["in_optimal_set"]), tolerance=1e-8,
-                       detail=f"frequency {fd['frequency']}, phase residual {fd['phase_residual']:.2e}"))
+                       detail=f"frequency {fd['frequency']}, phase residual {fd['phase_residual']:.2e}",
+                       statement="maximiser is single-frequency with equal amplitudes and aligned phases (Lemma C.15)"))
     if b.method == "fourier-blocks":
-        res.add(bool_check("objective couples only equal frequencies (Lemma C.14; computed cross-frequency mass)",
+        res.add(bool_check("frequencies decouple (C.14)",
                            b.cross_frequency_l1 <= 1e-12, tolerance=1e-12,
-                           detail=f"sum |cross-frequency coefficients| = {b.cross_frequency_l1:.2e} (added to bound)"))
+                           detail=f"sum |cross-frequency coefficients| = {b.cross_frequency_l1:.2e} (added to bound)",
+                           statement="objective couples only equal frequencies (Lemma C.14; computed cross-frequency "
+                                     "mass)"))
     res.fields.update(_common_fields(p, k, g, b.lower, b.upper, b.upper_certified, 0, 1, b.sos_summary()))
     res.fields.update({"method": b.method, "certification": b.certification, "maximiser_fourier": fd,
                        "block_frequencies": b.block_frequencies, "seed": args.seed,
@@ -201,15 +207,18 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
         net, lower = _width(p, k, args, res, width_info)
     for c in _bracket_checks(g, lower, cg.dual_bound, cg.dual_certified):
         res.add(c)
-    res.add(close_check("network margin = gamma* (relative 1e-6)", g, lower, GAP_TOL))
+    res.add(close_check("network margin = gamma*", g, lower, GAP_TOL,
+    statement="network margin = gamma* (relative 1e-6)"))
     em = exhaustive_margin(net, args.max_memory)
-    res.add(close_check("margin recomputed by the exhaustive engine (margins.exhaustive_margin)", lower,
-                        float(em.normalized_margin), max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300))))
+    res.add(close_check("margin recomputed", lower,
+                        float(em.normalized_margin), max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300)),
+                        statement="margin recomputed by the exhaustive engine (margins.exhaustive_margin)"))
     uniform = _uniform_dual_bound(p, k, args, cg.pricing_solver)
-    res.add(bool_check("uniform weights are an optimal dual: certified uniform pricing bound within 1e-6 of the "
-                       "primal margin", uniform <= cg.primal_margin * (1 + GAP_TOL), tolerance=GAP_TOL,
+    res.add(bool_check("uniform dual optimal", uniform <= cg.primal_margin * (1 + GAP_TOL), tolerance=GAP_TOL,
                        exactness="certified", informational=True,
-                       detail=f"uniform bound {uniform:.15g}, primal {cg.primal_margin:.15g}"))
+                       detail=f"uniform bound {uniform:.15g}, primal {cg.primal_margin:.15g}",
+                       statement="uniform weights are an optimal dual: certified uniform pricing bound within 1e-6 "
+                                 "of the primal margin"))
     res.fields["uniform_dual_bound"] = uniform
     res.fields.update(_common_fields(p, k, g, lower, cg.dual_bound, cg.dual_certified, len(cg.rounds), net.m,
                                      {"name": "HIGHS (LP) + " + str(cg.pricing_solver.get("name")) + " (pricing)",
@@ -247,17 +256,21 @@ def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, in
                  "lower_bound_method": lb.method, "lower_bound_ratio": lb.ratio,
                  "lower_bound_assumes": lb.assumes,
                  "width_search": {"attempts": mw.attempts, "seconds": mw.seconds, "frequencies": nf}})
-    res.add(bool_check("the phase measure's unwanted moments vanish (exact; every frequency max-margin)", True,
-                       exactness="proved", detail=f"{mw.measure.description}"))
-    res.add(close_check(f"{mw.per_frequency} neurons per frequency reach gamma* (exhaustive margin)",
+    res.add(bool_check("phase moments vanish", True,
+                       exactness="proved", detail=f"{mw.measure.description}",
+                       statement="the phase measure's unwanted moments vanish (exact; every frequency max-margin)"))
+    res.add(close_check(f"{mw.per_frequency}/frequency reach gamma*",
                         gamma_star(p, k), mw.margin, max(mw.margin_tolerance / mw.margin, 1e-15),
-                        detail=f"width {mw.width} = {mw.per_frequency} x {nf}; theorem's {theorem}"))
+                        detail=f"width {mw.width} = {mw.per_frequency} x {nf}; theorem's {theorem}",
+                        statement=f"{mw.per_frequency} neurons per frequency reach gamma* (exhaustive margin)"))
     if applies:
         minimal = mw.per_frequency == lb.per_frequency
-        res.add(bool_check(f"lower bound: every max-margin network has >= {lb.per_frequency} neurons per frequency",
+        res.add(bool_check(f">= {lb.per_frequency} per frequency",
                            mw.per_frequency >= lb.per_frequency, exactness="proved", informational=True,
                            detail=f"{lb.method}; ratio {lb.ratio}; width >= {lb.total(p)}"
-                           + ("; the width found is minimal" if minimal else "")))
+                           + ("; the width found is minimal" if minimal else ""),
+                           statement=f"lower bound: every max-margin network has >= {lb.per_frequency} neurons per "
+                                     "frequency"))
     else:
         res.notes.append(f"width lower bound ({lb.per_frequency} per frequency) needs p prime and p > 2k: "
                          f"not applicable to p = {p} (frequencies may alias)")
@@ -267,7 +280,8 @@ def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, in
         net, margin = pr.network, pr.margin
         info["width_search"]["pruned"] = pr.status  # type: ignore[index]
     if args.max_width:
-        res.add(bool_check(f"width <= {args.max_width}", net.m <= args.max_width, exactness="proved"))
+        res.add(bool_check(f"width <= {args.max_width}", net.m <= args.max_width, exactness="proved",
+        statement=f"width <= {args.max_width}"))
     return net, margin
 
 

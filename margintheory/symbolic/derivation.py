@@ -13,6 +13,7 @@ Rendering: plain text, Markdown (with ``$$`` LaTeX blocks) and a LaTeX fragment.
 from __future__ import annotations
 
 import math
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -128,11 +129,14 @@ class Derivation:
             out[s.check.kind] += 1
         return out
 
-    def render(self, fmt: str = "text") -> str:
-        """Render as ``text``, ``markdown`` or ``latex``."""
+    def render(self, fmt: str = "text", width: int | None = None) -> str:
+        """Render as ``text`` (lines at most ``width`` columns when given: prose wrapped, formulas broken by
+        sympy's pretty printer), ``markdown`` or ``latex``."""
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-        return {"text": self._text, "markdown": self._markdown, "latex": self._latex}[fmt]()
+        if fmt == "text":
+            return self._text(width)
+        return {"markdown": self._markdown, "latex": self._latex}[fmt]()
 
     def summary(self) -> str:
         c = self.counts()
@@ -140,14 +144,22 @@ class Derivation:
         return (f"{len(self.steps)} steps: {c['proved']} proved, {c['float']} float, "
                 f"{c['argued']} argued, {c['failed']} failed ({verdict})")
 
-    def _text(self) -> str:
-        lines = [self.title, "=" * len(self.title)]
+    def _text(self, width: int | None = None) -> str:
+        def wrap(text: str, indent: str = "") -> list[str]:
+            if width is None:
+                return [text]
+            return textwrap.wrap(text, max(width, 40), subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+        lines = [*wrap(self.title), "=" * min(len(self.title), width or len(self.title))]
+        columns = None if width is None else max(width - 6, 34)
         for i, s in enumerate(self.steps, 1):
-            lines.append(f"[{i}] {s.lemma}: {s.justification}")
-            lines.extend("      " + row for row in sp.pretty(s.statement, use_unicode=True).splitlines())
-            lines.append(f"      check: {s.check.label()}")
-        lines.extend(f"note: {n}" for n in self.notes)
-        lines.append(self.summary())
+            lines.extend(wrap(f"[{i}] {s.lemma}: {s.justification}", "    "))
+            lines.extend("      " + row for row in
+                         sp.pretty(s.statement, use_unicode=True, num_columns=columns).splitlines())
+            lines.extend(wrap(f"      check: {s.check.label()}", "        "))
+        for n in self.notes:
+            lines.extend(wrap(f"note: {n}", "      "))
+        lines.extend(wrap(self.summary()))
         return "\n".join(lines)
 
     def _markdown(self) -> str:

@@ -308,16 +308,17 @@ def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
     result.task = problem.task
     result.parameters = {**problem.parameters(), "exact": True}
     result.applicable = applicable
-    result.add(bool_check("hypothesis: p is an odd prime (as the papers assume)", problem.hypothesis == "odd-prime",
+    result.add(bool_check("hypothesis: odd prime", problem.hypothesis == "odd-prime",
                           exactness="proved", detail=f"p = {p} is {problem.hypothesis.replace('-', ' ')}",
-                          informational=True))
+                          informational=True, statement="hypothesis: p is an odd prime (as the papers assume)"))
     if applicable:
         width = problem.theorem_width
-        result.add(Check("width = 2^(2k-1)(p-1)/2 (Lemma C.18)", width, len(specs), None, width == len(specs),
-                         "proved"))
-    result.add(bool_check("every logit is a rational number (exact, in Q(omega_N))", ex.all_rational,
+        result.add(Check("width (C.18)", width, len(specs), None, width == len(specs),
+                         "proved", statement="width = 2^(2k-1)(p-1)/2 (Lemma C.18)"))
+    result.add(bool_check("logits rational", ex.all_rational,
                           exactness="proved",
-                          detail=f"{ex.numerators.size} logits reduced modulo Phi_{field_order(p)}"))
+                          detail=f"{ex.numerators.size} logits reduced modulo Phi_{field_order(p)}",
+                          statement="every logit is a rational number (exact, in Q(omega_N))"))
     norms = neuron_norm_powers(specs, p, k)
     if ex.all_rational:
         stats = _exact_margin_stats(ex)
@@ -345,16 +346,19 @@ def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dic
     diff = (labels[:, None] - np.arange(p)[None, :]) % p
     expected_num = np.array([int(S[x] * 2) for x in range(p)], dtype=np.int64)[diff]  # 2 S(x) is an integer
     matches = bool(np.array_equal(2 * ex.numerators, expected_num * ex.denominator))
-    result.add(bool_check("network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)", matches,
-                          exactness="proved", detail=f"all {ex.numerators.size} logits compared as rationals"))
+    result.add(bool_check("network function (C.18)", matches,
+                          exactness="proved", detail=f"all {ex.numerators.size} logits compared as rationals",
+                          statement="network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)"))
     correct, wrong = stats["correct_values"], stats["wrong_values"]
-    result.add(Check("correct-label logit (unnormalized) = (p-1)/2", str(sp.Rational(p - 1, 2)), _fmt(correct), None,
-                     correct == [sp.Rational(p - 1, 2)], "proved"))
-    result.add(Check("wrong-label logit (unnormalized) = sum_zeta cos(2 pi zeta x/p), x != 0", str(S[1]),
-                     _fmt(wrong), None, wrong == [S[1]] and len(set(S[1:])) == 1, "proved"))
-    result.add(Check("paper's stated wrong-label value 0 (Lemma C.17/C.18 proofs)", "0", _fmt(wrong), None,
+    result.add(Check("correct logit = (p-1)/2", str(sp.Rational(p - 1, 2)), _fmt(correct), None,
+                     correct == [sp.Rational(p - 1, 2)], "proved",
+                     statement="correct-label logit (unnormalized) = (p-1)/2"))
+    result.add(Check("wrong logit (cosine sum)", str(S[1]),
+                     _fmt(wrong), None, wrong == [S[1]] and len(set(S[1:])) == 1, "proved",
+                     statement="wrong-label logit (unnormalized) = sum_zeta cos(2 pi zeta x/p), x != 0"))
+    result.add(Check("paper: wrong logit = 0", "0", _fmt(wrong), None,
                      wrong == [0], "proved", "the paper's claim; the computed value differs" if wrong != [0] else "",
-                     informational=True))
+                     informational=True, statement="paper's stated wrong-label value 0 (Lemma C.17/C.18 proofs)"))
     result.fields.update(construction_correct_logit=float(correct[0]) if len(correct) == 1 else None,
                          construction_wrong_logit=float(wrong[0]) if len(wrong) == 1 else None,
                          construction_correct_logit_exact=_fmt(correct), construction_wrong_logit_exact=_fmt(wrong))
@@ -380,11 +384,14 @@ def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict,
         fields["relative_error"] = float(rel)
         fields["relative_error_exact"] = str(rel)
         fields["ratio_to_gamma_star"] = float(rel + 1)
-        result.add(Check("normalized margin = gamma* (Theorem C.22)", str(gamma), str(nm), 0.0, equal, "proved",
-                         f"both positive with equal rational squares; (margin - gamma*)/gamma* = {rel}"))
-    result.add(bool_check("every point on the margin (spt q* = D_p, Lemma C.6)", stats["all_on_margin"],
-                          exactness="proved", detail=f"all {p ** k} margins equal h = {h}"))
-    result.add(bool_check("all wrong-label logits equal (condition C.1)", stats["wrong_equal"], exactness="proved"))
+        result.add(Check("margin = gamma* (C.22)", str(gamma), str(nm), 0.0, equal, "proved",
+                         f"both positive with equal rational squares; (margin - gamma*)/gamma* = {rel}",
+                         statement="normalized margin = gamma* (Theorem C.22)"))
+    result.add(bool_check("all on margin (C.6)", stats["all_on_margin"],
+                          exactness="proved", detail=f"all {p ** k} margins equal h = {h}",
+                          statement="every point on the margin (spt q* = D_p, Lemma C.6)"))
+    result.add(bool_check("wrong logits equal (C.1)", stats["wrong_equal"], exactness="proved",
+    statement="all wrong-label logits equal (condition C.1)"))
 
 
 def multidim_dft_diagonal(ex: ExactLogits) -> list[sp.Rational | None]:
@@ -410,8 +417,9 @@ def _add_multidim_dft_check(result: VerificationResult, ex: ExactLogits) -> None
     values = multidim_dft_diagonal(ex)
     ok = all(v is not None and v > 0 for v in values)
     distinct = sorted({v for v in values if v is not None})
-    result.add(Check("f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)", "> 0", _fmt(distinct), None, ok, "proved",
-                     "multidimensional DFT of the unnormalized logits, computed in Q(omega_N) for j = 1..p-1"))
+    result.add(Check("f^(j..,-j) > 0 (C.20)", "> 0", _fmt(distinct), None, ok, "proved",
+                     "multidimensional DFT of the unnormalized logits, computed in Q(omega_N) for j = 1..p-1",
+                     statement="f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)"))
     result.fields["multidim_dft_exact"] = [str(v) for v in values]
 
 
@@ -420,28 +428,31 @@ def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: 
     """Equal amplitudes, Lemma C.15 optimality of every neuron, Lemma C.5 consistency, Lemma C.20 coverage."""
     p = ex.p
     sq_norms = {factor_squared_norm(p, z, kind) for z in {s.frequency for s in specs} for kind in (0, 1)}
-    result.add(Check("every cos/sin factor has squared norm p/2 (equal amplitudes)", str(sp.Rational(p, 2)),
-                     _fmt(sorted(sq_norms)), None, sq_norms == {sp.Rational(p, 2)}, "proved"))
+    result.add(Check("equal amplitudes", str(sp.Rational(p, 2)),
+                     _fmt(sorted(sq_norms)), None, sq_norms == {sp.Rational(p, 2)}, "proved",
+                     statement="every cos/sin factor has squared norm p/2 (equal amplitudes)"))
     objectives = ex.neuron_objectives
     if gamma is not None:
         optimal = [obj is not None and equal_positive(obj, gamma * nrm) for obj, nrm in zip(objectives, norms,
                                                                                              strict=True)]
-        result.add(Check("every neuron in the optimal single-neuron set (Lemma C.15)", len(specs), sum(optimal), None,
+        result.add(Check("optimal neurons (C.15)", len(specs), sum(optimal), None,
                          all(optimal), "proved", "objective eta(0) - E_{delta != 0} eta(delta) = gamma* "
-                         "||theta_i||^(k+1), computed from Definition C.12-C.13"))
+                         "||theta_i||^(k+1), computed from Definition C.12-C.13",
+                         statement="every neuron in the optimal single-neuron set (Lemma C.15)"))
         result.fields["neurons_in_optimal_set"] = all(optimal)
         result.fields["fraction_in_optimal_set"] = sum(optimal) / len(specs)
     known = [obj for obj in objectives if obj is not None]
     if stats is not None and len(known) == len(objectives):
         total = sum(known)
-        result.add(Check("sum of neuron objectives = mean class-weighted margin of the logits (Lemma C.5)",
+        result.add(Check("neuron objectives (C.5)",
                          str(stats["mean_class_weighted"]), str(total), None,
-                         total == stats["mean_class_weighted"], "proved"))
+                         total == stats["mean_class_weighted"], "proved",
+                         statement="sum of neuron objectives = mean class-weighted margin of the logits (Lemma C.5)"))
     covered = sorted({s.frequency for s in specs})
     wanted = theory.frequencies(p)
     result.fields["frequencies_covered"] = covered
-    result.add(Check("every frequency 1..(p-1)/2 used (Lemma C.20)", wanted, covered, None, covered == wanted,
-                     "proved"))
+    result.add(Check("all frequencies (C.20)", wanted, covered, None, covered == wanted,
+                     "proved", statement="every frequency 1..(p-1)/2 used (Lemma C.20)"))
 
 
 def equal_positive(a: sp.Expr, b: sp.Expr) -> bool:

@@ -133,16 +133,19 @@ def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: 
     res = VerificationResult(f"{family} network (p={p}, k={k}), exact arithmetic", fields=fields)
     res.applicable = applicable
     moments = exact_moment_check(measure)
-    res.add(bool_check(f"unwanted phase moments vanish ({moments.checked} moments, {moments.method})",
-                       moments.passed, exactness="proved", detail=f"failures: {moments.failures}"))
-    res.add(Check("width = neurons per frequency x (p-1)/2", f"{measure.size} x {len(theory.frequencies(p))}",
-                  width, None, True, "proved", informational=True))
+    res.add(bool_check("phase moments vanish",
+                       moments.passed, exactness="proved", detail=f"failures: {moments.failures}",
+                       statement=f"unwanted phase moments vanish ({moments.checked} moments, {moments.method})"))
+    res.add(Check("width", f"{measure.size} x {len(theory.frequencies(p))}",
+                  width, None, True, "proved", informational=True, statement="width = neurons per frequency x (p-1)/2"))
     num, den, ok = exact_family_logits(p, measure)
-    res.add(bool_check("every logit is a rational number (exact, in Q(omega_N))", ok, exactness="proved",
-                       detail=f"{num.size} logits reduced modulo Phi_{math.lcm(p, measure.denominator)}"))
+    res.add(bool_check("logits rational", ok, exactness="proved",
+                       detail=f"{num.size} logits reduced modulo Phi_{math.lcm(p, measure.denominator)}",
+                       statement="every logit is a rational number (exact, in Q(omega_N))"))
     sq = _squared_norms_exact(measure, p)
-    res.add(Check("every cosine vector has squared norm p/2", str(sp.Rational(p, 2)),
-                  ", ".join(str(v) for v in sorted(sq, key=str)), None, sq == {sp.Rational(p, 2)}, "proved"))
+    res.add(Check("equal amplitudes", str(sp.Rational(p, 2)),
+                  ", ".join(str(v) for v in sorted(sq, key=str)), None, sq == {sp.Rational(p, 2)}, "proved",
+                  statement="every cosine vector has squared norm p/2"))
     if ok and applicable:
         _margin_checks(res, p, k, num, den, gamma)
     fields["frequencies_covered"] = theory.frequencies(p)
@@ -159,8 +162,9 @@ def _margin_checks(res: VerificationResult, p: int, k: int, num: np.ndarray, den
     target = {d: coef * cos_sum[d] for d in range(p)}
     matches = all(sp.Rational(int(num[a, c]), den) == target[int(diff[a, c])]
                   for a in range(num.shape[0]) for c in range(p))
-    res.add(bool_check("network function = (k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)", matches, exactness="proved",
-                       detail=f"all {num.size} logits compared as rationals"))
+    res.add(bool_check("network function", matches, exactness="proved",
+                       detail=f"all {num.size} logits compared as rationals",
+                       statement="network function = (k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)"))
     rows = np.arange(num.shape[0])
     correct = num[rows, labels]
     wrong = np.where(np.arange(p)[None, :] == labels[:, None], np.iinfo(np.int64).min, num)
@@ -168,13 +172,15 @@ def _margin_checks(res: VerificationResult, p: int, k: int, num: np.ndarray, den
     wrong_min = np.where(np.arange(p)[None, :] == labels[:, None], np.iinfo(np.int64).max, num).min(axis=1)
     margins = correct - wmax
     h = sp.Rational(int(margins.min()), den)
-    res.add(bool_check("every point on the margin", bool(np.all(margins == margins.min())), exactness="proved"))
-    res.add(bool_check("all wrong-label logits equal (condition C.1)", bool(np.all(wmax == wrong_min)),
-                       exactness="proved"))
+    res.add(bool_check("all on margin", bool(np.all(margins == margins.min())), exactness="proved",
+    statement="every point on the margin"))
+    res.add(bool_check("wrong logits equal (C.1)", bool(np.all(wmax == wrong_min)),
+                       exactness="proved", statement="all wrong-label logits equal (condition C.1)"))
     norm_power = sp.Rational(p - 1, 2) * (sp.Rational((k + 1) * p, 2)) ** sp.Rational(k + 1, 2)
     nm = sp.nsimplify(h / norm_power)
     equal = equal_positive(nm, gamma)
     res.fields.update(normalized_margin=float(nm), normalized_margin_exact=str(nm), margin_exact=str(h),
                       relative_error=0.0 if equal else float((nm - gamma) / gamma), all_on_margin=True)
-    res.add(Check("normalized margin = gamma* (Theorem C.22)", str(gamma), str(nm), 0.0, equal, "proved",
-                  "norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency)"))
+    res.add(Check("margin = gamma* (C.22)", str(gamma), str(nm), 0.0, equal, "proved",
+                  "norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency)",
+                  statement="normalized margin = gamma* (Theorem C.22)"))

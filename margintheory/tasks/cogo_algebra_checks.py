@@ -42,15 +42,15 @@ def algebra_checks(d: int) -> tuple[list[Check], dict]:
         )
     checks = [
         Check(
-            "Theorem 1 loss = forward pass (random zero-mean weights, seed 0)",
+            "Thm 1 loss = forward pass",
             fl,
             lt,
             ZERO_TOL,
             abs(lt - fl) <= ZERO_TOL * (1 + fl),
             "float",
-        ),
+            statement="Theorem 1 loss = forward pass (random zero-mean weights, seed 0)"),
         Check(
-            "Theorem 1 with non-zero-mean input weights (outside its assumption)",
+            "Thm 1, non-zero-mean weights",
             fl2,
             lt2,
             ZERO_TOL,
@@ -58,16 +58,16 @@ def algebra_checks(d: int) -> tuple[list[Check], dict]:
             "float",
             f"difference {lt2 - fl2:.6g}",
             True,
-        ),
+            statement="Theorem 1 with non-zero-mean input weights (outside its assumption)"),
         Check(
-            "Theorem 3: r(z1 + z2) = r(z1) + r(z2), r(z1 * z2) = r(z1) r(z2) (random complex z)",
+            "Thm 3: r is a ring map",
             0.0,
             hom,
             ZERO_TOL,
             hom <= ZERO_TOL,
             "float",
             "max relative error over all potentials",
-        ),
+            statement="Theorem 3: r(z1 + z2) = r(z1) + r(z2), r(z1 * z2) = r(z1) r(z2) (random complex z)"),
     ]
     table, tfields = table1_checks(d, cc.DEFAULT_NU)
     return checks + table, {"theorem1_random": {"forward": fl, "formula": lt}, **tfields}
@@ -101,18 +101,18 @@ def table1_checks(d: int, nu: complex) -> tuple[list[Check], dict]:
             ok = rho.order == order and zeroed <= ZERO_TOL
             checks.append(
                 Check(
-                    f"Table 1 {name}: rho(u) has order {order} and zeroes every potential != 1 (Theorem 4)",
+                    f"Table 1 {name}: rho(u) (Thm 4)",
                     order,
                     rho.order,
                     ZERO_TOL,
                     ok,
                     "float",
                     f"max |potential in R| after rho: {zeroed:.3e}; 1-set spread {const:.3e}",
-                )
+                    statement=f"Table 1 {name}: rho(u) has order {order} and zeroes every potential != 1 (Theorem 4)")
             )
     checks.append(
         bool_check(
-            "Table 1: stated potentials match the computed ones",
+            "Table 1 potentials",
             not mismatches,
             exactness="float",
             tolerance=1e-9,
@@ -129,6 +129,6 @@ def table1_checks(d: int, nu: complex) -> tuple[list[Check], dict]:
                 if mismatches
                 else ""
             ),
-        )
+            statement="Table 1: stated potentials match the computed ones")
     )
     return checks, {"table1": rows, "table1_mismatches": mismatches}

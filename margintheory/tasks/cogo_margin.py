@@ -29,7 +29,7 @@ def margin_connection(
         title=f"core max-margin checks on CoGO {con.name}",
     )
     checks = [
-        Check("core: " + c.name, c.expected, c.measured, c.tolerance, c.passed, c.exactness, c.detail, True)
+        c.reported("core: ")
         for c in core.checks
     ]
     nm = float(core.fields["normalized_margin"])
@@ -38,8 +38,9 @@ def margin_connection(
     if con.name == "memorize":
         expect = memorization_margin(d)
         checks.append(
-            Check("normalized margin = 2 / (3 sqrt(3 d) (d-1)^1.5) (derived here, see memorization_margin)",
-                  expect, nm, tol, abs(nm - expect) <= tol, "float", "= gamma* sqrt(2/(d-1)) for odd d", True)
+            Check("margin (memorization)",
+                  expect, nm, tol, abs(nm - expect) <= tol, "float", "= gamma* sqrt(2/(d-1)) for odd d", True,
+                  statement="normalized margin = 2 / (3 sqrt(3 d) (d-1)^1.5) (derived here, see memorization_margin)")
         )
     fields = {
         "normalized_margin": nm,

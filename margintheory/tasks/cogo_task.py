@@ -27,7 +27,7 @@ from margintheory.network import PolyNetwork
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import forward_loss, from_network, theorem1_loss
 from margintheory.tasks.cogo_algebra_checks import algebra_checks
-from margintheory.tasks.cogo_lemma1_checks import SET_LABELS, ZERO_TOL, construction_checks, potential_sets
+from margintheory.tasks.cogo_lemma1_checks import SET_LABELS, SET_SHORT, ZERO_TOL, construction_checks, potential_sets
 from margintheory.tasks.cogo_margin import margin_connection
 from margintheory.verification import verify_network
 
@@ -123,7 +123,7 @@ def verify_cogo_network(
     lt, fl = theorem1_loss(z).total, forward_loss(net)
     result.add(
         Check(
-            "Theorem 1 loss = forward-pass loss",
+            "Thm 1 loss = forward pass",
             fl,
             lt,
             ZERO_TOL,
@@ -131,20 +131,21 @@ def verify_cogo_network(
             "float",
             f"input-weight means (z[a,0], z[b,0]) max {mean:.3e}; Theorem 1 assumes 0",
             informational=mean > ZERO_TOL,
-        )
+            statement="Theorem 1 loss = forward-pass loss")
     )
     sets = potential_sets(z)
     for key in ("R_g", "R_c", "R_n", "R_*", "R_n_summed"):
         result.add(
             Check(
-                SET_LABELS[key], 0.0, sets[key], ZERO_TOL, sets[key] <= ZERO_TOL, "float", informational=True
+                SET_SHORT[key], 0.0, sets[key], ZERO_TOL, sets[key] <= ZERO_TOL, "float", informational=True,
+                statement=SET_LABELS[key],
             )
         )
     result.add(Check("loss = 0", 0.0, fl, ZERO_TOL, fl <= ZERO_TOL, "float", informational=True))
     result.fields.update(loss=fl, loss_theorem1=lt, potential_deviations=sets)
     core = verify_network(net, d, 2, max_memory=max_memory, max_seconds=max_seconds)
     result.checks += [
-        Check("core: " + c.name, c.expected, c.measured, c.tolerance, c.passed, c.exactness, c.detail, True)
+        c.reported("core: ")
         for c in core.checks
     ]
     result.fields.update(normalized_margin=core.fields.get("normalized_margin"), core_verdict=core.verdict)

@@ -31,21 +31,21 @@ def condition_and_lp_checks(
     lp = gm.solve_class_lp(X, order, dims)
     checks = [
         bool_check(
-            "condition sum_{R!=1} d_R^1.5 chi_R(C) < 0 for every class C != e (Thm 7.9)",
+            "condition of Thm 7.9",
             holds,
             exactness="float",
             detail=f"values per class {np.round(cond, 6).tolist()}",
             informational=True,
-        ),
+            statement="condition sum_{R!=1} d_R^1.5 chi_R(C) < 0 for every class C != e (Thm 7.9)"),
         Check(
-            "class LP: primal (block masses) = dual (class weights)",
+            "class LP: primal = dual",
             0.0,
             lp.gap / lp.primal,
             LP_REL_TOL,
             abs(lp.gap) <= LP_REL_TOL * lp.primal,
             "float",
             "relative gap; HiGHS optimal on both",
-        ),
+            statement="class LP: primal (block masses) = dual (class weights)"),
         _closed_form_check(holds, formula, lp),
     ]
     return checks, cond, holds, formula, lp
@@ -54,9 +54,10 @@ def condition_and_lp_checks(
 def _closed_form_check(holds: bool, formula: float, lp: gm.ClassLP) -> Check:
     """Thm 7.9's value equals the LP's when the condition holds; otherwise it is strictly below it."""
     if holds:
-        return close_check("closed form 2/(3 sqrt(3|G|) sum d_R^2.5) = LP max margin", formula, lp.primal, LP_REL_TOL)
+        return close_check("Thm 7.9 formula = LP", formula, lp.primal, LP_REL_TOL,
+        statement="closed form 2/(3 sqrt(3|G|) sum d_R^2.5) = LP max margin")
     return Check(
-        "closed form of Thm 7.9 (condition fails): formula < true max margin",
+        "Thm 7.9 formula < max margin",
         "< LP value",
         formula / lp.primal,
         LP_REL_TOL,
@@ -64,7 +65,7 @@ def _closed_form_check(holds: bool, formula: float, lp: gm.ClassLP) -> Check:
         "float",
         f"formula {formula:.12g}, LP max margin {lp.primal:.12g}, ratio formula/LP "
         f"{formula / lp.primal:.9f}; the formula is still attained by the mu ∝ d^2.5 network",
-    )
+        statement="closed form of Thm 7.9 (condition fails): formula < true max margin")
 
 
 def lemma_d14_checks(
@@ -77,7 +78,7 @@ def lemma_d14_checks(
     ok14 = abs(pi14.sum() - 1) <= LP_REL_TOL and float(np.ptp(v14)) <= LP_REL_TOL * formula
     checks = [
         Check(
-            "Lemma D.14 weights (tau_C = -sum z_R chi_R(C)) sum to 1 and equalize every irrep at the formula",
+            "Lemma D.14 weights equalize",
             formula,
             float(v14.max()),
             LP_REL_TOL,
@@ -85,18 +86,18 @@ def lemma_d14_checks(
             "float",
             f"sum |C| tau_C = {pi14.sum():.15g}; min |C| tau_C = {pi14.min():.6g} (>= 0 iff the condition holds); "
             "the statement's sign (+) gives sum -1",
-        )
+            statement="Lemma D.14 weights (tau_C = -sum z_R chi_R(C)) sum to 1 and equalize every irrep at the formula")
     ]
     if holds:
         checks.append(
             Check(
-                "Lemma D.14 weights are non-negative (a valid dual: formula is an upper bound)",
+                "Lemma D.14 weights >= 0",
                 ">= 0",
                 float(pi14.min()),
                 0.0,
                 bool(pi14.min() >= 0),
                 "float",
-            )
+                statement="Lemma D.14 weights are non-negative (a valid dual: formula is an upper bound)")
         )
     return checks
 
@@ -104,7 +105,8 @@ def lemma_d14_checks(
 def lp_network_check(lp: gm.ClassLP, X: np.ndarray, order: int, dims: np.ndarray) -> Check:
     """The margin of the LP's block network, computed from the characters, equals the LP value."""
     lp_margin = float(gm.class_margins(lp.mu, X, order, dims).min())
-    return close_check("LP block network margin (blocks + characters) = LP value", lp.primal, lp_margin, LP_REL_TOL)
+    return close_check("LP block network margin", lp.primal, lp_margin, LP_REL_TOL,
+    statement="LP block network margin (blocks + characters) = LP value")
 
 
 def theorem79_fields(

@@ -5,6 +5,8 @@ D.15-D.16, Thm 7.9 (1)-(2); docs/theory.md#lemma-d15).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from margintheory.checks import Check, close_check
@@ -38,14 +40,14 @@ def block_checks(G: FiniteGroup, irreps: list[Irrep]) -> tuple[list[Check], dict
     tol = 1e-12
     return [
         Check(
-            "each block of 2 d^3 neurons outputs 4 chi_R(a b c^-1) (Lemma D.15)",
+            "blocks output 4 chi_R (D.15)",
             0.0,
             err,
             tol,
             err <= tol,
             "float",
             f"{how}; max error relative to the block's largest logit",
-        )
+            statement="each block of 2 d^3 neurons outputs 4 chi_R(a b c^-1) (Lemma D.15)")
     ], {"block_check": how}
 
 
@@ -60,15 +62,16 @@ def theorem79_network_checks(
     cm = gm.class_margins(gm.theorem79_weights(dims), X, order, dims)
     checks = [
         Check(
-            "construction width = 2 sum_{R!=1} d_R^3 (Lemma D.15)",
+            "width (Lemma D.15)",
             width,
             net.m,
             None,
             net.m == width,
             "proved",
-        ),
+            statement="construction width = 2 sum_{R!=1} d_R^3 (Lemma D.15)"),
         close_check(
-            "Thm 7.9 network margin (verified blocks + characters) = formula", formula, float(cm.min()), 1e-12
+            "network margin = formula", formula, float(cm.min()), 1e-12,
+            statement="Thm 7.9 network margin (verified blocks + characters) = formula"
         ),
     ]
     return checks, net
@@ -103,7 +106,8 @@ def exhaustive_checks(
         checks += single_irrep_checks(best, irreps, np.arange(1, len(irreps)))[0]
     else:
         checks += single_irrep_checks(best, irreps, np.flatnonzero(lp.mu > 1e-9),
-                                      required_label="every irrep of the LP solution used by some neuron")[0]
+                                      required_label="every irrep of the LP solution used by some neuron",
+                                      required_name="LP irreps used")[0]
     return checks, fields
 
 
@@ -113,29 +117,37 @@ def _dual_c1_check(lp: gm.ClassLP, X: np.ndarray, order: int, dims: np.ndarray) 
     support = lp.pi > 1e-9
     spread = float(cm_lp[support].max() - cm_lp.min())
     return Check(
-        "wrong classes weighted by the LP dual attain the max wrong logit (C.1 for tau = pi)",
+        "wrong classes at max (C.1)",
         0.0,
         spread / lp.primal,
         LP_REL_TOL,
         spread <= LP_REL_TOL * lp.primal,
         "float",
         f"classes in spt(pi): {int(support.sum())} of {len(support)}; from blocks + characters",
-    )
+        statement="wrong classes weighted by the LP dual attain the max wrong logit (C.1 for tau = pi)")
+
+
+#: the core's margin checks carry modular-addition references: (short name, statement) of the group claim instead
+GROUP_NAMES = {
+    "margin = gamma* (C.22)": ("margin = gamma* (LP / 7.9)",
+                               "normalized margin = max margin of G (class LP / Thm 7.9)"),
+    "all on margin (C.6)": ("all on margin (7.6)", "every point on the margin (uniform q*, Lemma 7.6)"),
+}
 
 
 def relabel(c: Check) -> Check:
-    """The core's margin checks carry modular-addition references; name the group statement instead."""
-    name = c.name.replace("(Theorem C.22)", "(max margin of G: class LP / Thm 7.9)")
-    name = name.replace("(spt q* = D_p, Lemma C.6)", "(uniform q*, Lemma 7.6)")
-    return Check(name, c.expected, c.measured, c.tolerance, c.passed, c.exactness, c.detail, c.informational)
+    """The core's check under the group statement's name (others unchanged)."""
+    if c.name not in GROUP_NAMES:
+        return c
+    name, statement = GROUP_NAMES[c.name]
+    return replace(c, name=name, statement=statement)
 
 
 def relax_c1(c: Check) -> Check:
     """With the condition failing only some wrong classes are on the margin (D.9.2): uniform C.1 is reported."""
     if "C.1" not in c.name:
         return c
-    return Check(c.name + " (not expected: condition fails)", c.expected, c.measured, c.tolerance, c.passed,
-                 c.exactness, c.detail, True)
+    return c.reported(note=" (not expected: condition fails)")
 
 
 def single_irrep_checks(
@@ -144,6 +156,7 @@ def single_irrep_checks(
     required: np.ndarray | None,
     tol: float = SINGLE_IRREP_TOL,
     required_label: str = "every non-trivial irrep used by some neuron (Thm 7.9 (2))",
+    required_name: str = "all irreps used (7.9)",
 ) -> tuple[list[Check], dict]:
     """Thm 7.9 (1): every neuron spanned by one non-trivial irrep; (2): every irrep in ``required`` used."""
     B, owner = basis_vectors(irreps)
@@ -155,25 +168,26 @@ def single_irrep_checks(
     used = sorted({int(r) for r in which[single] if r > 0})
     checks = [
         Check(
-            "every neuron spanned by one non-trivial irrep (Thm 7.9 (1))",
+            "neurons in one irrep (7.9)",
             net.m,
             int((single & (which > 0)).sum()),
             tol,
             bool(np.all(single & (which > 0))),
             "float",
             f"min max-irrep power fraction {float(top.min()):.15g}",
-        )
+            statement="every neuron spanned by one non-trivial irrep (Thm 7.9 (1))")
     ]
     if required is not None:
         need = sorted(int(r) for r in required)
         checks.append(
             Check(
-                required_label,
+                required_name,
                 [irreps[r].name for r in need],
                 [irreps[r].name for r in used],
                 None,
                 set(need) <= set(used),
                 "proved",
+                statement=required_label,
             )
         )
     return checks, {"irreps_used": [irreps[r].name for r in used], "min_irrep_power": float(top.min())}

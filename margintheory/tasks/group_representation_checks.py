@@ -65,7 +65,7 @@ def _basic_checks(
     class_err = class_function_error(G, irreps)
     return [
         bool_check(
-            "group table: Latin square with identity, associative",
+            "group table",
             all(v is not False for v in axioms.values()),
             exactness="proved",
             detail=f"{axioms}"
@@ -74,34 +74,36 @@ def _basic_checks(
                 if G.order <= 120
                 else " (associativity of permutation composition not re-checked exhaustively above order 120)"
             ),
-        ),
+            statement="group table: Latin square with identity, associative"),
         Check(
-            "R(g s) = R(g) R(s) for all g and generators s (hence a homomorphism)",
+            "R is a homomorphism",
             0.0,
             hom,
             REP_TOL,
             hom <= REP_TOL,
             "float",
             f"{len(gens)} generator(s); max abs error",
-        ),
-        Check("R(g) orthogonal", 0.0, orth, REP_TOL, orth <= REP_TOL, "float", "max |R^T R - I|"),
+            statement="R(g s) = R(g) R(s) for all g and generators s (hence a homomorphism)"),
+        Check("R(g) orthogonal", 0.0, orth, REP_TOL, orth <= REP_TOL, "float", "max |R^T R - I|",
+        statement="R(g) orthogonal"),
         Check(
-            "complex irreps counted (real type 1, complex type 2) = number of conjugacy classes",
+            "number of irreps",
             len(classes),
             n_complex,
             None,
             len(classes) == n_complex,
             "proved",
             "a real irrep of complex type splits into two complex irreps",
-        ),
-        Check("characters constant on conjugacy classes", 0.0, class_err, REP_TOL, class_err <= REP_TOL, "float"),
+            statement="complex irreps counted (real type 1, complex type 2) = number of conjugacy classes"),
+        Check("class functions", 0.0, class_err, REP_TOL, class_err <= REP_TOL, "float",
+        statement="characters constant on conjugacy classes"),
         bool_check(
-            "all irreps of real type (Frobenius-Schur indicator 1; Thm 7.9's hypothesis)",
+            "irreps of real type",
             real_type,
             tolerance=REP_TOL,
             detail=f"indicators {np.round(fs, 12).tolist()}",
             informational=True,
-        ),
+            statement="all irreps of real type (Frobenius-Schur indicator 1; Thm 7.9's hypothesis)"),
     ]
 
 
@@ -113,17 +115,19 @@ def _real_type_checks(
     schur = schur_orthogonality_error(irreps)
     ch = float(np.abs(ip - np.eye(len(irreps))).max())
     return [
-        Check("sum d_R^2 = |G| (Theorem D.5)", G.order, sq, None, sq == G.order, "proved"),
+        Check("sum d_R^2 = |G| (D.5)", G.order, sq, None, sq == G.order, "proved",
+        statement="sum d_R^2 = |G| (Theorem D.5)"),
         Check(
-            "matrix-entry orthogonality B^T B = diag(|G|/d_R) (Lemma D.10 (1)-(2))",
+            "entry orthogonality (D.10)",
             0.0,
             schur,
             REP_TOL,
             schur <= REP_TOL,
             "float",
             "max deviation relative to |G|",
-        ),
-        Check("characters orthonormal (Theorem D.8)", 0.0, ch, REP_TOL, ch <= REP_TOL, "float"),
+            statement="matrix-entry orthogonality B^T B = diag(|G|/d_R) (Lemma D.10 (1)-(2))"),
+        Check("characters orthonormal (D.8)", 0.0, ch, REP_TOL, ch <= REP_TOL, "float",
+        statement="characters orthonormal (Theorem D.8)"),
         _class_sum_check(G, irreps, classes),
     ]
 
@@ -135,22 +139,22 @@ def _complex_type_checks(G: FiniteGroup, ip: np.ndarray, fs: np.ndarray, dims: n
     sq = float(np.sum(dims**2 / np.diag(expect)))
     return [
         Check(
-            "<chi_R,chi_S> = 0 (R != S), 1 (real type) or 2 (complex type)",
+            "<chi_R, chi_S>",
             0.0,
             dev,
             REP_TOL,
             dev <= REP_TOL,
             "float",
-        ),
+            statement="<chi_R,chi_S> = 0 (R != S), 1 (real type) or 2 (complex type)"),
         Check(
-            "sum over complex irreps of d^2 = |G|",
+            "sum d^2 = |G| (complex)",
             G.order,
             sq,
             REP_TOL,
             abs(sq - G.order) <= REP_TOL,
             "float",
             "a complex-type real irrep of dimension d contributes 2 (d/2)^2",
-        ),
+            statement="sum over complex irreps of d^2 = |G|"),
     ]
 
 
@@ -163,10 +167,10 @@ def _class_sum_check(G: FiniteGroup, irreps: list[Irrep], classes: list[np.ndarr
             off = S - np.diag(np.diag(S))
             err = max(err, float(np.abs(off).max()), float(np.ptp(np.diag(S))))
     return Check(
-        "class sums: off-diagonal 0, diagonal independent of position (Lemma D.10 (3)-(4))",
+        "class sums (D.10 (3)-(4))",
         0.0,
         err,
         REP_TOL * G.order,
         err <= REP_TOL * G.order,
         "float",
-    )
+        statement="class sums: off-diagonal 0, diagonal independent of position (Lemma D.10 (3)-(4))")

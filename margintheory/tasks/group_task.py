@@ -65,14 +65,14 @@ def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) ->
     diff = float(np.abs(via_group.margins - via_sum.margins).max())
     checks = [
         Check(
-            "group-table labels = modular-addition labels (C_n = Z_n)",
+            "labels = modular addition",
             0.0,
             diff,
             0.0,
             diff == 0.0,
             "proved",
             "max |margin difference| between the two label paths",
-        )
+            statement="group-table labels = modular-addition labels (C_n = Z_n)")
     ]
     fields = {
         "modular_addition_margin": via_sum.normalized_margin,
@@ -83,11 +83,11 @@ def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) ->
         tol = via_group.normalized_tolerance + 4 * EPS * g
         checks.append(
             close_check(
-                "group-path margin of the Lemma C.18 network = gamma*(n, 2) (Morwani et al. Thm 7.7)",
+                "group-path margin (7.7)",
                 g,
                 via_group.normalized_margin,
                 tol / g,
-            )
+                statement="group-path margin of the Lemma C.18 network = gamma*(n, 2) (Morwani et al. Thm 7.7)")
         )
         fields["gamma_star_modular"] = g
     return checks, fields

@@ -208,24 +208,24 @@ def characterization_checks(net: ParityNetwork, tol: float = CHAR_TOL) -> list[C
     ch = characterization(net, tol)
     act = ch["active"]
     names = {
-        "support": "spt(u_i) = S",
-        "w_along_b": "w_i in span(1, -1)",
-        "equal_magnitudes": "|u_i(j)| = ||w_i|| for j in S",
-        "sign": "prod_S u_i(j) (w_i . b) >= 0",
+        "support": ("support S", "spt(u_i) = S"),
+        "w_along_b": ("w along b", "w_i in span(1, -1)"),
+        "equal_magnitudes": ("equal magnitudes", "|u_i(j)| = ||w_i|| for j in S"),
+        "sign": ("sign", "prod_S u_i(j) (w_i . b) >= 0"),
     }
     out = []
-    for key, label in names.items():
+    for key, (short, label) in names.items():
         ok = ch[key] & act
         out.append(
             Check(
-                f"every active neuron: {label} (Thm 7.8)",
+                f"neurons: {short}",
                 int(act.sum()),
                 int(ok.sum()),
                 tol,
                 bool(ok.sum() == act.sum()),
                 "float",
                 "count of active neurons with the property (tolerance relative to the neuron norm)",
-            )
+                statement=f"every active neuron: {label} (Thm 7.8)")
         )
     return out
 
@@ -240,23 +240,25 @@ def margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = None) -
     on = g <= h + tol
     checks = [
         bool_check(
-            "normalized margin <= gamma* (weak duality)",
+            "margin <= gamma*",
             h <= gamma + tol,
             tolerance=tol / gamma,
             detail=f"margin/gamma* = {h / gamma:.15g}",
-        ),
-        close_check("normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)", gamma, h, tol / gamma),
+            statement="normalized margin <= gamma* (weak duality)"),
+        close_check("margin = gamma* (Thm 7.8)", gamma, h, tol / gamma,
+        statement="normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)"),
         Check(
-            "every input on the margin (uniform q*)",
+            "every input on margin",
             1.0,
             float(on.mean()),
             tol,
             bool(on.all()),
             "float",
             f"{int((~on).sum())} of {len(g)} points off",
-        ),
+            statement="every input on the margin (uniform q*)"),
         close_check(
-            "mean margin E_q*(g) = gamma* (Lemma 7.5, uniform q*)", gamma, float(g.mean()), tol / gamma
+            "mean margin = gamma* (7.5)", gamma, float(g.mean()), tol / gamma,
+            statement="mean margin E_q*(g) = gamma* (Lemma 7.5, uniform q*)"
         ),
     ]
     return checks, {"normalized_margin": h, "relative_error": abs(h - gamma) / gamma, "margin_tolerance": tol}
@@ -300,12 +302,12 @@ def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None 
     )
     res.add(
         bool_check(
-            "width m >= 2^(k-1) (Thm 7.8 hypothesis)",
+            "width >= 2^(k-1)",
             net.m >= 2 ** (k - 1),
             exactness="proved",
             detail=f"m = {net.m}",
             informational=not construction,
-        )
+            statement="width m >= 2^(k-1) (Thm 7.8 hypothesis)")
     )
     checks, fields = margin_checks(net, gamma, rtol)
     res.checks += checks
@@ -320,16 +322,17 @@ def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None 
         tol = 2 * logit_error_bound(unit) + 16 * EPS * c
         res.add(
             Check(
-                "network function = k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2 (D.7)",
+                "network function (D.7)",
                 0.0,
                 dev,
                 tol,
                 dev <= tol,
                 "float",
                 "max |logit - stated value| over all inputs and both classes",
-            )
+                statement="network function = k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2 (D.7)")
         )
         res.add(
-            Check("construction width = 2^(k-1)", 2 ** (k - 1), net.m, None, net.m == 2 ** (k - 1), "proved")
+            Check("width = 2^(k-1)", 2 ** (k - 1), net.m, None, net.m == 2 ** (k - 1), "proved",
+            statement="construction width = 2^(k-1)")
         )
     return res

@@ -75,15 +75,18 @@ def neuron_analysis(net: PolyNetwork, tolerance: float) -> tuple[list[Check], di
     detail = (f"max normalized power >= 1 - {tolerance:g}, equal norms within {tolerance:g} (relative), phase "
               f"residual <= 2 pi sqrt({tolerance:g}) rad")
     checks = [
-        Check(f"fraction of neurons single-frequency (tolerance {tolerance:g})", 1.0, fields["fraction_sparse"],
+        Check("single-frequency neurons", 1.0, fields["fraction_sparse"],
               tolerance, bool(single.all()), "float",
-              f"weighted by norm share: {fields['weighted_fraction_sparse']:.6g}", informational=True),
-        Check(f"fraction of neurons in the optimal set (tolerance {tolerance:g})", 1.0, fields["fraction_optimal"],
+              f"weighted by norm share: {fields['weighted_fraction_sparse']:.6g}", informational=True,
+              statement=f"fraction of neurons single-frequency (tolerance {tolerance:g})"),
+        Check("optimal neurons", 1.0, fields["fraction_optimal"],
               tolerance, bool(opt.all()), "float",
-              f"{detail}; weighted by norm share: {fields['weighted_fraction_optimal']:.6g}", informational=True),
-        Check(f"every frequency used by a single-frequency neuron (tolerance {tolerance:g})",
+              f"{detail}; weighted by norm share: {fields['weighted_fraction_optimal']:.6g}", informational=True,
+              statement=f"fraction of neurons in the optimal set (tolerance {tolerance:g})"),
+        Check("every frequency used",
               theory.frequencies(net.p), covered, tolerance, covered == theory.frequencies(net.p), "float",
-              informational=True),
+              informational=True,
+              statement=f"every frequency used by a single-frequency neuron (tolerance {tolerance:g})"),
     ]
     return checks, fields
 
@@ -100,9 +103,10 @@ def frequency_comparison(net: PolyNetwork, problem: ModularAddition) -> tuple[li
     uniform[freqs] = 1.0 / len(freqs)
     tv = 0.5 * float(np.abs(mass - uniform).sum())
     fields = {"frequency_histogram": counts, "frequency_mass": mass, "frequency_tv_to_construction": tv}
-    check = Check("norm mass per frequency vs the construction's uniform split (total variation)", 0.0, tv, None,
+    check = Check("mass per frequency", 0.0, tv, None,
                   tv <= 1e-9, "float", "0 = every frequency carries the same share of ||theta||^(k+1)",
-                  informational=True)
+                  informational=True,
+                  statement="norm mass per frequency vs the construction's uniform split (total variation)")
     return [check], fields
 
 
@@ -112,9 +116,10 @@ def multidim_dft_sign(result: VerificationResult) -> Check:
     values = np.asarray(result.fields["multidim_dft"], dtype=complex)
     scale = float(np.abs(values).max())
     rel_imag = float(np.abs(values.imag).max()) / scale if scale > 0 else 0.0
-    return Check("Re f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20, sign only)", "> 0", float(values.real.min()),
+    return Check("Re f^(j..,-j) > 0 (C.20)", "> 0", float(values.real.min()),
                  None, bool(values.real.min() > 0), "float",
-                 f"normalized network; max |imag| / max |value| = {rel_imag:.3e}", informational=True)
+                 f"normalized network; max |imag| / max |value| = {rel_imag:.3e}", informational=True,
+                 statement="Re f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20, sign only)")
 
 
 def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: float, max_memory: int,
@@ -125,9 +130,10 @@ def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: 
     ratio = margin / res.normalized_margin
     fields = {"construction_width": ref.m, "construction_normalized_margin": res.normalized_margin,
               "ratio_to_construction": ratio, "width_over_theorem_width": net.m / float(problem.theorem_width or net.m)}
-    check = Check("normalized margin / construction's normalized margin", 1.0, ratio, res.normalized_tolerance,
+    check = Check("margin / construction's", 1.0, ratio, res.normalized_tolerance,
                   abs(ratio - 1.0) <= res.normalized_tolerance / res.normalized_margin + 1e-12, "float",
-                  f"construction (m={ref.m}) measured {res.normalized_margin:.15g}", informational=True)
+                  f"construction (m={ref.m}) measured {res.normalized_margin:.15g}", informational=True,
+                  statement="normalized margin / construction's normalized margin")
     return [check], fields
 
 
