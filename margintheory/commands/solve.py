@@ -102,7 +102,7 @@ def _outside_the_theorem(result: VerificationResult) -> None:
     check passed)."""
     result.applicable = False
     for check in result.checks:
-        if any(claim in check.name for claim in THEOREM_CLAIMS):
+        if any(claim in f"{check.name} {check.statement}" for claim in THEOREM_CLAIMS):
             check.informational = True
 
 
