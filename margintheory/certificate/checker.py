@@ -416,33 +416,50 @@ def _progress_hook() -> Any:
     return report
 
 
+#: a failed step: its name and what is wrong
+Failure = tuple[str, str]
+
+
 def check_data(data: Any) -> Outcome:
-    """Check a parsed JSON certificate; never raises for bad content (returns an ``unreadable`` outcome)."""
+    """Check a parsed JSON certificate; never raises for bad content (returns an ``unreadable`` outcome).
+
+    The stages run in order (the SOS certificate, the frequency blocks and ``U``, the lower end); the first failed
+    step ends the check and is named in the outcome."""
     try:
         c = parse(data)
     except Unreadable as exc:
         return Outcome("unreadable", str(exc))
     p, k = c["p"], c["k"]
     steps: list[Step] = []
+    for stage in (_check_sos, _check_blocks, _check_lower):
+        failure = stage(c, steps)
+        if failure is not None:
+            name, detail = failure
+            steps.append(Step(name, False, "proved", detail))
+            return Outcome("invalid", f"step failed: {name}: {detail}", steps, p, k)
+    U = c["upper"]
+    return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
+                            f"(~{float(U):.15g})", steps, p, k)
 
-    def fail(name: str, detail: str) -> Outcome:
-        steps.append(Step(name, False, "proved", detail))
-        return Outcome("invalid", f"step failed: {name}: {detail}", steps, p, k)
 
+def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
+    """The SOS certificate of ``max_{|z|=1} g_k <= gamma/scale``: relaxation type, Gram bases and symmetry, the
+    polynomial identity, positive semidefiniteness (exact LDL^T)."""
+    k = c["k"]
     expected_h = (k + 1) // 2 if k % 2 else (k + 2) // 2
     if c["homogeneous"] != (k % 2 == 1) or c["half_degree"] != expected_h:
-        return fail("relaxation type", f"k = {k} needs homogeneous={k % 2 == 1}, half_degree={expected_h}")
+        return "relaxation type", f"k = {k} needs homogeneous={k % 2 == 1}, half_degree={expected_h}"
     if c["homogeneous"] and c["multiplier"]:
-        return fail("relaxation type", "a homogeneous certificate has no multiplier")
+        return "relaxation type", "a homogeneous certificate has no multiplier"
     if not c["scale"] > 0:
-        return fail("scale", "the scale of g_k must be positive")
+        return "scale", "the scale of g_k must be positive"
     for bi, (basis, gram) in enumerate(c["blocks"]):
         degs = {sum(m) for m in basis}
         if (c["homogeneous"] and degs - {expected_h}) or max(degs, default=0) > expected_h:
-            return fail("Gram bases", f"block {bi} has monomials of degree {sorted(degs)}")
+            return "Gram bases", f"block {bi} has monomials of degree {sorted(degs)}"
         n = len(gram)
         if any(gram[i][j] != gram[j][i] for i in range(n) for j in range(i)):
-            return fail("Gram matrices symmetric", f"block {bi} is not symmetric")
+            return "Gram matrices symmetric", f"block {bi} is not symmetric"
     steps.append(Step("Gram matrices symmetric, bases of the right degree", True, "proved",
                       f"{len(c['blocks'])} blocks"))
     report = _progress_hook()
@@ -452,8 +469,8 @@ def check_data(data: Any) -> Outcome:
     report("exact polynomial identity", 1, 1)
     if defect:
         m, v = next(iter(defect.items()))
-        return fail("polynomial identity SOS + lambda (1 - |z|^2) = gamma N - scale g_k",
-                    f"{len(defect)} coefficients differ, e.g. monomial {list(m)}: {v}")
+        return ("polynomial identity SOS + lambda (1 - |z|^2) = gamma N - scale g_k",
+                f"{len(defect)} coefficients differ, e.g. monomial {list(m)}: {v}")
     steps.append(Step("polynomial identity SOS + lambda (1 - |z|^2) = gamma N - scale g_k", True, "proved",
                       "exact rational coefficients"))
     n_blocks = len(c["blocks"])
@@ -462,21 +479,27 @@ def check_data(data: Any) -> Outcome:
             report("exact LDL^T of the Gram blocks", bi, n_blocks)
         ok, why = ldl_psd(gram)
         if not ok:
-            return fail("Gram matrices positive semidefinite (exact LDL^T)", f"block {bi}: {why}")
+            return "Gram matrices positive semidefinite (exact LDL^T)", f"block {bi}: {why}"
     steps.append(Step("Gram matrices positive semidefinite (exact LDL^T)", True, "proved",
                       f"{len(c['blocks'])} blocks, largest {max((len(g) for _, g in c['blocks']), default=0)}"))
+    return None
+
+
+def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
+    """``gamma/scale`` bounds ``g_k``; the block constants of Lemma C.14 recomputed from ``(p, k)``; ``U`` bounds
+    every block; the file's argued steps are listed as such."""
     bound = to_fraction(c["gamma"]) / to_fraction(c["scale"])
     steps.append(Step("max_{|z|=1} g_k <= gamma/scale", True, "proved", f"gamma/scale = {bound}"))
-    expected = block_constants_squared(p, k)
+    expected = block_constants_squared(c["p"], c["k"])
     got = [(x["frequencies"], x["domain"], x["constant_squared"]) for x in c["constants"]]
     want = [(x["frequencies"], x["domain"], x["constant_squared"]) for x in expected]
     if got != want:
-        return fail("frequency-block constants (Lemma C.14)", f"file {got} != recomputed {want}")
+        return "frequency-block constants (Lemma C.14)", f"file {got} != recomputed {want}"
     steps.append(Step("frequency-block constants c^2 recomputed from (p, k) (Lemma C.14)", True, "proved",
                       "; ".join(f"j in {f}: c^2 = {v}" for f, _, v in want)))
     U = c["upper"]
     if U < 0 or any(U * U < x["constant_squared"] * bound * bound for x in expected):
-        return fail("upper bound U >= c gamma/scale for every block", f"U = {U} is below a block's bound")
+        return "upper bound U >= c gamma/scale for every block", f"U = {U} is below a block's bound"
     steps.append(Step("upper bound U >= c gamma/scale for every block", True, "proved", f"U = {U}"))
     for name, reason in NOT_RECHECKED:
         steps.append(Step(name, True, "argued", reason))
@@ -485,15 +508,21 @@ def check_data(data: Any) -> Outcome:
         name = str(s.get("name", "argued step"))
         if name not in own and not any(name.startswith(o.split(":")[0]) for o in own):
             steps.append(Step(name, True, "argued", str(s.get("reason", ""))))
-    L2 = c["lower_squared"]
+    return None
+
+
+def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
+    """The lower end: the included network's exact margin (or the producer's statement), ``L <= U`` and the
+    claimed relative gap."""
+    L2, U = c["lower_squared"], c["upper"]
     if c["witness"] is not None:
         if L2 is None:
-            return fail("lower bound: exact margin of the included network", "the claim has no lower value")
-        h, S = network_margin_bound(p, k, *c["witness"])
+            return "lower bound: exact margin of the included network", "the claim has no lower value"
+        h, S = network_margin_bound(c["p"], c["k"], *c["witness"])
         hq = to_fraction(h)
         if hq <= 0 or S <= 0 or L2 > (hq / S) ** 2:
-            return fail("lower bound: exact margin of the included network",
-                        f"margin/norm bound {hq}/{S} is below the claimed lower bound")
+            return ("lower bound: exact margin of the included network",
+                    f"margin/norm bound {hq}/{S} is below the claimed lower bound")
         steps.append(Step("lower bound: exact margin of the included network over all inputs", True, "proved",
                           f"{len(c['witness'][0])} neurons; normalized margin >= {float(hq / S):.15g}"))
     elif L2 is not None:
@@ -501,15 +530,13 @@ def check_data(data: Any) -> Outcome:
                           c["lower_how"] or "the producer's statement"))
     if L2 is not None:
         if L2 > U * U:
-            return fail("lower <= upper", "the claimed lower bound exceeds the upper bound")
-        if c["gap"] is not None:
-            # (U - L)/L <= g  <=>  U <= (1 + g) L  <=>  U^2 <= (1 + g)^2 L^2   (U, L >= 0)
-            if L2 == 0 or U * U > (1 + c["gap"]) ** 2 * L2:
-                return fail("relative gap (U - L)/L <= claimed", f"claimed {c['gap']}")
+            return "lower <= upper", "the claimed lower bound exceeds the upper bound"
+        # (U - L)/L <= g  <=>  U <= (1 + g) L  <=>  U^2 <= (1 + g)^2 L^2   (U, L >= 0)
+        if c["gap"] is not None and (L2 == 0 or U * U > (1 + c["gap"]) ** 2 * L2):
+            return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}"
         steps.append(Step("lower <= upper and the claimed relative gap", True, "proved",
                           "" if c["gap"] is None else f"(U - L)/L <= {c['gap']}"))
-    return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
-                            f"(~{float(U):.15g})", steps, p, k)
+    return None
 
 
 def check_file(path: str) -> Outcome:
