@@ -17,7 +17,8 @@ import sympy as sp
 
 from margintheory import progress
 from margintheory.network import PolyNetwork
-from margintheory.theory import frequencies, validate_pk
+from margintheory.problems import ModularAddition, as_problem
+from margintheory.theory import frequencies
 
 
 def sum_to_product_terms(k: int) -> list[tuple[tuple[int, ...], int]]:
@@ -63,9 +64,12 @@ class NeuronSpec:
     coefficient: sp.Rational
 
 
-def construction_neuron_specs(p: int, k: int) -> list[NeuronSpec]:
-    """All ``2^(2k-1) (p-1)/2`` neurons (Lemma C.18): frequency x cosine-expansion term x half sign vector."""
-    p, k = validate_pk(p, k)
+def construction_neuron_specs(p: int | ModularAddition, k: int | None = None) -> list[NeuronSpec]:
+    """All ``2^(2k-1) (p-1)/2`` neurons (Lemma C.18): frequency x cosine-expansion term x half sign vector.
+
+    ``p`` is a :class:`~margintheory.problems.ModularAddition` or an integer (with ``k``; validated here)."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     base = sp.Rational(2, 2**k * math.factorial(k))  # 1/(2^(k-1) k!) from the half-sum identity
     return [
         NeuronSpec(zeta, b, s, base * sign_b * sign_s)
@@ -80,8 +84,11 @@ def _phi(kind: int, zeta: int, p: int, x: np.ndarray) -> np.ndarray:
     return np.sin(angle) if kind else np.cos(angle)
 
 
-def build_construction(p: int, k: int, *, normalize: bool = True, family: str = "lemma-c18") -> PolyNetwork:
+def build_construction(p: int | ModularAddition, k: int | None = None, *, normalize: bool = True,
+                       family: str = "lemma-c18") -> PolyNetwork:
     """The network of Lemma C.18 as float64 weights, with per-neuron metadata ``frequency``, ``term``, ``sign``.
+
+    ``p`` is a :class:`~margintheory.problems.ModularAddition` (validated when it was made) or an integer with ``k``.
 
     ``family`` other than ``"lemma-c18"`` builds a smaller max-margin network from a per-frequency phase measure of
     :mod:`margintheory.phase_measures` (``"cyclic-lattice"``: ``2 * 3^(k-1)`` neurons per frequency;
@@ -92,12 +99,13 @@ def build_construction(p: int, k: int, *, normalize: bool = True, family: str = 
     single-neuron set requires (Lemma C.15).  With ``normalize`` the network is scaled to ``||theta||_{2,k+1} = 1``.
     Intended network function (before normalization): ``f(a)[c] = sum_zeta cos_zeta(a_1 + ... + a_k - c)``.
     """
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     if family != "lemma-c18":
         from margintheory.phase_measures import family_measure
 
-        p, k = validate_pk(p, k)
         return build_phase_measure_network(p, family_measure(family, k), normalize=normalize)
-    specs = construction_neuron_specs(p, k)
+    specs = construction_neuron_specs(problem)
     x = np.arange(p)
     U = np.empty((len(specs), k, p))
     W = np.empty((len(specs), p))

@@ -63,12 +63,12 @@ class ModularAddition:
     @cached_property
     def gamma_star(self) -> float | None:
         """``gamma*`` in float64 (``None`` for even ``p``)."""
-        return theory.gamma_star(self.p, self.k) if self.applicable else None
+        return theory.gamma_star_of(self.p, self.k) if self.applicable else None
 
     @cached_property
     def gamma_star_exact(self) -> sp.Expr | None:
         """``gamma*`` as an exact sympy number (``None`` for even ``p``)."""
-        return theory.gamma_star_exact(self.p, self.k) if self.applicable else None
+        return theory.gamma_star_exact_of(self.p, self.k) if self.applicable else None
 
     @property
     def gamma_star_note(self) -> str:
@@ -79,7 +79,7 @@ class ModularAddition:
     @cached_property
     def theorem_width(self) -> int | None:
         """Width ``2^(2k-1)(p-1)/2`` of the construction of Lemma C.18 (``None`` for even ``p``)."""
-        return theory.construction_width(self.p, self.k) if self.applicable else None
+        return theory.construction_width_of(self.p, self.k) if self.applicable else None
 
     @cached_property
     def frequencies(self) -> tuple[int, ...]:
@@ -220,7 +220,7 @@ class CoGO:
     @cached_property
     def gamma_star(self) -> float | None:
         """``gamma*(d, 2)`` of modular addition (odd ``d``); CoGO itself claims no margin."""
-        return theory.gamma_star(self.d, 2) if self.d % 2 else None
+        return theory.gamma_star_of(self.d, 2) if self.d % 2 else None
 
     @property
     def gamma_star_note(self) -> str:
@@ -230,3 +230,15 @@ class CoGO:
 
 
 Problem = ModularAddition | SparseParity | GroupComposition | CoGO
+
+
+def as_problem(p: int | ModularAddition, k: int | None = None) -> ModularAddition:
+    """``p`` if it already is a :class:`ModularAddition` (validated once, when it was made), else
+    ``ModularAddition(p, k)``: the one place where loose ``(p, k)`` become a problem."""
+    if isinstance(p, ModularAddition):
+        if k is not None and k != p.k:
+            raise InputError(f"k = {k} given with a problem that has k = {p.k}")
+        return p
+    if k is None:
+        raise InputError("k is required when p is given as an integer")
+    return ModularAddition(p, k)

@@ -54,16 +54,28 @@ def gamma_star_symbolic() -> sp.Expr:
     return 2 * sp.factorial(k) / ((2 * k + 2) ** ((k + 1) / sp.Integer(2)) * (p - 1) * p ** ((k - 1) / sp.Integer(2)))
 
 
-@lru_cache(maxsize=256)
 def gamma_star_exact(p: int, k: int) -> sp.Expr:
     """Exact ``gamma*`` for given ``(p, k)`` (Lemma C.15); an algebraic number in simplified radical form."""
-    p, k = validate_pk(p, k)
-    return sp.nsimplify(gamma_star_symbolic().subs({P_SYM: p, K_SYM: k}))
+    return gamma_star_exact_of(*validate_pk(p, k))
 
 
 def gamma_star(p: int, k: int) -> float:
     """``gamma*`` as float64, computed directly in floating point (not via sympy)."""
-    p, k = validate_pk(p, k)
+    return gamma_star_of(*validate_pk(p, k))
+
+
+# The ``*_of`` forms take integers already validated (by a problem object, margintheory.problems, which calls them
+# once); the public forms above validate first.
+
+
+@lru_cache(maxsize=256)
+def gamma_star_exact_of(p: int, k: int) -> sp.Expr:
+    """:func:`gamma_star_exact` for validated integers."""
+    return sp.nsimplify(gamma_star_symbolic().subs({P_SYM: p, K_SYM: k}))
+
+
+def gamma_star_of(p: int, k: int) -> float:
+    """:func:`gamma_star` for validated integers."""
     return 2.0 * math.factorial(k) / ((2 * k + 2) ** ((k + 1) / 2) * (p - 1) * p ** ((k - 1) / 2))
 
 
@@ -83,7 +95,11 @@ def construction_width(p: int, k: int) -> int:
     For even ``p`` (outside the theorem) the same recipe uses the frequencies ``1..p/2-1``; the count is then
     ``2^(2k-1) (p/2 - 1)``.
     """
-    p, k = validate_pk(p, k)
+    return construction_width_of(*validate_pk(p, k))
+
+
+def construction_width_of(p: int, k: int) -> int:
+    """:func:`construction_width` for validated integers."""
     return 2 ** (2 * k - 1) * ((p - 1) // 2)  # len(frequencies(p)), without building the list
 
 

@@ -30,7 +30,7 @@ from margintheory.margins import (
     worker_count,
 )
 from margintheory.network import PolyNetwork
-from margintheory.problems import ModularAddition
+from margintheory.problems import ModularAddition, as_problem
 
 
 def per_frequency_cosine_sum(p: int, x: np.ndarray) -> np.ndarray:
@@ -39,17 +39,6 @@ def per_frequency_cosine_sum(p: int, x: np.ndarray) -> np.ndarray:
     residues = np.arange(p)
     table = np.cos(2.0 * np.pi * ((np.outer(residues, zetas)) % p) / p).sum(axis=1)  # one value per residue
     return table[np.asarray(x) % p]
-
-
-def as_problem(p: int | ModularAddition, k: int | None = None) -> ModularAddition:
-    """``p`` if it already is a :class:`~margintheory.problems.ModularAddition`, else ``ModularAddition(p, k)``."""
-    if isinstance(p, ModularAddition):
-        if k is not None and k != p.k:
-            raise InputError(f"k = {k} given with a problem that has k = {p.k}")
-        return p
-    if k is None:
-        raise InputError("k is required when p is given as an integer")
-    return ModularAddition(p, k)
 
 
 def _base_fields(problem: ModularAddition) -> dict:
@@ -291,11 +280,16 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
     return result, res
 
 
-def estimate_construction_check(p: int, k: int, *, max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
-    """:func:`estimate_network_check` for the construction of Lemma C.18 (width from the closed form)."""
+def estimate_construction_check(p: int | ModularAddition, k: int | None = None, *,
+                                max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
+    """:func:`estimate_network_check` for the construction of Lemma C.18 (width from the closed form) of the problem
+    ``p`` (or ``ModularAddition(p, k)``)."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     if 2 * k - 1 + math.log2(max(p, 2)) > 100:  # the width alone is beyond any memory (and 2^(2k-1) unbounded work)
         return Estimate(f"the construction for p = {p}, k = {k}", math.inf, math.inf)
-    return estimate_network_check(p, k, theory.construction_width(p, k), max_memory=max_memory, construction=True)
+    return estimate_network_check(p, k, theory.construction_width_of(p, k), max_memory=max_memory,
+                                  construction=True)
 
 
 def estimate_family_check(p: int, k: int, family: str, *, max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
@@ -323,8 +317,8 @@ def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_m
     if family != "lemma-c18":
         return verify_family(problem, family, max_memory=max_memory, max_seconds=max_seconds)
     p, k = problem.p, problem.k
-    require(estimate_construction_check(p, k, max_memory=max_memory), max_memory, max_seconds)
-    raw = build_construction(p, k, normalize=False)
+    require(estimate_construction_check(problem, max_memory=max_memory), max_memory, max_seconds)
+    raw = build_construction(problem, normalize=False)
     net = raw.normalized()
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
                                  title=f"construction of Lemma C.18 (p={p}, k={k})")
@@ -355,7 +349,7 @@ def verify_family(problem: ModularAddition, family: str, *, max_memory: int = DE
     p, k = problem.p, problem.k
     require(estimate_family_check(p, k, family, max_memory=max_memory), max_memory, max_seconds)
     measure = phase_measures.family_measure(family, k)
-    raw = build_construction(p, k, normalize=False, family=family)
+    raw = build_construction(problem, normalize=False, family=family)
     net = raw.normalized()
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
                                  title=f"{family} network, {measure.size} neurons per frequency (p={p}, k={k})")

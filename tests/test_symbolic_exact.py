@@ -73,12 +73,12 @@ def test_even_p_not_applicable_and_limits():
 def test_a_broken_construction_is_refuted(monkeypatch):
     """Drop one neuron / flip one coefficient: the exact verifier must refute."""
     real = exact.construction_neuron_specs
-    monkeypatch.setattr(exact, "construction_neuron_specs", lambda p, k: real(p, k)[1:])
+    monkeypatch.setattr(exact, "construction_neuron_specs", lambda problem: real(problem)[1:])
     assert exact.verify_construction_exact(5, 2).verdict == "refuted"
     import dataclasses
 
-    def flipped(p, k):
-        specs = real(p, k)
+    def flipped(problem):
+        specs = real(problem)
         return [dataclasses.replace(specs[0], coefficient=-specs[0].coefficient)] + specs[1:]
 
     monkeypatch.setattr(exact, "construction_neuron_specs", flipped)

@@ -23,6 +23,7 @@ import sympy as sp
 from margintheory.certificate.upper_bound import ProvedUpperBound, certificate_document, floor_float, prove_upper_bound
 from margintheory.checks import Check, Exactness, VerificationResult, step_name
 from margintheory.network import PolyNetwork
+from margintheory.problems import ModularAddition
 
 #: the interval is "tight" when (U - L)/L <= GAP_TOL
 GAP_TOL = 1e-9
@@ -223,17 +224,14 @@ def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
     }
 
 
-def attach_maxmin(result: VerificationResult, p: int, k: int, *, max_memory: int,
+def attach_maxmin(result: VerificationResult, problem: ModularAddition, *, max_memory: int,
                   rtol: float | None = None) -> ProvedUpperBound | None:
-    """Compute ``U`` for ``(p, k)``, add the rows and the ``certificate`` object to ``result``."""
-    from margintheory import theory
-
+    """Compute ``U`` for the problem, add the rows and the ``certificate`` object to ``result``."""
     L = lower_bound_from(result)
     if L is None:
         return None
-    ub = prove_upper_bound(p, k, max_memory=max_memory)
-    gamma_exact = theory.gamma_star_exact(p, k) if p % 2 == 1 else None
-    for row in maxmin_checks(ub, L, gamma_exact, p % 2 == 1, rtol):
+    ub = prove_upper_bound(problem, max_memory=max_memory)
+    for row in maxmin_checks(ub, L, problem.gamma_star_exact, problem.applicable, rtol):
         result.add(row)
     cert = certificate_field(ub, L)
     result.certificate = cert
@@ -275,10 +273,11 @@ def rational_witness(net: PolyNetwork) -> tuple[dict[str, Any], LowerBound] | No
 
 
 def write_certificate_for(result: VerificationResult, path: str, overwrite: bool, *, max_memory: int,
-                          network: PolyNetwork | None = None) -> None:
+                          network: PolyNetwork | None = None, problem: ModularAddition | None = None) -> None:
     """Write the certificate file of a modular-addition result that carries the interval ``[L, U]`` (``U`` from the
     cache of :func:`prove_upper_bound`).  The lower end is a rational witness network re-checked by the checker when
-    it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result."""
+    it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result.
+    ``problem`` is the result's (made from the result's ``p``, ``k`` when not given)."""
     from margintheory.construction import build_construction
     from margintheory.errors import InputError
 
@@ -286,8 +285,9 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
     p, k = result.fields.get("p"), result.fields.get("k")
     if L is None or result.certificate is None or not isinstance(p, int) or not isinstance(k, int):
         raise InputError("no max-min interval was computed, so there is no certificate to write")
-    ub = prove_upper_bound(p, k, max_memory=max_memory)
-    net = network if network is not None else build_construction(p, k)
+    problem = problem if problem is not None else ModularAddition(p, k)
+    ub = prove_upper_bound(problem, max_memory=max_memory)
+    net = network if network is not None else build_construction(problem)
     witness = rational_witness(net)
     if witness is not None:
         wdoc, L = witness

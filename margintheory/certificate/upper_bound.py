@@ -31,7 +31,8 @@ from margintheory import progress
 from margintheory.certificate import checker
 from margintheory.certificate.checker import ceil_sqrt
 from margintheory.certificate.rational_sos import RationalSOS, exact_certificate
-from margintheory.errors import InputError, SolverError
+from margintheory.errors import SolverError
+from margintheory.problems import ModularAddition, as_problem
 
 WEAK_DUALITY = ("weak duality: max margin of any network <= max_{|theta| <= 1} F (uniform q, tau)",
                 "Lemma C.6 of Li et al. (arXiv:2402.09469) / Lemma 7.6 of Morwani et al. (arXiv:2311.07568): the "
@@ -123,20 +124,21 @@ def _symbolic_proof(k: int) -> tuple[bool, str]:
     return d.all_passed and not unproved, d.summary()
 
 
-def prove_upper_bound(p: int, k: int, *, max_memory: int = 2 * 2**30, time_limit: float | None = None,
-                      exact_reduction: bool = True) -> ProvedUpperBound:
-    """The chain of the module docstring for ``(p, k)``; raises :class:`SolverError` if a proved step fails.
-    Deterministic, so cached per process (``verify`` and its certificate file share one computation)."""
-    if isinstance(p, bool) or not isinstance(p, int) or p < 3 or isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"need integers p >= 3 and k >= 1, got p={p!r}, k={k!r}")
-    return _prove_upper_bound(p, k, max_memory, time_limit, exact_reduction)
+def prove_upper_bound(p: int | ModularAddition, k: int | None = None, *, max_memory: int = 2 * 2**30,
+                      time_limit: float | None = None, exact_reduction: bool = True) -> ProvedUpperBound:
+    """The chain of the module docstring for the problem ``p`` (or ``ModularAddition(p, k)``); raises
+    :class:`SolverError` if a proved step fails.  Deterministic, so cached per process (``verify`` and its
+    certificate file share one computation)."""
+    problem = as_problem(p, k)
+    return _prove_upper_bound(problem, max_memory, time_limit, exact_reduction)
 
 
 @lru_cache(maxsize=32)
-def _prove_upper_bound(p: int, k: int, max_memory: int, time_limit: float | None,
+def _prove_upper_bound(problem: ModularAddition, max_memory: int, time_limit: float | None,
                        exact_reduction: bool) -> ProvedUpperBound:
     from margintheory.symbolic.block_reduction import exact_reduction_check
 
+    p, k = problem.p, problem.k
     t0 = time.perf_counter()
     stage = f"proved upper bound for k = {k} (Lemma C.14, SOS solve, exact checks)"
     progress.report(stage, 0, 4)
@@ -145,7 +147,7 @@ def _prove_upper_bound(p: int, k: int, max_memory: int, time_limit: float | None
     progress.report(stage, 1, 4)
     steps.append(ProofStep("Lemma C.14 and the block closed form F = sum_b c_b g_k(zeta_b), for all p (sympy)",
                            "proved", ok, summary))
-    check = exact_reduction_check(p, k) if exact_reduction else {"ran": False, "reason": "not requested"}
+    check = exact_reduction_check(problem) if exact_reduction else {"ran": False, "reason": "not requested"}
     if check.get("ran"):
         steps.append(ProofStep(f"Lemma C.14 at (p, k) = ({p}, {k}) expanded exactly in Q(omega_{p})", "proved",
                                bool(check["matches"]), f"{check['monomials_compared']} monomials compared"))

@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         from margintheory.network import PolyNetwork as Net
 
         write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
-                              network=network if isinstance(network, Net) else None)
+                              network=network if isinstance(network, Net) else None,
+                              problem=problem if isinstance(problem, ModularAddition) else None)
     if args.network:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None

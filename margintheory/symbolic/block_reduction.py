@@ -37,6 +37,7 @@ from fractions import Fraction
 
 import sympy as sp
 
+from margintheory.problems import ModularAddition
 from margintheory.symbolic.derivation import Derivation
 
 P, K, F_FREE = sp.symbols("p k f", positive=True, integer=True)
@@ -132,16 +133,17 @@ def lemma_c14_for_all_p(k: int | None = None) -> Derivation:
     return d
 
 
-def exact_reduction_check(p: int, k: int) -> dict[str, object]:
+def exact_reduction_check(problem: ModularAddition) -> dict[str, object]:
     """Lemma C.14 at this ``(p, k)`` exactly in ``Q(omega_p)`` (both sides expanded in the ``kp + p`` weights) when
     that is cheap (at most :data:`MAX_EXACT_WORK` type-monomial terms, a few seconds); else reported as skipped."""
     from margintheory.symbolic.fourier_reduction import MAX_TERMS, check_fourier_reduction
 
+    p, k = problem.p, problem.k
     work = math.comb(2 * k - 1, k) * p ** (k + 1)  # multinomial types x (inputs, labels) expanded with Fractions
     if p ** (k + 1) > MAX_TERMS or work > MAX_EXACT_WORK:
         return {"ran": False, "reason": f"the exact expansion ({work} type-monomial terms) exceeds {MAX_EXACT_WORK}; "
                                         "the reduction rests on the proof for all p"}
-    res = check_fourier_reduction(p, k)
+    res = check_fourier_reduction(problem)
     return {"ran": True, "matches": res.matches and res.only_fully_mixed_survives,
             "monomials_compared": res.monomials_compared, "seconds": res.seconds}
 

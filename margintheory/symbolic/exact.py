@@ -36,7 +36,7 @@ from margintheory.checks import Check, VerificationResult, bool_check
 from margintheory.construction import NeuronSpec, construction_neuron_specs
 from margintheory.errors import RefusedError
 from margintheory.margins import input_grid
-from margintheory.problems import ModularAddition
+from margintheory.problems import ModularAddition, as_problem
 from margintheory.symbolic.cyclotomic import (
     cyclic_mul,
     cyclic_pow,
@@ -55,7 +55,15 @@ MAX_ENTRIES = 30_000_000  # p^(k+1) * lcm(p, 4) integers held at once (int64): 2
 
 def per_frequency_cosine_sum_exact(p: int, x: int) -> sp.Rational:
     """``sum_{zeta=1}^{floor((p-1)/2)} cos(2 pi zeta x / p)`` exactly, in ``Q(omega_N)`` (Lemmas C.17-C.18)."""
-    p, _ = theory.validate_pk(p, 1)
+    return _cosine_sum_exact(theory.int_at_least("p", p, 3), x)
+
+
+def cosine_sums_exact(problem: ModularAddition) -> list[sp.Rational]:
+    """:func:`per_frequency_cosine_sum_exact` at every residue ``x = 0 .. p-1`` of the problem's ``p``."""
+    return [_cosine_sum_exact(problem.p, x) for x in range(problem.p)]
+
+
+def _cosine_sum_exact(p: int, x: int) -> sp.Rational:
     n = field_order(p)
     total = reduce(np.add, (twice_cos(z * x, p) for z in theory.frequencies(p)), np.zeros(n, dtype=np.int64))
     return rational_value(total) / 2
@@ -200,21 +208,28 @@ def check_exact_size(p: int, k: int, max_entries: int = MAX_ENTRIES) -> int:
     return int(entries)
 
 
-def estimate_exact_check(p: int, k: int, max_entries: int = MAX_ENTRIES) -> Estimate:
-    """Memory and time of :func:`verify_construction_exact` (after :func:`check_exact_size`)."""
+def estimate_exact_check(p: int | ModularAddition, k: int | None = None,
+                         max_entries: int = MAX_ENTRIES) -> Estimate:
+    """Memory and time of :func:`verify_construction_exact` (after :func:`check_exact_size`) for the problem ``p``
+    (or ``ModularAddition(p, k)``)."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     entries = check_exact_size(p, k, max_entries)
-    neurons = theory.construction_width(p, k)
+    neurons = theory.construction_width_of(p, k)
     return Estimate(f"the exact check of the construction for p = {p}, k = {k}", EXACT_BYTES_PER_ENTRY * entries,
                     EXACT_SECONDS_PER_NEURON_INPUT * neurons * p**k)
 
 
-def exact_construction_logits(p: int, k: int, max_entries: int = MAX_ENTRIES) -> ExactLogits:
-    """All ``p^k x p`` logits of the unnormalized construction, exactly (module docstring)."""
-    p, k = theory.validate_pk(p, k)
+def exact_construction_logits(p: int | ModularAddition, k: int | None = None,
+                              max_entries: int = MAX_ENTRIES) -> ExactLogits:
+    """All ``p^k x p`` logits of the unnormalized construction of the problem ``p`` (or ``ModularAddition(p, k)``),
+    exactly (module docstring)."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     n = field_order(p)
     check_exact_size(p, k, max_entries)
     start = time.perf_counter()
-    specs = construction_neuron_specs(p, k)
+    specs = construction_neuron_specs(problem)
     scale = _coefficient_scale(specs)
     grid = input_grid(p, k)
     labels = grid.sum(axis=1) % p
@@ -290,14 +305,12 @@ def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
     ``p``), in exact arithmetic (same shape as the float :func:`margintheory.verification.verify_construction`;
     every check has ``exactness="proved"``).  Sizes beyond ``max_entries``, ``max_memory`` bytes or
     ``max_seconds`` are refused before anything is built."""
-    from margintheory.verification import as_problem
-
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
-    require(estimate_exact_check(p, k, max_entries), max_memory, max_seconds)
+    require(estimate_exact_check(problem, max_entries=max_entries), max_memory, max_seconds)
     start = time.perf_counter()
-    specs = construction_neuron_specs(p, k)
-    ex = exact_construction_logits(p, k, max_entries)
+    specs = construction_neuron_specs(problem)
+    ex = exact_construction_logits(problem, max_entries=max_entries)
     applicable = problem.applicable
     gamma = problem.gamma_star_exact
     fields: dict = {"p": p, "k": k, "hypothesis": problem.hypothesis, "gamma_star": problem.gamma_star,
@@ -341,7 +354,7 @@ def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
 def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dict) -> None:
     """The stated network function ``sum_zeta cos_zeta(a_1+...+a_k-c)`` and the paper's value 0 for wrong labels."""
     p, k = ex.p, ex.k
-    S = [per_frequency_cosine_sum_exact(p, x) for x in range(p)]
+    S = [_cosine_sum_exact(p, x) for x in range(p)]
     labels = input_grid(p, k).sum(axis=1) % p
     diff = (labels[:, None] - np.arange(p)[None, :]) % p
     expected_num = np.array([int(S[x] * 2) for x in range(p)], dtype=np.int64)[diff]  # 2 S(x) is an integer

@@ -25,9 +25,9 @@ from margintheory.checks import Check, VerificationResult, bool_check
 from margintheory.errors import InputError, RefusedError
 from margintheory.margins import input_grid
 from margintheory.phase_measures import PhaseMeasure, exact_moment_check, family_measure, family_size
-from margintheory.problems import ModularAddition
+from margintheory.problems import ModularAddition, as_problem
 from margintheory.symbolic.cyclotomic import check_int64_bound, rational_parts
-from margintheory.symbolic.exact import equal_positive, per_frequency_cosine_sum_exact
+from margintheory.symbolic.exact import cosine_sums_exact, equal_positive
 
 #: refuse when p^(k+1) * N (group-ring integers held) or the expansion work p^k (2k)^k * neurons is larger
 MAX_ENTRIES = 30_000_000
@@ -113,25 +113,25 @@ def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: 
                         ) -> VerificationResult:
     """The claims of Theorem C.22 on a family network (:func:`margintheory.construction.build_construction`) for
     ``ModularAddition(p, k)`` (or the problem ``p``), every check in exact arithmetic."""
-    from margintheory.verification import as_problem
-
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
     check_family_size(p, k, family)
     start = time.perf_counter()
     measure = family_measure(family, k)
     applicable = p % 2 == 1
-    gamma = theory.gamma_star_exact(p, k) if applicable else None
+    gamma = problem.gamma_star_exact
     width = measure.size * len(theory.frequencies(p))
     fields: dict = {"p": p, "k": k, "family": family, "hypothesis": problem.hypothesis,
                     "gamma_star": float(gamma) if gamma is not None else None,
                     "gamma_star_note": problem.gamma_star_note,
                     "gamma_star_exact": str(gamma) if gamma is not None else None,
-                    "theorem_width": theory.construction_width(p, k) if applicable else None,
+                    "theorem_width": problem.theorem_width,
                     "width": width, "width_per_frequency": measure.size, "exactness": "proved",
                     "relative_error": None}
     res = VerificationResult(f"{family} network (p={p}, k={k}), exact arithmetic", fields=fields)
     res.applicable = applicable
+    res.task = problem.task
+    res.parameters = {**problem.parameters(), "exact": True, "family": family}
     moments = exact_moment_check(measure)
     res.add(bool_check("phase moments vanish",
                        moments.passed, exactness="proved", detail=f"failures: {moments.failures}",
@@ -147,17 +147,19 @@ def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: 
                   ", ".join(str(v) for v in sorted(sq, key=str)), None, sq == {sp.Rational(p, 2)}, "proved",
                   statement="every cosine vector has squared norm p/2"))
     if ok and applicable:
-        _margin_checks(res, p, k, num, den, gamma)
+        _margin_checks(res, problem, num, den, gamma)
     fields["frequencies_covered"] = theory.frequencies(p)
     fields["seconds"] = time.perf_counter() - start
     res.notes.append(f"measure: {measure.description} ({measure.source})")
     return res
 
 
-def _margin_checks(res: VerificationResult, p: int, k: int, num: np.ndarray, den: int, gamma: sp.Expr) -> None:
+def _margin_checks(res: VerificationResult, problem: ModularAddition, num: np.ndarray, den: int,
+                   gamma: sp.Expr) -> None:
+    p, k = problem.p, problem.k
     labels = input_grid(p, k).sum(axis=1) % p
     diff = (labels[:, None] - np.arange(p)[None, :]) % p
-    cos_sum = [per_frequency_cosine_sum_exact(p, x) for x in range(p)]
+    cos_sum = cosine_sums_exact(problem)
     coef = sp.Rational(math.factorial(k), 2**k)
     target = {d: coef * cos_sum[d] for d in range(p)}
     matches = all(sp.Rational(int(num[a, c]), den) == target[int(diff[a, c])]

@@ -31,8 +31,9 @@ import numpy as np
 import sympy as sp
 
 from margintheory.budget import grid_points
-from margintheory.errors import RefusedError
+from margintheory.errors import InputError, RefusedError
 from margintheory.margins import input_grid
+from margintheory.problems import ModularAddition
 from margintheory.symbolic.cyclotomic import rational_parts
 from margintheory.symbolic.derivation import Derivation
 from margintheory.theory import int_at_least
@@ -48,6 +49,13 @@ def validate_fourier_pk(p: object, k: object) -> tuple[int, int]:
     exact updates (``C(2k-1, k)`` multinomial types times ``p^(k+1)``), else :class:`RefusedError` -- decided from
     the sizes alone, before any power of ``p`` is formed."""
     p, k = int_at_least("p", p, 2), int_at_least("k", k, 1)
+    refuse_large_expansion(p, k)
+    return p, k
+
+
+def refuse_large_expansion(p: int, k: int) -> None:
+    """:class:`RefusedError` beyond :data:`MAX_TERMS` monomials or :data:`MAX_WORK` exact updates (validated
+    integers; decided from the sizes alone)."""
     terms = grid_points(p, k + 1)
     if terms > MAX_TERMS:
         shown = terms if terms != math.inf else "more than 2^128"
@@ -57,7 +65,6 @@ def validate_fourier_pk(p: object, k: object) -> tuple[int, int]:
     if work > MAX_WORK:
         raise RefusedError(f"the exact Fourier reduction makes C(2k-1, k) p^(k+1) = {work} exact rational updates; "
                            f"the limit is {MAX_WORK} (k <= 7 for p = 2, k <= 3 for p <= 13)")
-    return p, k
 
 
 def _u(i: int, a: int, p: int) -> int:
@@ -94,7 +101,10 @@ def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
 
 def objective_by_type(p: int, k: int) -> dict[tuple[int, ...], dict[Monomial, Fraction]]:
     """``eta(0) - E_{delta != 0} eta(delta)`` split by multinomial type, from Definition C.12 (exact rationals)."""
-    p, k = validate_fourier_pk(p, k)
+    return _objective_by_type(*validate_fourier_pk(p, k))
+
+
+def _objective_by_type(p: int, k: int) -> dict[tuple[int, ...], dict[Monomial, Fraction]]:
     grid = input_grid(p, k)
     out: dict[tuple[int, ...], dict[Monomial, Fraction]] = {}
     for e in exponent_types(k):
@@ -118,7 +128,10 @@ def fourier_side(p: int, k: int) -> dict[Monomial, Fraction]:
     ``w[c] prod u_i[a_i]`` collects ``sum_{j != 0} omega^(j (c - a_1 - ... - a_k))``, built as an integer vector over
     the powers of ``omega`` and reduced modulo ``Phi_p`` (it must come out rational).
     """
-    p, k = validate_fourier_pk(p, k)
+    return _fourier_side(*validate_fourier_pk(p, k))
+
+
+def _fourier_side(p: int, k: int) -> dict[Monomial, Fraction]:
     tuples = input_grid(p, k + 1)  # rows (a_1..a_k, c)
     t = (tuples[:, k] - tuples[:, :k].sum(axis=1)) % p
     vec = np.zeros((len(tuples), p), dtype=np.int64)
@@ -163,11 +176,21 @@ class FourierReduction:
         return all(t.vanishes == (min(t.exponents) == 0) for t in self.types)
 
 
-def check_fourier_reduction(p: int, k: int) -> FourierReduction:
-    """Expand both sides of Lemma C.14 and compare them exactly; classify every multinomial type."""
+def check_fourier_reduction(p: int | ModularAddition, k: int | None = None) -> FourierReduction:
+    """Expand both sides of Lemma C.14 and compare them exactly; classify every multinomial type.
+
+    ``p`` is an integer ``>= 2`` with ``k`` (validated here) or a :class:`~margintheory.problems.ModularAddition`
+    (validated when it was made); either way the sizes are refused up front beyond :data:`MAX_TERMS`."""
     start = time.perf_counter()
-    by_type = objective_by_type(p, k)
-    rhs = fourier_side(p, k)
+    if isinstance(p, ModularAddition):
+        if k is not None and k != p.k:
+            raise InputError(f"k = {k} given with a problem that has k = {p.k}")
+        p, k = p.p, p.k
+        refuse_large_expansion(p, k)
+    else:
+        p, k = validate_fourier_pk(p, k)
+    by_type = _objective_by_type(p, k)
+    rhs = _fourier_side(p, k)
     lhs: dict[Monomial, Fraction] = defaultdict(Fraction)
     types = []
     for e, poly in by_type.items():

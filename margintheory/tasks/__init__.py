@@ -45,7 +45,7 @@ def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationR
 
     _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory))
     result = _check_modular(problem, o)
-    attach_maxmin(result, problem.p, problem.k, max_memory=o.max_memory, rtol=o.rtol)
+    attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol)
     return result
 
 
@@ -120,7 +120,7 @@ def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResul
     if o.network is None:
         require(parity.estimate_parity_check(problem.n, problem.k, 2 ** (problem.k - 1)), o.max_memory,
                 o.max_seconds)
-        built = parity.build_parity_construction(problem.n, problem.k)
+        built = parity.build_parity_construction(problem)
         result = parity.verify_parity(built, construction=True, rtol=o.rtol, max_memory=o.max_memory,
                                       max_seconds=o.max_seconds)
     else:
@@ -206,11 +206,7 @@ def _verify_cogo(problem: CoGO, o: VerifyOptions) -> VerificationResult:
         result = cogo_task.verify_cogo_network(net, max_memory=o.max_memory, max_seconds=o.max_seconds)
         result.fields["width"] = net.m
     else:
-        if problem.construction is None:
-            raise InputError("a CoGO verification needs a construction (F6, F4, F46, memorize) or a network")
-        result = cogo_task.verify_cogo(problem.construction, problem.d, nu_angle=problem.nu_angle,
-                                       xi_angle=problem.xi_angle, k0=problem.k0, max_memory=o.max_memory,
-                                       max_seconds=o.max_seconds)
+        result = cogo_task.verify_cogo(problem, max_memory=o.max_memory, max_seconds=o.max_seconds)
         checked = result.fields.get("corrected") or result.fields.get("paper") or {}
         result.fields["width"] = checked.get("order")
     result.fields["gamma_star"] = problem.gamma_star

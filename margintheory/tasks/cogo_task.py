@@ -24,6 +24,7 @@ from margintheory.checks import Check, VerificationResult
 from margintheory.errors import InputError, RefusedError
 from margintheory.margins import DEFAULT_MAX_MEMORY
 from margintheory.network import PolyNetwork
+from margintheory.problems import CoGO
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import forward_loss, from_network, theorem1_loss
 from margintheory.tasks.cogo_algebra_checks import algebra_checks
@@ -47,8 +48,8 @@ def build(name: str, d: int, variant: str, nu: complex, xi: complex, k0: int) ->
 
 
 def verify_cogo(
-    name: str,
-    d: int,
+    problem: CoGO | str,
+    d: int | None = None,
     *,
     nu_angle: float = 0.0,
     xi_angle: float = 0.0,
@@ -56,16 +57,19 @@ def verify_cogo(
     max_memory: int = DEFAULT_MAX_MEMORY,
     max_seconds: float | None = None,
 ) -> VerificationResult:
-    """All checks of the module docstring for construction ``name`` at ``d`` (``nu = e^{i nu_angle}``, ...)."""
-    if isinstance(d, bool) or not isinstance(d, int) or not 3 <= d <= MAX_D:
-        raise InputError(f"d must be an integer in 3..{MAX_D}, got {d!r}")
-    if name == "F46" and d < 5:
-        raise InputError("F46 needs d >= 5 (at least one order-4 frequency besides k0)")
-    nu, xi = cmath.exp(1j * nu_angle), cmath.exp(1j * xi_angle)
+    """All checks of the module docstring for the problem's construction (a :class:`~margintheory.problems.CoGO`,
+    validated when it was made), or for construction ``problem`` at ``d`` (``nu = e^{i nu_angle}``, ...)."""
+    if not isinstance(problem, CoGO):
+        problem = CoGO(d, problem, nu_angle=nu_angle, xi_angle=xi_angle, k0=k0)  # type: ignore[arg-type]
+    if problem.construction is None:
+        raise InputError("a CoGO verification needs a construction (F6, F4, F46, memorize) or a network")
+    name, d, k0 = problem.construction, problem.d, problem.k0
+    nu, xi = cmath.exp(1j * problem.nu_angle), cmath.exp(1j * problem.xi_angle)
     result = VerificationResult(
         f"CoGO construction {name} (d = {d})",
         fields={"construction": name, "d": d, "nu": nu, "xi": xi, "k0": k0},
     )
+    result.task, result.parameters = problem.task, problem.parameters()
     paper = build(name, d, "paper", nu, xi, k0)
     checks, fields = construction_checks(paper)
     result.checks += checks

@@ -26,6 +26,7 @@ from margintheory import progress
 from margintheory.budget import Estimate, require
 from margintheory.checks import Check, VerificationResult, bool_check, close_check
 from margintheory.errors import InputError, NetworkFormatError
+from margintheory.problems import SparseParity
 
 EPS = float(np.finfo(np.float64).eps)
 MAX_N = 22
@@ -173,10 +174,11 @@ def margins(net: ParityNetwork) -> np.ndarray:
 
 
 def build_parity_construction(
-    n: int, k: int, S: np.ndarray | None = None, normalize: bool = True
+    n: int | SparseParity, k: int | None = None, S: np.ndarray | None = None, normalize: bool = True
 ) -> ParityNetwork:
-    """The ``2^(k-1)`` unit neurons of D.7 (``sigma in {+-1}^k``, ``sigma_1 = +1``), scaled to unit norm."""
-    n, k = validate_nk(n, k)
+    """The ``2^(k-1)`` unit neurons of D.7 (``sigma in {+-1}^k``, ``sigma_1 = +1``), scaled to unit norm, for the
+    problem ``n`` (a :class:`~margintheory.problems.SparseParity`, validated when it was made) or ``(n, k)``."""
+    n, k = (n.n, n.k) if isinstance(n, SparseParity) else validate_nk(n, k)
     S = np.arange(k) if S is None else np.asarray(S)
     sig = np.array([[1] + [1 - 2 * ((t >> j) & 1) for j in range(k - 1)] for t in range(2 ** (k - 1))], float)
     U = np.zeros((len(sig), n))

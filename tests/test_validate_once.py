@@ -1,0 +1,69 @@
+"""Validate once, carry a value: ``p`` is checked when the problem object is made, never again on the way through
+verification, theory, construction, exact arithmetic and the certificate; every layer's result names its task."""
+
+from __future__ import annotations
+
+import pytest
+
+import margintheory
+from margintheory import theory
+from margintheory.construction import build_construction
+from margintheory.problems import CoGO, ModularAddition, SparseParity
+
+
+@pytest.fixture
+def p_validations(monkeypatch) -> list[object]:
+    """Every validation of a modulus ``p`` (``theory.validate_pk`` and the size checks all go through
+    ``int_at_least("p", ...)``), recorded."""
+    seen: list[object] = []
+    original = theory.int_at_least
+
+    def counting(name: str, value: object, low: int) -> int:
+        if name == "p":
+            seen.append(value)
+        return original(name, value, low)
+
+    monkeypatch.setattr(theory, "int_at_least", counting)
+    return seen
+
+
+@pytest.mark.parametrize("options", [{}, {"certificate": False}, {"exact": True, "certificate": False},
+                                     {"family": "parity-design", "certificate": False},
+                                     {"exact": True, "family": "parity-design", "certificate": False}],
+                         ids=["certificate", "float", "exact", "family", "exact-family"])
+def test_verify_validates_p_once(p_validations, options):
+    k = 3 if "family" in options else 2
+    result = margintheory.verify(ModularAddition(5, k), **options)
+    assert result.verdict == "verified"
+    assert p_validations == [5]  # the problem object's own check, nothing after it
+
+
+def test_a_given_network_validates_p_once(p_validations):
+    net = build_construction(ModularAddition(5, 2))
+    del p_validations[:]
+    result = margintheory.verify(ModularAddition(5, 2), network=net, certificate=False)
+    assert result.verdict == "verified" and p_validations == [5]
+
+
+def test_the_cli_validates_p_once(p_validations, capsys):
+    from margintheory.cli import main
+
+    assert main(["verify", "--p", "5", "--k", "2", "--json"]) == 0
+    assert p_validations == [5]
+
+
+def test_low_level_results_carry_their_task():
+    from margintheory.symbolic.exact import verify_construction_exact
+    from margintheory.symbolic.exact_families import verify_family_exact
+    from margintheory.tasks.cogo_task import verify_cogo
+    from margintheory.tasks.parity import build_parity_construction, verify_parity
+    from margintheory.verification import verify_construction, verify_network
+
+    problem = ModularAddition(3, 2)
+    results = [verify_construction(problem), verify_network(build_construction(problem)),
+               verify_construction_exact(problem), verify_family_exact(ModularAddition(5, 3), family="parity-design"),
+               verify_parity(build_parity_construction(SparseParity(4, 2)), construction=True),
+               verify_cogo(CoGO(5, "F6"))]
+    tasks = [r.task for r in results]
+    assert tasks == ["modular-addition"] * 4 + ["parity", "cogo"]
+    assert all(r.parameters for r in results)
