@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -317,21 +317,7 @@ def build_program(structure: BlockStructure, target: dict[Monomial, float]) -> C
                     cols.append(col)
                     vals.append(w)
                 col += 1
-    n = structure.nvars
-    lam_vars = [m for m in structure.multiplier if m <= conjugate(m)]
-    lrows, lcols, lvals = [], [], []
-    for c, m0 in enumerate(lam_vars):
-        for m in {m0, conjugate(m0)}:
-            lrows.append(key(m))
-            lcols.append(c)
-            lvals.append(1.0)
-            for var in range(n):
-                shifted = list(m)
-                shifted[var] += 1
-                shifted[n + var] += 1
-                lrows.append(key(tuple(shifted)))
-                lcols.append(c)
-                lvals.append(-1.0)
+    lam_vars, (lrows, lcols, lvals) = _multiplier_columns(structure, key)
     gamma_poly = structure.gamma_polynomial()
     for m in list(gamma_poly) + list(target):
         key(m)
@@ -348,6 +334,30 @@ def build_program(structure: BlockStructure, target: dict[Monomial, float]) -> C
     keep = _distinct_rows(keys, index, sps.hstack([A_H, A_lam, a_gamma[:, None], f[:, None]]).tocsr())
     return ConicProgram(structure, [keys[i] for i in keep], A_H[keep], A_lam[keep], a_gamma[keep], f[keep], reps,
                         mirrors, lam_vars)
+
+
+def _multiplier_columns(structure: BlockStructure, key: Callable[[Monomial], int]
+                        ) -> tuple[list[Monomial], tuple[list[int], list[int], list[float]]]:
+    """The columns of the multiplier ``lam (1 - |z|^2)`` (one per real monomial pair of ``lam``): its monomials
+    ``m`` with ``+1`` and ``m |z_var|^2`` with ``-1``, as (the variables, (rows, columns, values))."""
+    n = structure.nvars
+    lam_vars = [m for m in structure.multiplier if m <= conjugate(m)]
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    for c, m0 in enumerate(lam_vars):
+        for m in {m0, conjugate(m0)}:
+            rows.append(key(m))
+            cols.append(c)
+            vals.append(1.0)
+            for var in range(n):
+                shifted = list(m)
+                shifted[var] += 1
+                shifted[n + var] += 1
+                rows.append(key(tuple(shifted)))
+                cols.append(c)
+                vals.append(-1.0)
+    return lam_vars, (rows, cols, vals)
 
 
 def _distinct_rows(keys: list[Monomial], index: dict[Monomial, int], M: sps.csr_matrix) -> list[int]:

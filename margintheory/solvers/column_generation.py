@@ -19,6 +19,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -266,26 +267,18 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
     ``add_per_round`` distinct local maxima above the LP value are added as new orbits.  Stops when the priced
     lower value is ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front).
 
-    ``pricing="fourier"`` (default, odd ``p``) prices by the closed form of
-    :mod:`margintheory.solvers.fourier_pricing` (exact under the LP's translation-invariant dual; its rounding-safe
-    value is the certified bound) and adds the maximiser of each of the ``add_per_round`` best frequencies;
-    ``pricing="sos"`` uses :func:`solve_single_neuron` as described above (also for even ``p``).
-    """
-    from margintheory.solvers.single_neuron import solve_single_neuron
-
+    ``pricing="fourier"`` (default, odd ``p``) prices by the closed form of :mod:`margintheory.solvers.fourier_pricing`
+    (exact under the LP's translation-invariant dual; its rounding-safe value is the certified bound) and adds the
+    maximiser of each of the ``add_per_round`` best frequencies; ``pricing="sos"`` uses :func:`solve_single_neuron`
+    as described above (also for even ``p``)."""
     p, k = validate_pk(p, k)
-    if pricing not in ("fourier", "sos"):
-        raise InputError(f"pricing must be 'fourier' or 'sos', got {pricing!r}")
-    if pricing == "fourier" and p % 2 == 0:
-        pricing = "sos"  # the closed form needs odd p (frequency p/2 is real)
+    pricing = _pricing_for(p, pricing)
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
-    U0, W0 = random_unit_neurons(p, k, initial_columns, rng)
-    gens = np.concatenate([U0, W0[:, None, :]], axis=1)
-    profiles = [orbit_margin_profile(g[:k], g[k]) for g in gens]
+    gens, profiles = _initial_orbits(p, k, initial_columns, rng)
     rounds: list[RoundRecord] = []
     status, converged = "max-rounds", False
-    dual_ub, heur_ub, certified_all = np.inf, np.inf, certify
+    dual_ub, heur_ub = np.inf, np.inf
     solver_info: dict[str, object] = {}
     sv = tau = None
     for r in range(1, max_rounds + 1):
@@ -295,57 +288,86 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
             break
         sv, tau, _, _ = max_min_lp(np.array(profiles).T, solver=lp_solver, time_limit=left)
         lp_value = float((np.array(profiles).T @ sv).min())
+        support = np.flatnonzero(sv > 0)
         if pricing == "fourier":
             X, rec, done = _fourier_round(p, k, tau, lp_value, rtol, add_per_round, rng, r, len(gens),
-                                          int(np.count_nonzero(sv > 0)), time.perf_counter() - t0)
-            dual_ub, heur_ub = min(dual_ub, rec.priced_upper), min(heur_ub, rec.priced_lower)
-            solver_info = {"name": "closed-form Fourier pricing (fourier_pricing.price)", "status": "exact"}
-            rounds.append(rec)
-            if progress is not None:
-                progress(rec)
-            if done:
-                status, converged = "converged", True
-                break
-            gens = np.concatenate([gens, X])
-            profiles += [orbit_margin_profile(g[:k], g[k]) for g in X]
-            continue
-        weights = pair_weights_from_lambda(p, k, lambda_from_tau(p, k, tau))
-        support = np.flatnonzero(sv > 0)
-        heavy = support[np.argsort(-sv[support])][:max_warm_starts]  # warm starts: the heaviest support columns
-        warm = gens[heavy].reshape(len(heavy), -1) if len(heavy) else None
-        bracket = solve_single_neuron(p, k, weights, method="auto" if certify else "none", n_starts=n_starts,
-                                      seed=int(rng.integers(2**31)), extra_starts=warm, time_limit=left,
-                                      max_memory=max_memory)
-        solver_info = bracket.sos_summary()
-        heur_ub = min(heur_ub, bracket.lower)
-        if bracket.upper_certified:
-            dual_ub = min(dual_ub, bracket.upper)
-        loc = bracket.local
-        new = _distinct(loc.points, loc.values, lp_value * (1 + rtol), add_per_round)
-        rec = RoundRecord(r, lp_value, bracket.lower, bracket.upper, len(gens), len(support), len(new),
-                          time.perf_counter() - t0)
+                                          len(support), time.perf_counter() - t0)
+            upper_certified, solver_info = True, dict(FOURIER_PRICING_INFO)
+        else:
+            heavy = support[np.argsort(-sv[support])][:max_warm_starts]  # warm starts: the heaviest columns
+            X, rec, done, upper_certified, solver_info = _sos_round(
+                p, k, tau, lp_value, rtol, add_per_round, rng, gens[heavy], (r, len(gens), len(support), t0),
+                certify=certify, n_starts=n_starts, time_limit=left, max_memory=max_memory)
+        heur_ub = min(heur_ub, rec.priced_lower)
+        dual_ub = min(dual_ub, rec.priced_upper) if upper_certified else dual_ub
         rounds.append(rec)
         if progress is not None:
             progress(rec)
-        if not new or bracket.lower <= lp_value * (1 + rtol):
+        if done:
             status, converged = "converged", True
             break
-        X = loc.points[new].reshape(len(new), k + 1, p)
         gens = np.concatenate([gens, X])
         profiles += [orbit_margin_profile(g[:k], g[k]) for g in X]
+    net, sv, tau, lp_value = _final_network(gens, profiles, sv, tau, lp_solver)
+    certified_all = certify and bool(np.isfinite(dual_ub))
+    return ColumnGenerationResult(p, k, exact_normalised_margin(net), lp_value, float(dual_ub), certified_all,
+                                  float(heur_ub), net, tau, gens, sv, rounds, converged, status,
+                                  time.perf_counter() - t0, solver_info)
+
+
+#: the solver record of a round priced by the closed form
+FOURIER_PRICING_INFO = {"name": "closed-form Fourier pricing (fourier_pricing.price)", "status": "exact"}
+
+
+def _pricing_for(p: int, pricing: str) -> str:
+    """``pricing`` checked; the closed form needs odd ``p`` (frequency ``p/2`` is real), so even ``p`` is priced by
+    SOS."""
+    if pricing not in ("fourier", "sos"):
+        raise InputError(f"pricing must be 'fourier' or 'sos', got {pricing!r}")
+    return "sos" if pricing == "fourier" and p % 2 == 0 else pricing
+
+
+def _final_network(gens: np.ndarray, profiles: list[np.ndarray], sv: np.ndarray | None, tau: np.ndarray | None,
+                   lp_solver: str) -> tuple[PolyNetwork, np.ndarray, np.ndarray, float]:
+    """The orbit network of the last LP (re-solved once if the loop stopped after adding columns), its weights,
+    dual and value."""
     if sv is None or tau is None:  # both come from the same LP solve
         raise SolverError("column generation: time limit reached before the first LP was solved")
     if len(sv) < len(gens):  # the loop stopped after adding columns: re-solve once
         sv, tau, _, _ = max_min_lp(np.array(profiles).T, solver=lp_solver)
     if not np.any(sv > 0) or tau is None:
         raise SolverError("column generation: no network with positive margin found (increase the time limit)")
-    net = orbit_network(gens, sv)
-    lp_value = float((np.array(profiles).T @ sv).min())
-    if not certify or not np.isfinite(dual_ub):
-        certified_all = False
-    return ColumnGenerationResult(p, k, exact_normalised_margin(net), lp_value, float(dual_ub), certified_all,
-                                  float(heur_ub), net, tau, gens, sv, rounds, converged, status,
-                                  time.perf_counter() - t0, solver_info)
+    return orbit_network(gens, sv), sv, tau, float((np.array(profiles).T @ sv).min())
+
+
+def _initial_orbits(p: int, k: int, count: int, rng: np.random.Generator) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``count`` random unit neurons as orbit generators ``(count, k+1, p)`` and their margin profiles."""
+    U0, W0 = random_unit_neurons(p, k, count, rng)
+    gens = np.concatenate([U0, W0[:, None, :]], axis=1)
+    return gens, [orbit_margin_profile(g[:k], g[k]) for g in gens]
+
+
+def _sos_round(p: int, k: int, tau: np.ndarray, lp_value: float, rtol: float, add: int, rng: np.random.Generator,
+               warm: np.ndarray, record: tuple[int, int, int, float], *, certify: bool, n_starts: int,
+               time_limit: float | None, max_memory: int
+               ) -> tuple[np.ndarray, RoundRecord, bool, bool, dict[str, Any]]:
+    """One pricing step by :func:`solve_single_neuron` under the LP dual ``tau`` (warm-started from the generators
+    ``warm``): ``(new generators, the round's record, converged, upper bound certified, solver summary)``;
+    ``record`` is ``(round, orbits, support, start time)``."""
+    from margintheory.solvers.single_neuron import solve_single_neuron
+
+    weights = pair_weights_from_lambda(p, k, lambda_from_tau(p, k, tau))
+    starts = warm.reshape(len(warm), -1) if len(warm) else None
+    bracket = solve_single_neuron(p, k, weights, method="auto" if certify else "none", n_starts=n_starts,
+                                  seed=int(rng.integers(2**31)), extra_starts=starts, time_limit=time_limit,
+                                  max_memory=max_memory)
+    loc = bracket.local
+    new = _distinct(loc.points, loc.values, lp_value * (1 + rtol), add)
+    X = loc.points[new].reshape(len(new), k + 1, p)
+    r, orbits, support, t0 = record
+    rec = RoundRecord(r, lp_value, bracket.lower, bracket.upper, orbits, support, len(new), time.perf_counter() - t0)
+    done = not new or bracket.lower <= lp_value * (1 + rtol)
+    return X, rec, done, bracket.upper_certified, bracket.sos_summary()
 
 
 def _fourier_round(p: int, k: int, tau: np.ndarray, lp_value: float, rtol: float, add: int,

@@ -78,8 +78,7 @@ def verify_cogo(
     if name == "F4":
         result.notes.append(
             f"F4 alone is not a global optimizer (Corollary 4: R_n is not a 0-set): {fields['why']}; "
-            "Corollary 5 cancels the R_n sums with biased order-6 nodes (F46)."
-        )
+            "Corollary 5 cancels the R_n sums with biased order-6 nodes (F46).")
     if name in ("F6", "F46") and fields["loss"] > ZERO_TOL:
         fixed = build(name, d, "corrected", nu, xi, k0)
         c2, f2 = construction_checks(fixed, informational=True)
@@ -88,9 +87,7 @@ def verify_cogo(
         best = fixed
         result.notes.append(
             f"{name}: the paper's formula gives loss {fields['loss']:.12g}, not 0 ({fields['why']}); corrected "
-            f"construction "
-            f"({f2['formula']}) has loss {f2['loss']:.3g}."
-        )
+            f"construction ({f2['formula']}) has loss {f2['loss']:.3g}.")
     try:
         mc, mf, notes = margin_connection(best, max_memory, max_seconds)
         result.checks += mc
