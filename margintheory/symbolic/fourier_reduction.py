@@ -183,9 +183,10 @@ def check_fourier_reduction(p: int | ModularAddition, k: int | None = None) -> F
     (validated when it was made); either way the sizes are refused up front beyond :data:`MAX_TERMS`."""
     start = time.perf_counter()
     if isinstance(p, ModularAddition):
-        if k is not None and k != p.k:
-            raise InputError(f"k = {k} given with a problem that has k = {p.k}")
-        p, k = p.p, p.k
+        problem = p
+        if k is not None and k != problem.k:
+            raise InputError(f"k = {k} given with a problem that has k = {problem.k}")
+        p, k = problem.p, problem.k
         refuse_large_expansion(p, k)
     else:
         p, k = validate_fourier_pk(p, k)
