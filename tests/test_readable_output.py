@@ -50,7 +50,7 @@ COMMANDS = [
     "verify --task group --group C4",
     "verify --task cogo --construction F46 --d 5",
     "solve --p 3 --k 2 --single-neuron",
-    "solve --p 3 --k 2",
+
     "solve --p 5 --k 2 --max-width 4",
     "solve --p 5 --k 2 --min-width",
     "analyze {modular} --p 5 --k 2",
@@ -63,10 +63,23 @@ COMMANDS = [
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_text_output_fits_80_columns(command, files, capsys, monkeypatch):
+    """... and the result behind every table is in the result schema (the object ``--json`` would print)."""
+    from margintheory import report
+    from margintheory.schema import validate_result
+
+    shown = []
+
+    def validated(result, console=None, show_fields=None):
+        shown.append(validate_result(result))
+        original(result, console, show_fields)
+
+    original = report.render_text
+    monkeypatch.setattr(report, "render_text", validated)
     monkeypatch.setenv("COLUMNS", "80")
     code = main(command.format(**files).split())
     out = capsys.readouterr().out
     assert code in (0, 1) and out
+    assert len(shown) == (0 if command.startswith("derive") else 1)
     assert _widest(out) <= 80, "\n".join(line for line in out.splitlines() if cell_len(line) > 80)
     if not command.startswith("derive"):
         # the table's claim column holds the short names, the full claims are printed under the table
