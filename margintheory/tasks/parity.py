@@ -248,7 +248,7 @@ def margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = None) -
             detail=f"margin/gamma* = {h / gamma:.15g}",
             statement="normalized margin <= gamma* (weak duality)"),
         close_check("margin = gamma* (Thm 7.8)", gamma, h, tol / gamma,
-        statement="normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)"),
+                    statement="normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)"),
         Check(
             "every input on margin",
             1.0,
