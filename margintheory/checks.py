@@ -81,6 +81,7 @@ STEP_NAMES = (
     ("homogeneity", "homogeneity"),
     ("Lemma C.14 and the block closed form", "block form (C.14, all p)"),
     ("Lemma C.14 at (p, k)", "C.14 expanded at (p, k)"),
+    ("Lemma C.14:", "C.14 blocks (not re-proved)"),
     ("SOS certificate", "SOS: max g_k <= B"),
     ("U >= c_b B", "U >= c_b B (every block)"),
     ("Gram matrices symmetric", "Gram matrices symmetric"),
