@@ -45,11 +45,18 @@ def test_a_given_network_validates_p_once(p_validations):
     assert result.verdict == "verified" and p_validations == [5]
 
 
-def test_the_cli_validates_p_once(p_validations, capsys):
+@pytest.mark.parametrize("command", ["verify --p 5 --k 2", "solve --p 3 --k 2 --single-neuron", "solve --p 3 --k 2",
+                                     "analyze {net} --p 3 --k 2"])
+def test_the_cli_validates_p_once(p_validations, capsys, tmp_path, command):
+    """From the flags to the verdict: the command makes the problem object once; the verification, the solvers
+    (single-neuron bracket, column generation, the certificate's upper bound) and the analysis receive it."""
     from margintheory.cli import main
 
-    assert main(["verify", "--p", "5", "--k", "2", "--json"]) == 0
-    assert p_validations == [5]
+    net = tmp_path / "net.npz"
+    build_construction(ModularAddition(3, 2)).save(net)
+    del p_validations[:]
+    assert main([*command.format(net=net).split(), "--json"]) == 0
+    assert p_validations == [int(command.split("--p ")[1].split()[0])]
 
 
 def test_low_level_results_carry_their_task():

@@ -23,7 +23,7 @@ from margintheory.commands._options import byte_size, nonneg_int, positive_int
 from margintheory.errors import InputError, SolverError
 from margintheory.problems import ModularAddition
 from margintheory.report import emit
-from margintheory.theory import construction_width, frequencies, gamma_star, hypothesis_status
+from margintheory.theory import construction_width_of, frequencies, gamma_star_of, hypothesis_status
 
 GAP_TOL = 1e-6
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         output_format(args.out)
     require(_estimate(p, k, args), args.max_memory, args.time_limit, time_parameter="time_limit")
     start = time.perf_counter()
-    result = _single_neuron(p, k, args) if args.single_neuron else _network(p, k, args)
+    result = _single_neuron(problem, args) if args.single_neuron else _network(problem, args)
     if not problem.applicable:
         _outside_the_theorem(result)
     _schema_fields(result, problem, args, time.perf_counter() - start)
@@ -151,11 +151,12 @@ def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
     ]
 
 
-def _single_neuron(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
+def _single_neuron(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
     from margintheory.solvers.single_neuron import solve_single_neuron
 
-    g = gamma_star(p, k)
-    b = solve_single_neuron(p, k, seed=args.seed, solver=args.sdp_solver, time_limit=args.time_limit,
+    p, k = problem.p, problem.k
+    g = gamma_star_of(p, k)  # the closed form's value also for even p (compared there, informational)
+    b = solve_single_neuron(problem, seed=args.seed, solver=args.sdp_solver, time_limit=args.time_limit,
                             max_memory=args.max_memory)
     res = VerificationResult(f"single-neuron max margin, p={p}, k={k} (uniform q and tau)")
     for c in _bracket_checks(g, b.lower, b.upper, b.upper_certified, b.upper_exactness):
@@ -188,13 +189,14 @@ def _single_neuron(p: int, k: int, args: argparse.Namespace) -> VerificationResu
     return res
 
 
-def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
+def _network(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
     from margintheory.margins import exhaustive_margin
     from margintheory.solvers.column_generation import column_generation
 
-    g = gamma_star(p, k)
+    p, k = problem.p, problem.k
+    g = gamma_star_of(p, k)
     with _progress(sys.stderr.isatty()) as report:
-        cg = column_generation(p, k, seed=args.seed, time_limit=args.time_limit, pricing=args.pricing,
+        cg = column_generation(problem, seed=args.seed, time_limit=args.time_limit, pricing=args.pricing,
                                progress=report, max_memory=args.max_memory)
     if not cg.converged:
         raise SolverError(f"column generation stopped ({cg.status}) after {len(cg.rounds)} rounds: bracket "
@@ -213,7 +215,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
     res.add(close_check("margin recomputed", lower,
                         float(em.normalized_margin), max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300)),
                         statement="margin recomputed by the exhaustive engine (margins.exhaustive_margin)"))
-    uniform = _uniform_dual_bound(p, k, args, cg.pricing_solver)
+    uniform = _uniform_dual_bound(problem, args, cg.pricing_solver)
     res.add(bool_check("uniform dual optimal", uniform <= cg.primal_margin * (1 + GAP_TOL), tolerance=GAP_TOL,
                        exactness="certified", informational=True,
                        detail=f"uniform bound {uniform:.15g}, primal {cg.primal_margin:.15g}",
@@ -226,7 +228,7 @@ def _network(p: int, k: int, args: argparse.Namespace) -> VerificationResult:
                                       "time": cg.seconds}))
     res.fields.update({"lp_value": cg.lp_value, "heuristic_dual_bound": cg.heuristic_dual_bound,
                        "dual_weights": cg.dual_summary(), "orbits_in_support": used,
-                       "column_generation_width": cg.width, "theorem_width": construction_width(p, k),
+                       "column_generation_width": cg.width, "theorem_width": construction_width_of(p, k),
                        "seed": args.seed, "round_log": [r.__dict__ for r in cg.rounds], **width_info})
     res.notes.append("upper bound: weak duality (docs/theory.md) with the final LP dual, priced by "
                      f"{cg.pricing_solver.get('name')} with a rigorous rounding bound" if cg.dual_certified else
@@ -246,7 +248,7 @@ def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, in
     mw = min_width_network(p, k, time_limit=args.time_limit or 30.0)
     lb = mw.lower_bound
     nf = len(frequencies(p))
-    theorem = construction_width(p, k)
+    theorem = construction_width_of(p, k)
     applies = lb.applies_to(p)
     info.update({"width_per_frequency": mw.per_frequency, "family": mw.measure.name,
                  "family_description": mw.measure.description, "theorem_width": theorem,
@@ -260,7 +262,7 @@ def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, in
                        exactness="proved", detail=f"{mw.measure.description}",
                        statement="the phase measure's unwanted moments vanish (exact; every frequency max-margin)"))
     res.add(close_check(f"{mw.per_frequency}/frequency reach gamma*",
-                        gamma_star(p, k), mw.margin, max(mw.margin_tolerance / mw.margin, 1e-15),
+                        gamma_star_of(p, k), mw.margin, max(mw.margin_tolerance / mw.margin, 1e-15),
                         detail=f"width {mw.width} = {mw.per_frequency} x {nf}; theorem's {theorem}",
                         statement=f"{mw.per_frequency} neurons per frequency reach gamma* (exhaustive margin)"))
     if applies:
@@ -280,22 +282,21 @@ def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, in
         net, margin = pr.network, pr.margin
         info["width_search"]["pruned"] = pr.status  # type: ignore[index]
     if args.max_width:
-        res.add(bool_check(f"width <= {args.max_width}", net.m <= args.max_width, exactness="proved",
-        statement=f"width <= {args.max_width}"))
+        res.add(bool_check(f"width <= {args.max_width}", net.m <= args.max_width, exactness="proved"))
     return net, margin
 
 
-def _uniform_dual_bound(p: int, k: int, args: argparse.Namespace, pricing: dict[str, object]) -> float:
+def _uniform_dual_bound(problem: ModularAddition, args: argparse.Namespace, pricing: dict[str, object]) -> float:
     """Weak duality with uniform ``q``, ``tau``: the certified single-neuron upper bound (``inf`` on failure)."""
     from margintheory.solvers.single_neuron import solve_single_neuron
 
     if str(pricing.get("name", "")).startswith("closed-form"):
         from margintheory.solvers.fourier_pricing import price
 
-        return price(p, k, np.ones(p - 1)).upper
+        return price(problem.p, problem.k, np.ones(problem.p - 1)).upper
 
     try:
-        b = solve_single_neuron(p, k, n_starts=4, seed=args.seed, solver=args.sdp_solver, max_memory=args.max_memory)
+        b = solve_single_neuron(problem, n_starts=4, seed=args.seed, solver=args.sdp_solver, max_memory=args.max_memory)
     except SolverError:
         return float("inf")
     return b.upper if b.upper_certified else float("inf")

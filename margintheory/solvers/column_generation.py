@@ -26,13 +26,13 @@ import numpy as np
 from margintheory.errors import InputError, SolverError
 from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
+from margintheory.problems import ModularAddition, as_problem
 from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.objective import (
     _wrong_mask,
     neuron_pair_contributions,
     pair_weights_from_lambda,
 )
-from margintheory.theory import validate_pk
 
 LP_SOLVERS = ("HIGHS", "CLARABEL")
 
@@ -253,26 +253,26 @@ def exact_normalised_margin(net: PolyNetwork) -> float:
     return float(phi[_wrong_mask(net.p, net.k)].min() / net.norm() ** (net.k + 1))
 
 
-def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4, n_starts: int = 8,
-                      add_per_round: int = 4, max_rounds: int = 60, rtol: float = 1e-9,
+def column_generation(p: int | ModularAddition, k: int | None = None, *, seed: int = 0, initial_columns: int = 4,
+                      n_starts: int = 8, add_per_round: int = 4, max_rounds: int = 60, rtol: float = 1e-9,
                       time_limit: float | None = None, lp_solver: str = "HIGHS", certify: bool = True,
                       max_warm_starts: int = 8, pricing: str = "fourier",
                       progress: Callable[[RoundRecord], None] | None = None,
                       max_memory: int = 2 * 2**30) -> ColumnGenerationResult:
-    """Column generation over translation-closed dictionaries, from random unit neurons (never the construction).
-
-    Each round: the reduced LP over orbits; its dual ``tau`` defines pair weights ``lam``; the single-neuron
-    problem under ``lam`` is bracketed by :func:`solve_single_neuron` (multi-start lower value; certified SOS upper
-    bound when ``certify``); the priced upper value is a certified bound on the max margin (weak duality); up to
-    ``add_per_round`` distinct local maxima above the LP value are added as new orbits.  Stops when the priced
-    lower value is ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front).
+    """Column generation for the problem ``p`` (a :class:`~margintheory.problems.ModularAddition`, or an integer with
+    ``k``) over translation-closed dictionaries, from random unit neurons (never the construction).  Each round: the
+    reduced LP over orbits; its dual ``tau`` defines pair weights ``lam``; the single-neuron problem under ``lam`` is
+    bracketed by :func:`solve_single_neuron` (multi-start lower value; certified SOS upper bound when ``certify``);
+    the priced upper value is a certified bound on the max margin (weak duality); up to ``add_per_round`` distinct
+    local maxima above the LP value are added as new orbits.  Stops when the priced lower value is
+    ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front).
 
     ``pricing="fourier"`` (default, odd ``p``) prices by the closed form of :mod:`margintheory.solvers.fourier_pricing`
     (exact under the LP's translation-invariant dual; its rounding-safe value is the certified bound) and adds the
     maximiser of each of the ``add_per_round`` best frequencies; ``pricing="sos"`` uses :func:`solve_single_neuron`
     as described above (also for even ``p``)."""
-    p, k = validate_pk(p, k)
-    pricing = _pricing_for(p, pricing)
+    problem = as_problem(p, k)
+    p, k, pricing = problem.p, problem.k, _pricing_for(problem.p, pricing)
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     gens, profiles = _initial_orbits(p, k, initial_columns, rng)
@@ -296,7 +296,7 @@ def column_generation(p: int, k: int, *, seed: int = 0, initial_columns: int = 4
         else:
             heavy = support[np.argsort(-sv[support])][:max_warm_starts]  # warm starts: the heaviest columns
             X, rec, done, upper_certified, solver_info = _sos_round(
-                p, k, tau, lp_value, rtol, add_per_round, rng, gens[heavy], (r, len(gens), len(support), t0),
+                problem, tau, lp_value, rtol, add_per_round, rng, gens[heavy], (r, len(gens), len(support), t0),
                 certify=certify, n_starts=n_starts, time_limit=left, max_memory=max_memory)
         heur_ub = min(heur_ub, rec.priced_lower)
         dual_ub = min(dual_ub, rec.priced_upper) if upper_certified else dual_ub
@@ -347,18 +347,19 @@ def _initial_orbits(p: int, k: int, count: int, rng: np.random.Generator) -> tup
     return gens, [orbit_margin_profile(g[:k], g[k]) for g in gens]
 
 
-def _sos_round(p: int, k: int, tau: np.ndarray, lp_value: float, rtol: float, add: int, rng: np.random.Generator,
-               warm: np.ndarray, record: tuple[int, int, int, float], *, certify: bool, n_starts: int,
-               time_limit: float | None, max_memory: int
+def _sos_round(problem: ModularAddition, tau: np.ndarray, lp_value: float, rtol: float, add: int,
+               rng: np.random.Generator, warm: np.ndarray, record: tuple[int, int, int, float], *, certify: bool,
+               n_starts: int, time_limit: float | None, max_memory: int
                ) -> tuple[np.ndarray, RoundRecord, bool, bool, dict[str, Any]]:
     """One pricing step by :func:`solve_single_neuron` under the LP dual ``tau`` (warm-started from the generators
     ``warm``): ``(new generators, the round's record, converged, upper bound certified, solver summary)``;
     ``record`` is ``(round, orbits, support, start time)``."""
     from margintheory.solvers.single_neuron import solve_single_neuron
 
-    weights = pair_weights_from_lambda(p, k, lambda_from_tau(p, k, tau))
+    p, k = problem.p, problem.k
+    weights = pair_weights_from_lambda(problem, None, lambda_from_tau(p, k, tau))
     starts = warm.reshape(len(warm), -1) if len(warm) else None
-    bracket = solve_single_neuron(p, k, weights, method="auto" if certify else "none", n_starts=n_starts,
+    bracket = solve_single_neuron(problem, None, weights, method="auto" if certify else "none", n_starts=n_starts,
                                   seed=int(rng.integers(2**31)), extra_starts=starts, time_limit=time_limit,
                                   max_memory=max_memory)
     loc = bracket.local

@@ -19,8 +19,8 @@ import numpy as np
 
 from margintheory.errors import InputError
 from margintheory.margins import input_grid
+from margintheory.problems import ModularAddition, as_problem
 from margintheory.solvers.polynomial import Polynomial, power_times_linear
-from margintheory.theory import validate_pk
 
 
 @dataclass(frozen=True)
@@ -63,10 +63,13 @@ def _wrong_mask(p: int, k: int) -> np.ndarray:
     return mask
 
 
-def pair_weights(p: int, k: int, q: np.ndarray | None = None, tau: np.ndarray | None = None) -> PairWeights:
+def pair_weights(p: int | ModularAddition, k: int | None = None, q: np.ndarray | None = None,
+                 tau: np.ndarray | None = None) -> PairWeights:
     """``lam[a, c] = q(a) tau(a, c)``: ``q`` over ``D_p`` (default uniform ``p^-k``), ``tau(a, .)`` over wrong labels
-    (default uniform ``1/(p-1)``; docs/theory.md#margins).  Arrays are validated (non-negative, normalised)."""
-    p, k = validate_pk(p, k)
+    (default uniform ``1/(p-1)``; docs/theory.md#margins).  Arrays are validated (non-negative, normalised).
+    ``p`` is a :class:`~margintheory.problems.ModularAddition` or an integer with ``k``."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     n, mask = p**k, _wrong_mask(p, k)
     qa = np.full(n, 1.0 / n) if q is None else np.asarray(q, dtype=float)
     if qa.shape != (n,) or not np.all(np.isfinite(qa)) or np.any(qa < 0) or abs(qa.sum() - 1) > 1e-9:
@@ -82,9 +85,11 @@ def pair_weights(p: int, k: int, q: np.ndarray | None = None, tau: np.ndarray | 
     return PairWeights(p, k, qa[:, None] * ta)
 
 
-def pair_weights_from_lambda(p: int, k: int, lam: np.ndarray) -> PairWeights:
-    """Pair weights given directly (e.g. an LP dual); clipped at 0 and renormalised, shape checked."""
-    p, k = validate_pk(p, k)
+def pair_weights_from_lambda(p: int | ModularAddition, k: int | None, lam: np.ndarray) -> PairWeights:
+    """Pair weights given directly (e.g. an LP dual); clipped at 0 and renormalised, shape checked.  ``p`` is a
+    :class:`~margintheory.problems.ModularAddition` (``k`` ``None``) or an integer with ``k``."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     lam = np.asarray(lam, dtype=float)
     if lam.shape != (p**k, p) or not np.all(np.isfinite(lam)):
         raise InputError(f"pair weights must be a finite ({p**k}, {p}) array")

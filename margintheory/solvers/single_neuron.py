@@ -35,6 +35,7 @@ from margintheory.checks import Exactness
 from margintheory.errors import InputError
 from margintheory.fourier import neuron_fourier
 from margintheory.network import PolyNetwork
+from margintheory.problems import ModularAddition, as_problem
 from margintheory.solvers.local import LocalMaxima, multistart_maximise
 from margintheory.solvers.objective import PairWeights, SingleNeuronObjective, pair_weights
 from margintheory.solvers.polynomial import Polynomial, power_times_linear_abs_mass
@@ -270,10 +271,11 @@ def objective_by_dft(theta: np.ndarray, p: int, k: int) -> float:
     return float(math.factorial(k) / ((p - 1) * float(p) ** k) * terms.sum().real)
 
 
-def _solve_fourier_exact(p: int, k: int, n_starts: int, seed: int | None, max_memory: int,
+def _solve_fourier_exact(problem: ModularAddition, n_starts: int, seed: int | None, max_memory: int,
                          time_limit: float | None) -> SingleNeuronBracket:
     from margintheory.certificate.upper_bound import prove_upper_bound
 
+    p, k = problem.p, problem.k
     t0 = time.perf_counter()
     gval, y = maximise_block_form(k, n_starts=n_starts, seed=seed)
     theta = embed_block_point(y, p, k)
@@ -282,9 +284,9 @@ def _solve_fourier_exact(p: int, k: int, n_starts: int, seed: int | None, max_me
     lower = objective_by_dft(theta, p, k)
     how = "DFT form of Lemma C.14"
     if p**k <= DIRECT_LIMIT:
-        direct = SingleNeuronObjective(pair_weights(p, k)).value(theta.ravel())
+        direct = SingleNeuronObjective(pair_weights(problem)).value(theta.ravel())
         lower, how = min(lower, direct), "min of the DFT form and the direct sum over all p^k inputs"
-    ub = prove_upper_bound(p, k, max_memory=max_memory, time_limit=time_limit)
+    ub = prove_upper_bound(problem, max_memory=max_memory, time_limit=time_limit)
     local = LocalMaxima(lower, theta.ravel(), np.array([lower]), theta.ravel()[None, :], n_starts, seed,
                         time.perf_counter() - t0)
     out = SingleNeuronBracket(p, k, lower, ub.upper_float, True, "fourier-exact", theta, local)
@@ -299,7 +301,8 @@ def _solve_fourier_exact(p: int, k: int, n_starts: int, seed: int | None, max_me
     return out
 
 
-def solve_single_neuron(p: int, k: int, weights: PairWeights | None = None, *, method: str = "auto",
+def solve_single_neuron(p: int | ModularAddition, k: int | None = None, weights: PairWeights | None = None, *,
+                        method: str = "auto",
                         n_starts: int = 16, seed: int | None = 0, solver: str = "CLARABEL",
                         time_limit: float | None = None, extra_starts: np.ndarray | None = None,
                         max_memory: int = 2 * 2**30) -> SingleNeuronBracket:
@@ -308,7 +311,10 @@ def solve_single_neuron(p: int, k: int, weights: PairWeights | None = None, *, m
     ``method="auto"`` takes ``fourier-exact`` for uniform weights with the Clarabel solver (module docstring; it
     calls Clarabel directly), else ``fourier-blocks`` (cvxpy with ``solver``) when
     the weights decouple the frequencies numerically, else ``generic``.  Refuses up front beyond ``max_memory``.
+    ``p`` is a :class:`~margintheory.problems.ModularAddition` (validated when it was made) or an integer with ``k``.
     """
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {METHODS}")
     uniform = weights is None or weights.is_uniform(rtol=0.0)
@@ -318,11 +324,11 @@ def solve_single_neuron(p: int, k: int, weights: PairWeights | None = None, *, m
         if not uniform:
             raise InputError("the fourier-exact bracket needs uniform weights (Lemma C.14)")
         _require(p, k, method, max_memory)
-        return _solve_fourier_exact(p, k, n_starts, seed, max_memory, time_limit)
+        return _solve_fourier_exact(problem, n_starts, seed, max_memory, time_limit)
     for m in ("fourier-blocks", "generic") if method == "auto" else (method,):
         _require(p, k, m, max_memory)
     t0 = time.perf_counter()
-    weights = weights or pair_weights(p, k)
+    weights = weights or pair_weights(problem)
     if (weights.p, weights.k) != (p, k):
         raise InputError(f"weights are for (p, k) = {(weights.p, weights.k)}, not {(p, k)}")
     obj = SingleNeuronObjective(weights)

@@ -125,7 +125,7 @@ def multidim_dft_sign(result: VerificationResult) -> Check:
 def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: float, max_memory: int,
                             max_seconds: float | None = None) -> tuple[list, dict]:
     """The construction's measured normalized margin and width next to the network's (odd ``p``)."""
-    ref = build_construction(problem.p, problem.k)
+    ref = build_construction(problem)
     res = exhaustive_margin(ref, max_memory, max_seconds=max_seconds)
     ratio = margin / res.normalized_margin
     fields = {"construction_width": ref.m, "construction_normalized_margin": res.normalized_margin,
@@ -137,12 +137,15 @@ def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: 
     return [check], fields
 
 
-def estimate_analysis(p: int, k: int, m: int, *, compare_construction: bool = True,
+def estimate_analysis(p: int | ModularAddition, k: int | None, m: int, *, compare_construction: bool = True,
                       max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
-    """Memory and time of :func:`analyze_network`: the network's check, then (optionally) the construction's."""
+    """Memory and time of :func:`analyze_network` for the problem ``p`` (or ``ModularAddition(p, k)``): the
+    network's check, then (optionally) the construction's."""
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     est = estimate_network_check(p, k, m, max_memory=max_memory)
-    if compare_construction and p % 2 == 1:
-        est = est.plus(estimate_construction_check(p, k, max_memory=max_memory))
+    if compare_construction and problem.applicable:
+        est = est.plus(estimate_construction_check(problem, max_memory=max_memory))
     return Estimate(f"analysing a network of width {m} on {p}^{k} points", est.bytes, est.seconds)
 
 
@@ -156,7 +159,7 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
     problem = check_shapes(net, p, k)
     if not (0 < tolerance < 1):
         raise InputError(f"tolerance must be in (0, 1), got {tolerance}")
-    require(estimate_analysis(problem.p, problem.k, net.m, compare_construction=compare_construction,
+    require(estimate_analysis(problem, None, net.m, compare_construction=compare_construction,
                               max_memory=max_memory), max_memory, max_seconds)
     result = verify_network(net, problem=problem, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
                             title=title or f"analysis of a network (p={problem.p}, k={problem.k}, m={net.m})")
