@@ -292,13 +292,17 @@ def estimate_construction_check(p: int | ModularAddition, k: int | None = None, 
                                   construction=True)
 
 
-def estimate_family_check(p: int, k: int, family: str, *, max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
-    """:func:`estimate_network_check` for a family network (:func:`verify_family`), from its size formula
-    (:func:`margintheory.phase_measures.family_size`; the measure is not built)."""
+def estimate_family_check(p: int | ModularAddition, k: int | None, family: str, *,
+                          max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
+    """:func:`estimate_network_check` for a family network (:func:`verify_family`) of the problem ``p`` (or
+    ``ModularAddition(p, k)``), from its size formula (:func:`margintheory.phase_measures.family_size`; the measure is
+    not built)."""
     from margintheory import phase_measures
 
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     if family == "lemma-c18":
-        return estimate_construction_check(p, k, max_memory=max_memory)
+        return estimate_construction_check(problem, max_memory=max_memory)
     try:
         size = phase_measures.family_size(family, k)
     except ValueError as exc:
@@ -347,7 +351,7 @@ def verify_family(problem: ModularAddition, family: str, *, max_memory: int = DE
     from margintheory import phase_measures
 
     p, k = problem.p, problem.k
-    require(estimate_family_check(p, k, family, max_memory=max_memory), max_memory, max_seconds)
+    require(estimate_family_check(problem, None, family, max_memory=max_memory), max_memory, max_seconds)
     measure = phase_measures.family_measure(family, k)
     raw = build_construction(problem, normalize=False, family=family)
     net = raw.normalized()

@@ -83,9 +83,9 @@ def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
     elif o.exact:
         from margintheory.symbolic.exact import estimate_exact_check
 
-        require(estimate_exact_check(p, k), o.max_memory, o.max_seconds)
+        require(estimate_exact_check(problem), o.max_memory, o.max_seconds)
     else:
-        require(verification.estimate_family_check(p, k, o.family, max_memory=o.max_memory), o.max_memory,
+        require(verification.estimate_family_check(problem, None, o.family, max_memory=o.max_memory), o.max_memory,
                 o.max_seconds)
 
 
