@@ -46,25 +46,54 @@ def format_value(x: Any, digits: int = 12) -> str:
     return str(x)
 
 
-def checks_table(checks: list[Check], title: str | None = None, digits: int = 12) -> Table:
-    """The claim | expected | measured | tol | how | verdict table (columns shrink and wrap to the width)."""
-    table = Table(title=title, show_lines=False, header_style="bold", expand=False)
-    longest = max((len(c.name) for c in checks), default=5)
-    table.add_column("claim", overflow="fold", min_width=min(longest, 20), max_width=NAME_MAX)
-    table.add_column("expected", ratio=1, overflow="fold", min_width=6, max_width=digits + 8)
-    table.add_column("measured", ratio=1, overflow="fold", min_width=6, max_width=digits + 8)
-    table.add_column("tol", no_wrap=True)
-    table.add_column("how", no_wrap=True)
-    table.add_column("verdict", no_wrap=True)
+#: columns of the table: 7 rules and a space each side of 6 cells
+TABLE_RULES = 19
+
+
+def checks_table(checks: list[Check], title: str | None = None, digits: int = 12, width: int | None = None
+                 ) -> Table:
+    """The claim | expected | measured | tol | how | verdict table, at most ``width`` columns wide: the claim and
+    value columns get the room the fixed ones (tol, how, verdict) leave, and wrap inside it."""
+    rows = []
     for c in checks:
         verdict = "PASS" if c.passed else "FAIL"
         if c.informational:
             verdict += " (i)"
         style = "green" if c.passed else ("yellow" if c.informational else "red")
         tol = "-" if c.tolerance is None else f"{c.tolerance:.0e}"
-        expected, measured = escape(format_value(c.expected, digits)), escape(format_value(c.measured, digits))
-        table.add_row(escape(c.name), expected, measured, tol, c.exactness, f"[{style}]{verdict}[/{style}]")
+        rows.append((c.name, format_value(c.expected, digits), format_value(c.measured, digits), tol, c.exactness,
+                     verdict, style))
+    fixed = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in ((3, "tol"), (4, "how"), (5, "verdict"))]
+    wanted = [min(max([len(h)] + [len(r[i]) for r in rows]), cap)
+              for i, h, cap in ((0, "claim", NAME_MAX), (1, "expected", digits + 8), (2, "measured", digits + 8))]
+    room = None if width is None else width - TABLE_RULES - sum(fixed)
+    claim, expected, measured = _fit(wanted, room)
+    table = Table(title=title, show_lines=False, header_style="bold", expand=False)
+    table.add_column("claim", overflow="fold", width=claim)
+    table.add_column("expected", overflow="fold", width=expected)
+    table.add_column("measured", overflow="fold", width=measured)
+    for name in ("tol", "how", "verdict"):
+        table.add_column(name, no_wrap=True)
+    for name, exp, meas, tol, how, verdict, style in rows:
+        table.add_row(escape(name), escape(exp), escape(meas), tol, how, f"[{style}]{verdict}[/{style}]")
     return table
+
+
+def _fit(wanted: list[int], room: int | None) -> list[int]:
+    """Widths of the claim, expected and measured columns within ``room``: the widest one gives way first, down to
+    floors (claim 14, values 8), then all shrink evenly (the text wraps inside)."""
+    widths = list(wanted)
+    if room is None:
+        return widths
+    floors = [min(14, wanted[0]), min(8, wanted[1]), min(8, wanted[2])]
+    while sum(widths) > room:
+        slack = [w - f for w, f in zip(widths, floors, strict=True)]
+        if max(slack) <= 0:
+            break
+        widths[slack.index(max(slack))] -= 1
+    while sum(widths) > room and max(widths) > 4:
+        widths[widths.index(max(widths))] -= 1
+    return widths
 
 
 def summary_lines(result: VerificationResult, digits: int = 12) -> list[str]:
@@ -101,7 +130,7 @@ def render_text(
     """Print the table, the common fields, the requested details, failed checks' details, notes and the verdict."""
     console = console or make_console()
     digits = digits_for(console.width)
-    console.print(checks_table(result.checks, title=result.title, digits=digits))
+    console.print(checks_table(result.checks, title=result.title, digits=digits, width=console.width))
     for c in result.checks:
         if c.statement:
             console.print(f"[dim]{escape(c.name)}:[/dim] {escape(c.statement)}")

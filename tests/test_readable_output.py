@@ -36,6 +36,16 @@ def _widest(text: str) -> int:
     return max((cell_len(line) for line in text.splitlines()), default=0)
 
 
+#: a table row starts with the left rule and must end with the right one (rich crops a table wider than the
+#: terminal: the line is then exactly as wide as the terminal, but its right part is gone)
+CLOSING = {"┏": "┓", "┃": "┃", "┡": "┩", "│": "│", "└": "┘"}
+
+
+def _cropped(text: str) -> list[str]:
+    return [line for line in text.splitlines()
+            if line[:1] in CLOSING and not line.rstrip().endswith(CLOSING[line[0]])]
+
+
 # every command and task with a table or a derivation (the certificate file is written before it is checked)
 COMMANDS = [
     "verify --p 5 --k 2 --certificate {cert}",
@@ -81,6 +91,7 @@ def test_text_output_fits_80_columns(command, files, capsys, monkeypatch):
     assert code in (0, 1) and out
     assert len(shown) == (0 if command.startswith("derive") else 1)
     assert _widest(out) <= 80, "\n".join(line for line in out.splitlines() if cell_len(line) > 80)
+    assert not _cropped(out), _cropped(out)
     if not command.startswith("derive"):
         # the table's claim column holds the short names, the full claims are printed under the table
         assert "claim" in out and "verdict:" in out
@@ -94,6 +105,7 @@ def test_subprocess_output_fits_the_terminal(command, columns):
                           text=True, env=env, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert columns - 25 <= _widest(proc.stdout) <= columns  # uses the width it is given, never more
+    assert not _cropped(proc.stdout)
 
 
 def test_check_names_are_short_and_statements_carry_the_claim(capsys):
