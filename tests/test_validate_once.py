@@ -62,7 +62,9 @@ def test_the_cli_validates_p_once(p_validations, capsys, tmp_path, command):
 def test_low_level_results_carry_their_task():
     from margintheory.symbolic.exact import verify_construction_exact
     from margintheory.symbolic.exact_families import verify_family_exact
-    from margintheory.tasks.cogo_task import verify_cogo
+    from margintheory.tasks.cogo_task import verify_cogo, verify_cogo_network
+    from margintheory.tasks.group_task import verify_group, verify_group_network
+    from margintheory.tasks.groups import parse_group
     from margintheory.tasks.parity import build_parity_construction, verify_parity
     from margintheory.verification import verify_construction, verify_network
 
@@ -70,7 +72,8 @@ def test_low_level_results_carry_their_task():
     results = [verify_construction(problem), verify_network(build_construction(problem)),
                verify_construction_exact(problem), verify_family_exact(ModularAddition(5, 3), family="parity-design"),
                verify_parity(build_parity_construction(SparseParity(4, 2)), construction=True),
-               verify_cogo(CoGO(5, "F6"))]
+               verify_cogo(CoGO(5, "F6")), verify_cogo_network(build_construction(problem)),
+               verify_group(parse_group("C3")), verify_group_network(parse_group("C3"), build_construction(problem))]
     tasks = [r.task for r in results]
-    assert tasks == ["modular-addition"] * 4 + ["parity", "cogo"]
+    assert tasks == ["modular-addition"] * 4 + ["parity", "cogo", "cogo", "group", "group"]
     assert all(r.parameters for r in results)

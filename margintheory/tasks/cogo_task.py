@@ -120,7 +120,8 @@ def verify_cogo_network(
     z = from_network(net)
     d = net.p
     mean = float(np.abs(z.z[:2, 0, :]).max())
-    result = VerificationResult(f"CoGO network check (d = {d}, q = {net.m})", fields={"d": d, "order": net.m})
+    result = VerificationResult(f"CoGO network check (d = {d}, q = {net.m})", fields={"d": d, "order": net.m},
+                                task="cogo", parameters={"d": d, "construction": None})
     lt, fl = theorem1_loss(z).total, forward_loss(net)
     result.add(
         Check(

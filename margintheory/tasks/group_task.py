@@ -98,7 +98,8 @@ def verify_group(
 ) -> VerificationResult:
     """All checks of the module docstring for the constructions of ``G``."""
     irreps = real_irreps(G)
-    result = VerificationResult(f"group composition on {G.name} (|G| = {G.order}; Morwani et al. Thm 7.9)")
+    result = VerificationResult(f"group composition on {G.name} (|G| = {G.order}; Morwani et al. Thm 7.9)",
+                                task="group", parameters={"group": G.name, "order": G.order})
     checks, fields = representation_checks(G, irreps)
     result.checks += checks
     result.fields.update(fields)
@@ -140,7 +141,8 @@ def verify_group_network(
     if net.k != 2 or net.p != G.order:
         raise InputError(f"a network for {G.name} needs k=2 and p={G.order}; got k={net.k}, p={net.p}")
     irreps = real_irreps(G)
-    result = VerificationResult(f"network check on {G.name} (m = {net.m})")
+    result = VerificationResult(f"network check on {G.name} (m = {net.m})", task="group",
+                                parameters={"group": G.name, "order": G.order})
     res = exhaustive_margin(net.normalized(), max_memory, labels=G.product_labels(), max_seconds=max_seconds)
     real = all(abs(frobenius_schur_indicator(G, R) - 1) < REP_TOL for R in irreps)
     gamma: float | None
