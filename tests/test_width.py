@@ -409,10 +409,10 @@ def test_construction_logit_checks_use_the_rigorous_float_bound():
         r = dataclasses.replace(res, logit_error_bound=bound, label_logit_sums=res.label_logit_sums.copy())
         r.label_logit_sums[np.arange(p), np.arange(p)] *= 1 + rel_shift  # every correct-label sum shifted
         checks, _ = construction_logit_checks(r, raw_scale)
-        return [c.passed for c in checks if c.name.startswith(names[0])]
+        return [c.passed for c in checks if c.statement.startswith(names[0])]
 
     base = construction_logit_checks(res, raw_scale)[0]
-    assert all(c.passed for c in base if c.name.startswith(names)), [c for c in base if not c.passed]
+    assert all(c.passed for c in base if c.statement.startswith(names)), [c for c in base if not c.passed]
     bound = 1e-9 * (p - 1) / 2 / (8 * raw_scale)  # tol = 8 * bound * raw_scale: 1e-9 relative to (p-1)/2
     assert verdicts(bound, 1e-10) == [True]  # inside the bound, above 1e-12: accepted
     assert verdicts(bound, 1e-8) == [False]  # beyond the bound: refuted
