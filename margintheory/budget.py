@@ -23,14 +23,14 @@ CENTURY = 100 * 365.25 * 86400
 FLOPS_PER_SECOND = 2.0e10
 
 
-def format_bytes(n: float) -> str:
+def format_bytes(n: float, digits: int = 1) -> str:
     """``1536`` -> ``'1.5 KiB'``; astronomically large sizes in powers of ten (``'1.2e+21 bytes'``)."""
     if not math.isfinite(n) or n >= 2**70:
         return f"{float(n):.3g} bytes"
     value = float(n)
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
         if value < 1024 or unit == "EiB":
-            return f"{value:.0f} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+            return f"{value:.0f} bytes" if unit == "bytes" else f"{value:.{digits}f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -87,7 +87,10 @@ def memory_refusal(subject: str, need: float, max_memory: float, *, at_least: bo
     When no budget could allow it on this machine (``need`` exceeds :func:`machine_memory`) the message says so and
     names no parameter; otherwise it names the budget (``parameter="max_memory"``) that would allow it.
     """
-    size = f"{'at least' if at_least else 'an estimated'} {format_bytes(need)} of memory"
+    digits = 1
+    while digits < 4 and format_bytes(need, digits) == format_bytes(max_memory, digits):
+        digits += 1  # "needs 2.0 GiB, more than 2.0 GiB" reads as a contradiction: show the difference
+    size = f"{'at least' if at_least else 'an estimated'} {format_bytes(need, digits)} of memory"
     machine = machine_memory()
     if need > machine:
         where = ("more than any computer has" if machine >= ANY_MACHINE_MEMORY else
@@ -95,7 +98,8 @@ def memory_refusal(subject: str, need: float, max_memory: float, *, at_least: bo
         return RefusedError(f"{subject} needs {size}, {where}", parameter=None, estimate=need,
                             limit=float(max_memory))
     return RefusedError(f"{subject} needs {size}, more than the memory budget max_memory = "
-                        f"{format_bytes(max_memory)}", parameter="max_memory", estimate=need, limit=float(max_memory))
+                        f"{format_bytes(max_memory, digits)}", parameter="max_memory", estimate=need,
+                        limit=float(max_memory))
 
 
 def _to_float(x: int | float) -> float:

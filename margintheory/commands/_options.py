@@ -73,26 +73,24 @@ def engine_budget(args: argparse.Namespace) -> dict[str, float | int | None]:
     return {"max_memory": args.max_memory, "max_seconds": engine_time_limit(args)}
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (argparse turns the error into a usage error, exit 2)."""
+def _int_at_least(text: str, minimum: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be a {what} integer, got {text}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (argparse turns the error into a usage error, exit 2)."""
+    return _int_at_least(text, 1, "positive")
 
 
 def nonneg_int(text: str) -> int:
     """argparse type: an integer >= 0 (seeds)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
-    return value
+    return _int_at_least(text, 0, "non-negative")
 
 
 def positive_float(text: str) -> float:

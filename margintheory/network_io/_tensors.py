@@ -14,9 +14,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from margintheory.budget import memory_refusal
+from margintheory.budget import format_bytes, memory_refusal
 from margintheory.errors import MarginTheoryError, NetworkFormatError
-from margintheory.network_io._files import DAMAGED_FILE_ERRORS, damaged, human_bytes
+from margintheory.network_io._files import DAMAGED_FILE_ERRORS, damaged
 
 BFLOAT16 = "bfloat16"  # numpy has no bfloat16: stored as uint16, widened to float32 on reading
 
@@ -99,7 +99,7 @@ class TensorFile:
         if need > self.max_memory:
             big = max(tensors, key=lambda t: max(t.nbytes, t.read_nbytes or 0))
             raise memory_refusal(f"{self.path}: reading {', '.join(t.describe() for t in tensors)} (largest: "
-                                 f"{big.name}, {human_bytes(big.nbytes)} as stored)", need, self.max_memory)
+                                 f"{big.name}, {format_bytes(big.nbytes)} as stored)", need, self.max_memory)
         out = []
         for t in tensors:
             try:

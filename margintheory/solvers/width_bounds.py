@@ -92,6 +92,20 @@ def _is_positive_definite(A: list[list[int]]) -> bool:
     return True
 
 
+def forbidden_difference_classes(k: int, index: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[tuple[int, int]]]:
+    """The entries ``(i, j)`` of a Gram matrix indexed by ``index``, grouped by the difference ``d = s_i - t_j``,
+    for every ``d`` outside ``M_k + {0}`` (the unwanted moments and zero): the entries of each class must sum to
+    zero for ``v(theta)^* G v(theta)`` to have its spectrum in ``M_k + {0}`` (docs/theory.md, lower bounds)."""
+    allowed = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)} | {(0,) * k}
+    classes: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+    for i, s in enumerate(index):
+        for j, t in enumerate(index):
+            d = tuple(a - b for a, b in zip(s, t, strict=True))
+            if d not in allowed:
+                classes.setdefault(d, []).append((i, j))
+    return classes
+
+
 def check_gram_certificate(cert: GramCertificate) -> CertificateCheck:
     """The exact check of the module docstring (integers and fractions only)."""
     t0 = time.perf_counter()
@@ -99,14 +113,9 @@ def check_gram_certificate(cert: GramCertificate) -> CertificateCheck:
     n = len(G)
     symmetric = len(cert.index) == n and all(len(r) == n for r in G) and all(
         G[i][j] == G[j][i] for i in range(n) for j in range(i))
-    allowed = {tuple(int(v) for v in m) for m in unwanted_phase_moments(cert.k)} | {(0,) * cert.k}
-    sums: dict[tuple[int, ...], int] = {}
-    for i, s in enumerate(cert.index):
-        for j, t in enumerate(cert.index):
-            d = tuple(a - b for a, b in zip(s, t, strict=True))
-            if d not in allowed:
-                sums[d] = sums.get(d, 0) + G[i][j]
-    zero_sums = all(v == 0 for v in sums.values()) and len(set(cert.index)) == n
+    classes = forbidden_difference_classes(cert.k, list(cert.index)) if symmetric else {}
+    zero_sums = symmetric and len(set(cert.index)) == n and all(
+        sum(G[i][j] for i, j in lst) == 0 for lst in classes.values())
     pd = symmetric and _is_positive_definite(G)
     total = sum(sum(r) for r in G)
     trace = sum(G[i][i] for i in range(n))
@@ -139,14 +148,8 @@ def solve_gram_certificate(k: int, index: list[tuple[int, ...]], *, denominator:
     :func:`check_gram_certificate` (nothing here is trusted)."""
     import cvxpy as cp
 
-    allowed = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)} | {(0,) * k}
     n = len(index)
-    classes: dict[tuple[int, ...], list[tuple[int, int]]] = {}
-    for i, s in enumerate(index):
-        for j, t in enumerate(index):
-            d = tuple(a - b for a, b in zip(s, t, strict=True))
-            if d not in allowed:
-                classes.setdefault(d, []).append((i, j))
+    classes = forbidden_difference_classes(k, index)
     G = cp.Variable((n, n), symmetric=True)
     cons = [G >> 0, cp.trace(G) == 1]
     for d, lst in classes.items():
@@ -165,14 +168,8 @@ def round_gram_certificate(k: int, index: list[tuple[int, ...]], G: np.ndarray, 
     """An approximate Gram matrix (from any SDP solver) made into an exact candidate certificate: integers over
     ``denominator``, zero sums restored on one entry (and its mirror) per forbidden difference, ``eta I`` added
     above the most negative eigenvalue.  Nothing here is trusted: check with :func:`check_gram_certificate`."""
-    allowed = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)} | {(0,) * k}
     n = len(index)
-    classes: dict[tuple[int, ...], list[tuple[int, int]]] = {}
-    for i, s in enumerate(index):
-        for j, t in enumerate(index):
-            d = tuple(a - b for a, b in zip(s, t, strict=True))
-            if d not in allowed:
-                classes.setdefault(d, []).append((i, j))
+    classes = forbidden_difference_classes(k, index)
     A = np.rint(np.asarray(G) / np.trace(G) * denominator).astype(object)
     A = (A + A.T) // 2
     for d, lst in classes.items():

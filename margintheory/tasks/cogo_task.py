@@ -27,7 +27,7 @@ from margintheory.network import PolyNetwork
 from margintheory.problems import CoGO
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import forward_loss, from_network, theorem1_loss
-from margintheory.tasks.cogo_algebra_checks import algebra_checks
+from margintheory.tasks.cogo_algebra_checks import algebra_checks, theorem1_loss_check
 from margintheory.tasks.cogo_lemma1_checks import SET_LABELS, SET_SHORT, ZERO_TOL, construction_checks, potential_sets
 from margintheory.tasks.cogo_margin import margin_connection
 from margintheory.verification import verify_network
@@ -123,18 +123,8 @@ def verify_cogo_network(
     result = VerificationResult(f"CoGO network check (d = {d}, q = {net.m})", fields={"d": d, "order": net.m},
                                 task="cogo", parameters={"d": d, "construction": None})
     lt, fl = theorem1_loss(z).total, forward_loss(net)
-    result.add(
-        Check(
-            "Thm 1 loss = forward pass",
-            fl,
-            lt,
-            ZERO_TOL,
-            abs(lt - fl) <= ZERO_TOL * (1 + fl),
-            "float",
-            f"input-weight means (z[a,0], z[b,0]) max {mean:.3e}; Theorem 1 assumes 0",
-            informational=mean > ZERO_TOL,
-            statement="Theorem 1 loss = forward-pass loss")
-    )
+    result.add(theorem1_loss_check(lt, fl, f"input-weight means (z[a,0], z[b,0]) max {mean:.3e}; Theorem 1 assumes 0",
+                                   informational=mean > ZERO_TOL, statement="Theorem 1 loss = forward-pass loss"))
     sets = potential_sets(z)
     for key in ("R_g", "R_c", "R_n", "R_*", "R_n_summed"):
         result.add(

@@ -41,6 +41,13 @@ def test_memory_beyond_the_machine_advises_no_flag(monkeypatch):
     require(Estimate("a job", 100 * 2**30), 200 * 2**30, None)  # an explicit budget beyond the machine is honoured
 
 
+def test_an_estimate_just_over_the_budget_is_not_printed_as_equal_to_it(monkeypatch):
+    monkeypatch.setattr(budget, "machine_memory", lambda: 16.0 * 2**30)
+    text = str(memory_refusal("a job", 2**31 + 2**22, 2**31))  # 2 GiB + 4 MiB: both "2.0 GiB" at one digit
+    assert "needs an estimated 2.004 GiB" in text and "max_memory = 2.000 GiB" in text, text
+    assert "max_memory = 2.0 GiB" in str(memory_refusal("a job", 3 * 2**30, 2**31))  # one digit when it differs
+
+
 def test_machine_memory_is_positive_and_bounded():
     assert 2**20 < budget.machine_memory() <= budget.ANY_MACHINE_MEMORY
 
