@@ -46,10 +46,11 @@ def test_a_given_network_validates_p_once(p_validations):
 
 
 @pytest.mark.parametrize("command", ["verify --p 5 --k 2", "solve --p 3 --k 2 --single-neuron", "solve --p 3 --k 2",
-                                     "analyze {net} --p 3 --k 2"])
+                                     "solve --p 5 --k 2 --min-width", "analyze {net} --p 3 --k 2"])
 def test_the_cli_validates_p_once(p_validations, capsys, tmp_path, command):
     """From the flags to the verdict: the command makes the problem object once; the verification, the solvers
-    (single-neuron bracket, column generation, the certificate's upper bound) and the analysis receive it."""
+    (single-neuron bracket, column generation, the width search, the certificate's upper bound) and the analysis
+    receive it."""
     from margintheory.cli import main
 
     net = tmp_path / "net.npz"

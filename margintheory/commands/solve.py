@@ -206,7 +206,7 @@ def _network(problem: ModularAddition, args: argparse.Namespace) -> Verification
     width_info: dict[str, object] = {}
     used = int(np.count_nonzero(cg.weights > 0))
     if args.max_width or args.min_width:
-        net, lower = _width(p, k, args, res, width_info)
+        net, lower = _width(problem, args, res, width_info)
     for c in _bracket_checks(g, lower, cg.dual_bound, cg.dual_certified):
         res.add(c)
     res.add(close_check("network margin = gamma*", g, lower, GAP_TOL,
@@ -240,12 +240,13 @@ def _network(problem: ModularAddition, args: argparse.Namespace) -> Verification
     return res
 
 
-def _width(p: int, k: int, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):
+def _width(problem: ModularAddition, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):
     """The smallest max-margin network (:func:`margintheory.solvers.width.min_width_network`), pruned to
     ``--max-width`` if that is smaller; returns ``(network, margin)``."""
     from margintheory.solvers.width import min_width_network, prune_to_width
 
-    mw = min_width_network(p, k, time_limit=args.time_limit or 30.0)
+    p, k = problem.p, problem.k
+    mw = min_width_network(problem, time_limit=args.time_limit or 30.0)
     lb = mw.lower_bound
     nf = len(frequencies(p))
     theorem = construction_width_of(p, k)

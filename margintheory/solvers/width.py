@@ -35,6 +35,7 @@ import numpy as np
 from margintheory.errors import InputError, SolverError
 from margintheory.network import PolyNetwork
 from margintheory.phase_measures import PhaseMeasure
+from margintheory.problems import ModularAddition, as_problem
 from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.column_generation import (
     exact_normalised_margin,
@@ -318,16 +319,18 @@ class MinWidthResult:
         return self.network.m
 
 
-def min_width_network(p: int, k: int, *, time_limit: float = 30.0, search: bool = True) -> MinWidthResult:
+def min_width_network(p: int | ModularAddition, k: int | None = None, *, time_limit: float = 30.0,
+                      search: bool = True) -> MinWidthResult:
     """The smallest max-margin network this package can build for ``(p, k)`` (module docstring), with the exact
     moment check of every candidate, the exhaustive margin of the network and the certified lower bound.  The
-    lattice search runs only when no family meets the lower bound (it cannot do better otherwise)."""
+    lattice search runs only when no family meets the lower bound (it cannot do better otherwise).  Takes a
+    :class:`~margintheory.problems.ModularAddition` (or loose ``(p, k)``, validated once into one)."""
     from margintheory.construction import build_phase_measure_network
     from margintheory.margins import exhaustive_margin
     from margintheory.phase_measures import FAMILIES, exact_moment_check, family_measure
-    from margintheory.theory import validate_pk
 
-    p, k = validate_pk(p, k)
+    problem = as_problem(p, k)
+    p, k = problem.p, problem.k
     t0 = time.perf_counter()
     attempts: list[dict[str, object]] = []
     candidates = []
