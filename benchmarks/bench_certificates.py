@@ -40,7 +40,7 @@ def child(p: int, k: int, mode: str) -> None:
     else:
         from margintheory.certificate import checker
         from margintheory.certificate.upper_bound import certificate_document, prove_upper_bound
-        from margintheory.theory import gamma_star_exact
+        from margintheory.core.theory import gamma_star_exact
 
         ub = prove_upper_bound(p, k, max_memory=4 * 2**30)
         doc = json.loads(json.dumps(certificate_document(ub, None, "proved", "benchmark", None)))
@@ -55,7 +55,7 @@ def child(p: int, k: int, mode: str) -> None:
 
 
 def _gamma(p: int, k: int) -> float:
-    from margintheory.theory import gamma_star
+    from margintheory.core.theory import gamma_star
 
     return gamma_star(p, k)
 

@@ -20,9 +20,9 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from margintheory.construction import build_construction
-from margintheory.margins import DEFAULT_MAX_MEMORY, estimate_cost, exhaustive_margin
-from margintheory.theory import gamma_star
+from margintheory.core.construction import build_construction
+from margintheory.core.theory import gamma_star
+from margintheory.engines.margins import DEFAULT_MAX_MEMORY, estimate_cost, exhaustive_margin
 
 PAPER_CASES = [(3, 97), (4, 47), (5, 23)]
 QUICK_CASES = [(3, 31), (4, 13), (5, 7)]

@@ -24,7 +24,7 @@ import safetensors.numpy as stnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from margintheory.network import PolyNetwork  # noqa: E402
+from margintheory.core.network import PolyNetwork  # noqa: E402
 from tests import network_files as nf  # noqa: E402
 
 M, K, P = 2048, 3, 1021

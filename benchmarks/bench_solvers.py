@@ -42,10 +42,10 @@ from __future__ import annotations
 import argparse
 import time
 
+from margintheory.core.theory import construction_width, gamma_star
 from margintheory.solvers.column_generation import column_generation
 from margintheory.solvers.single_neuron import solve_single_neuron
 from margintheory.solvers.width import min_width_network
-from margintheory.theory import construction_width, gamma_star
 
 SINGLE = [(3, 2), (5, 2), (3, 3), (7, 2), (5, 3)]
 NETWORK = [(3, 2), (5, 2), (7, 2), (11, 2), (3, 3), (5, 3), (7, 3), (5, 4), (7, 4)]

@@ -13,14 +13,14 @@ import time
 import numpy as np
 from scipy.optimize import minimize
 
-from margintheory.margins import class_weighted_margins, logits
-from margintheory.network import PolyNetwork
+from margintheory.core.groups import parse_group, symmetric_group
+from margintheory.core.network import PolyNetwork
+from margintheory.core.representations import character_table, real_irreps
+from margintheory.engines.margins import class_weighted_margins, logits
 from margintheory.tasks import group_margin as gm
 from margintheory.tasks import parity
 from margintheory.tasks.cogo_task import verify_cogo
 from margintheory.tasks.group_task import verify_group
-from margintheory.tasks.groups import parse_group, symmetric_group
-from margintheory.tasks.representations import character_table, real_irreps
 
 
 def timed(f, *a, **kw):

@@ -20,8 +20,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from margintheory.margins import input_grid
-from margintheory.theory import construction_width
+from margintheory.core.theory import construction_width
+from margintheory.engines.margins import input_grid
 from margintheory.training.objective import Batch, objective_and_grad
 
 # Morwani et al.'s full-batch gradient descent (App. D.2.1): lr 0.05 doubled at steps 1e3..10e3, L_{2,3} penalty 1e-4

@@ -1,4 +1,4 @@
-"""Benchmark of the smallest max-margin networks (:mod:`margintheory.phase_measures`,
+"""Benchmark of the smallest max-margin networks (:mod:`margintheory.core.phase_measures`,
 :mod:`margintheory.solvers.width`, :mod:`margintheory.solvers.width_bounds`); not run by CI.
 
     python benchmarks/bench_width.py [--quick] [--certificates] [--search]
@@ -30,21 +30,21 @@ from __future__ import annotations
 import argparse
 import time
 
-from margintheory.construction import build_construction
-from margintheory.margins import exhaustive_margin
-from margintheory.phase_measures import (
+from margintheory.core.construction import build_construction
+from margintheory.core.phase_measures import (
     cyclic_lattice_measure,
     exact_moment_check,
     lemma_c18_measure,
     smallest_known_measure,
 )
+from margintheory.core.theory import gamma_star
+from margintheory.engines.margins import exhaustive_margin
 from margintheory.solvers.width_bounds import (
     check_gram_certificate,
     even_box,
     solve_gram_certificate,
     width_lower_bound,
 )
-from margintheory.theory import gamma_star
 
 
 def width_table(ks) -> None:

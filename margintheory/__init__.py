@@ -6,18 +6,17 @@ Public API (the command line is a thin layer over it)::
     result = verify(ModularAddition(7, 3))        # VerificationResult: verdict, checks, common fields
     result.verdict, result.normalized_margin, result.gamma_star, result.to_dict()
 
-Layers (see docs/ARCHITECTURE.md):
+Layers, lowest first (docs/ARCHITECTURE.md; ``tests/test_layers.py`` enforces that none imports a higher one):
 
-* ``theory``        closed forms that the papers *prove* (exact sympy and float).
-* ``problems``      problem objects (``ModularAddition``, ``SparseParity``, ``GroupComposition``, ``CoGO``):
-                    parameters validated once, closed forms cached.
-* ``network``       the polynomial network object, its norm, ``.npz`` I/O.
-* ``construction``  the explicit max-margin network of Lemmas C.16-C.18.
-* ``margins``       the exhaustive margin engine (checker).
-* ``fourier``       DFT-based checkers (Lemma C.14, C.20, Def. of the optimal neuron set).
-* ``checks``        the common ``Check`` / ``VerificationResult`` shape of every verdict; ``schema`` its JSON Schema.
-* ``verification``  wiring of theory + objects + checkers into verdicts; ``tasks`` every task behind ``verify``.
-* ``report``        presentation; ``cli`` / ``commands`` the command line (the only modules that know about flags).
+* ``runtime``       atomic files, memory/time budgets, progress, process streams.
+* ``network_io``    network files (``.npz``, ``.safetensors``, PyTorch without torch).
+* ``core``          closed forms (``theory``), problem objects, the network, the result shape (``checks``), the
+                    construction of Lemmas C.16-C.18 and the per-frequency phase measures.
+* ``backends``      array kernels; ``engines`` (exhaustive margin, Fourier tools), ``symbolic``, ``certificate``,
+                    ``solvers``: engines and proofs.
+* ``tasks``         modular addition, parity, groups, CoGO; ``training``; ``verification`` (``verify``).
+* ``presentation``  tables and the JSON Schema; ``cli`` / ``commands`` the command line (the only modules that know
+                    about flags).
 """
 
 
@@ -36,21 +35,21 @@ __all__ = [
 
 # The public names are imported on first use (PEP 562), so that ``import margintheory`` -- and the command line's
 # start-up -- does not load numpy and sympy before the command line can handle Ctrl-C.
-_LAZY = {"Check": "margintheory.checks", "VerificationResult": "margintheory.checks",
-         "PolyNetwork": "margintheory.network", "CoGO": "margintheory.problems",
-         "GroupComposition": "margintheory.problems", "ModularAddition": "margintheory.problems",
-         "SparseParity": "margintheory.problems", "result_schema": "margintheory.schema",
-         "validate_result": "margintheory.schema", "verify": "margintheory.tasks",
-         "construction_width": "margintheory.theory", "gamma_star": "margintheory.theory",
-         "gamma_star_exact": "margintheory.theory"}
+_LAZY = {"Check": "margintheory.core.checks", "VerificationResult": "margintheory.core.checks",
+         "PolyNetwork": "margintheory.core.network", "CoGO": "margintheory.core.problems",
+         "GroupComposition": "margintheory.core.problems", "ModularAddition": "margintheory.core.problems",
+         "SparseParity": "margintheory.core.problems", "result_schema": "margintheory.presentation.schema",
+         "validate_result": "margintheory.presentation.schema", "verify": "margintheory.verification",
+         "construction_width": "margintheory.core.theory", "gamma_star": "margintheory.core.theory",
+         "gamma_star_exact": "margintheory.core.theory"}
 
 if TYPE_CHECKING:  # pragma: no cover
-    from margintheory.checks import Check, VerificationResult
-    from margintheory.network import PolyNetwork
-    from margintheory.problems import CoGO, GroupComposition, ModularAddition, SparseParity
-    from margintheory.schema import result_schema, validate_result
-    from margintheory.tasks import verify
-    from margintheory.theory import construction_width, gamma_star, gamma_star_exact
+    from margintheory.core.checks import Check, VerificationResult
+    from margintheory.core.network import PolyNetwork
+    from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, SparseParity
+    from margintheory.core.theory import construction_width, gamma_star, gamma_star_exact
+    from margintheory.presentation.schema import result_schema, validate_result
+    from margintheory.verification import verify
 
 
 def __getattr__(name: str) -> Any:

@@ -20,10 +20,10 @@ import signal
 import sys
 from typing import NoReturn
 
-from margintheory import progress
 from margintheory._version import __version__
 from margintheory.errors import MarginTheoryError
-from margintheory.process import StdoutError, clean_stdout, flush_stdout, output_failure, progress_reporter, say
+from margintheory.runtime import progress
+from margintheory.runtime.process import StdoutError, clean_stdout, flush_stdout, output_failure, progress_reporter, say
 
 COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check")
 
@@ -79,8 +79,9 @@ def available_commands(*names: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; every expected failure is one line on stderr (module docstring for the exit codes).
 
-    The whole run, argument parsing and imports included, happens inside :func:`margintheory.process.clean_stdout`
-    (C-level output of libraries goes to stderr) and under the handlers below, so that neither a closed pipe, a
+    The whole run, argument parsing and imports included, happens inside
+    :func:`margintheory.runtime.process.clean_stdout` (C-level output of libraries goes to stderr) and under the
+    handlers below, so that neither a closed pipe, a
     full disk, nor Ctrl-C during start-up ends in a traceback.
     """
     state: dict[str, str] = {"command": ""}

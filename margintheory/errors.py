@@ -26,7 +26,7 @@ class NetworkFormatError(InputError):
 
 
 class RefusedError(MarginTheoryError):
-    """Work refused up front because its estimate exceeds a budget (:mod:`margintheory.budget`).
+    """Work refused up front because its estimate exceeds a budget (:mod:`margintheory.runtime.budget`).
 
     ``parameter`` names the budget (``"max_memory"``, ``"max_seconds"``, ...; ``None`` for a fixed size limit that
     no budget lifts), ``estimate`` and ``limit`` are in bytes or seconds.  The message is in the library's terms;

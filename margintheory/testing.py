@@ -8,12 +8,12 @@ Strategies
 * :func:`odd_moduli` - odd ``p`` (optionally primes only), the papers' moduli.
 * :func:`moduli_and_inputs` - ``(p, k)`` with ``p`` odd and ``p**k`` within a budget of points, so that an
   exhaustive check over all ``p^k`` inputs stays fast.
-* :func:`networks` - random dense :class:`~margintheory.network.PolyNetwork` s (any weights).
+* :func:`networks` - random dense :class:`~margintheory.core.network.PolyNetwork` s (any weights).
 * :func:`optimal_neurons` - one-neuron networks from the optimal single-neuron set of Lemma C.15 (Li, Liang, Shi,
   Song, Zhou, "Fourier circuits in neural networks", arXiv:2402.09469): a single frequency ``zeta``, equal
   amplitudes ``beta = sqrt(2/((k+1)p))`` and phases with ``theta_u1 + ... + theta_uk = theta_w``.
 * :func:`perturbed_constructions` - the construction of Lemma C.18 plus a perturbation of controlled relative size.
-* :func:`group_elements` - elements (indices) of a finite group of :mod:`margintheory.tasks.groups` (a group or
+* :func:`group_elements` - elements (indices) of a finite group of :mod:`margintheory.core.groups` (a group or
   its name).
 
 Importing the module also registers :func:`networks` for ``st.from_type(PolyNetwork)``.
@@ -26,7 +26,7 @@ Example 1 - the normalized margin is scale invariant (the network is ``(k+1)``-h
 
     import math
     from hypothesis import given, settings, strategies as st
-    from margintheory.margins import exhaustive_margin
+    from margintheory.engines.margins import exhaustive_margin
     from margintheory.testing import networks
 
     @settings(max_examples=20, deadline=None)
@@ -43,7 +43,7 @@ Example 2 - no perturbation of the construction beats ``gamma*`` (the upper leg 
 
     from hypothesis import given, settings
     from margintheory import gamma_star
-    from margintheory.margins import exhaustive_margin
+    from margintheory.engines.margins import exhaustive_margin
     from margintheory.testing import perturbed_constructions
 
     @settings(max_examples=20, deadline=None)
@@ -70,11 +70,11 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without hypothesis
     raise ImportError("margintheory.testing needs hypothesis: pip install 'margintheory[testing]'") from exc
 
-from margintheory.network import PolyNetwork
-from margintheory.theory import is_prime, optimal_neuron_beta
+from margintheory.core.network import PolyNetwork
+from margintheory.core.theory import is_prime, optimal_neuron_beta
 
 if TYPE_CHECKING:
-    from margintheory.tasks.groups import FiniteGroup
+    from margintheory.core.groups import FiniteGroup
 
 __all__ = [
     "Perturbation", "group_elements", "moduli_and_inputs", "networks", "odd_moduli", "optimal_neurons",
@@ -146,10 +146,10 @@ class Perturbation:
 def perturbed_constructions(draw: st.DrawFn, p: int, k: int, *, min_relative: float = 0.0,
                             max_relative: float = 1e-3, family: str = "lemma-c18") -> Perturbation:
     """The unit-norm construction of Lemma C.18 for ``(p, k)`` (or another max-margin ``family`` of
-    :func:`~margintheory.construction.build_construction`, e.g. ``"smallest-known"``) plus a random perturbation
+    :func:`~margintheory.core.construction.build_construction`, e.g. ``"smallest-known"``) plus a random perturbation
     whose Frobenius norm is ``relative_size`` (drawn in ``[min_relative, max_relative]``) times the construction's
     (up to float64 rounding of the sum: relative sizes below about ``1e-15`` are not resolved)."""
-    from margintheory.construction import build_construction
+    from margintheory.core.construction import build_construction
 
     base = build_construction(p, k, family=family)
     eps = draw(st.floats(min_relative, max_relative, allow_nan=False, allow_subnormal=False))
@@ -166,11 +166,11 @@ st.register_type_strategy(PolyNetwork, networks())
 
 
 def group_elements(group: FiniteGroup | str) -> st.SearchStrategy[int]:
-    """Element indices ``0..|G|-1`` of a :class:`~margintheory.tasks.groups.FiniteGroup`, or of the group a name
-    such as ``"S4"`` or ``"C7"`` denotes (:func:`~margintheory.tasks.groups.parse_group`); 0 is the identity, and
+    """Element indices ``0..|G|-1`` of a :class:`~margintheory.core.groups.FiniteGroup`, or of the group a name
+    such as ``"S4"`` or ``"C7"`` denotes (:func:`~margintheory.core.groups.parse_group`); 0 is the identity, and
     ``group.mul[a, b]`` is the index of the product."""
     if isinstance(group, str):
-        from margintheory.tasks.groups import parse_group
+        from margintheory.core.groups import parse_group
 
         group = parse_group(group)
     return st.integers(0, group.order - 1)

@@ -2,7 +2,7 @@
 
 :class:`PolyNet` holds parameters ``U`` ``(m, k, p)`` and ``W`` ``(m, p)`` - the names and shapes of this package's
 network files, so ``torch.save(model.state_dict(), "net.pt")`` is read back by
-:meth:`margintheory.network.PolyNetwork.load` (without torch) and verified by ``margintheory verify --network``.
+:meth:`margintheory.core.network.PolyNetwork.load` (without torch) and verified by ``margintheory verify --network``.
 ``forward(a)`` computes ``f(a)[c] = sum_i (U[i,0,a_1] + ... + U[i,k-1,a_k])^k W[i,c]`` (the network of Li, Liang,
 Shi, Song, Zhou, "Fourier circuits in neural networks", arXiv:2402.09469, Section 3; ``k = 2`` is Morwani et al.,
 arXiv:2311.07568) for a batch of integer inputs ``a`` of shape ``(batch, k)``.
@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from margintheory.network import PolyNetwork
+from margintheory.core.network import PolyNetwork
 
 __all__ = ["PolyNet"]
 
@@ -53,7 +53,7 @@ class PolyNet(nn.Module):
         return model
 
     def to_network(self) -> PolyNetwork:
-        """The weights as a :class:`~margintheory.network.PolyNetwork` (float64 copies, on the CPU)."""
+        """The weights as a :class:`~margintheory.core.network.PolyNetwork` (float64 copies, on the CPU)."""
         U = self.U.detach().to("cpu", torch.float64).numpy().copy()
         W = self.W.detach().to("cpu", torch.float64).numpy().copy()
         return PolyNetwork(U, W)

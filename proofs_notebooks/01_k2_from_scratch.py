@@ -31,10 +31,10 @@ import math
 import numpy as np
 from IPython.display import Markdown, display
 
-from margintheory import theory
-from margintheory.construction import build_construction
-from margintheory.margins import class_weighted_margins, exhaustive_margin, input_grid, logits
-from margintheory.network import PolyNetwork
+from margintheory.core import theory
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import class_weighted_margins, exhaustive_margin, input_grid, logits
 from margintheory.symbolic.bound_chain import gamma_star_derivation
 from margintheory.symbolic.exact import verify_construction_exact
 from margintheory.symbolic.fourier_reduction import check_fourier_reduction, fourier_derivation

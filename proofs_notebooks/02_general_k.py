@@ -26,9 +26,9 @@ from fractions import Fraction
 import numpy as np
 from IPython.display import Markdown, display
 
-from margintheory import theory
-from margintheory.construction import construction_neuron_specs
-from margintheory.margins import input_grid
+from margintheory.core import theory
+from margintheory.core.construction import construction_neuron_specs
+from margintheory.engines.margins import input_grid
 from margintheory.symbolic import identities
 from margintheory.symbolic.exact import exact_construction_logits, per_frequency_cosine_sum_exact
 

@@ -28,10 +28,10 @@
 import numpy as np
 from scipy.optimize import minimize
 
-from margintheory import theory
-from margintheory.construction import build_construction
-from margintheory.margins import class_weighted_margins, exhaustive_margin, input_grid, logits
-from margintheory.network import PolyNetwork
+from margintheory.core import theory
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import class_weighted_margins, exhaustive_margin, input_grid, logits
 
 P, K = 5, 2
 X = input_grid(P, K)

@@ -30,10 +30,9 @@
 # %%
 import numpy as np
 
-from margintheory import theory
-from margintheory.construction import build_construction
-from margintheory.margins import exhaustive_margin
-from margintheory.phase_measures import (
+from margintheory.core import theory
+from margintheory.core.construction import build_construction
+from margintheory.core.phase_measures import (
     cyclic_lattice_measure,
     design16_measure,
     exact_moment_check,
@@ -41,6 +40,7 @@ from margintheory.phase_measures import (
     parity_design_measure,
     unwanted_phase_moments,
 )
+from margintheory.engines.margins import exhaustive_margin
 from margintheory.solvers.width_bounds import (
     check_gram_certificate,
     clique_certificate,

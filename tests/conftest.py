@@ -13,8 +13,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture(autouse=True)
 def _every_json_result_follows_the_schema(monkeypatch):
     """Every ``--json`` result a test prints in-process is validated against the shipped result schema."""
-    from margintheory import report
-    from margintheory.schema import validate_result
+    from margintheory.presentation import report
+    from margintheory.presentation.schema import validate_result
 
     original = report.render_json
 

@@ -8,10 +8,10 @@ import subprocess
 import numpy as np
 import pytest
 
-from margintheory import theory
-from margintheory.construction import build_construction
+from margintheory.core import theory
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
 from margintheory.errors import InputError
-from margintheory.network import PolyNetwork
 from margintheory.training.analysis import analyze_network
 
 EXE = shutil.which("margintheory")
@@ -97,7 +97,7 @@ def test_analyze_cli_errors_are_one_line_exit_2(tmp_path, capsys, case):
 
 @pytest.mark.parametrize("p,k,m", [(5, 2, 16), (6, 2, 3), (3, 1, 1)])
 def test_summary_figure_for_odd_even_and_single_neuron_networks(tmp_path, p, k, m):
-    from margintheory.margins import exhaustive_margin
+    from margintheory.engines.margins import exhaustive_margin
     from margintheory.training.figures import plot_summary
 
     rng = np.random.default_rng(p)
@@ -118,7 +118,7 @@ def test_summary_figure_is_legible_at_one_column_width(p, k):
 
     from matplotlib.text import Text
 
-    from margintheory.margins import exhaustive_margin
+    from margintheory.engines.margins import exhaustive_margin
     from margintheory.training.figures import summary_figure
 
     rng = np.random.default_rng(p)

@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from margintheory import atomic
-from margintheory.network import PolyNetwork
+from margintheory.core.network import PolyNetwork
+from margintheory.runtime import atomic
 from margintheory.training.checkpoint import load_checkpoint, save_checkpoint
 from margintheory.training.trainer import TrainConfig, fresh_state
 

@@ -18,9 +18,9 @@ import sympy as sp
 from margintheory.certificate import block_sos, checker
 from margintheory.certificate.maxmin import GAP_TOL
 from margintheory.certificate.upper_bound import ceil_sqrt, certificate_document, prove_upper_bound
+from margintheory.core.theory import gamma_star, gamma_star_exact
 from margintheory.errors import RefusedError, SolverError
-from margintheory.schema import validate_result
-from margintheory.theory import gamma_star, gamma_star_exact
+from margintheory.presentation.schema import validate_result
 
 KKT_TOL = 1e-7
 
@@ -255,7 +255,7 @@ def test_unreadable_certificates(cert_doc, mutate, fragment):
 
 def test_witness_network_bounds_the_claimed_lower_end(tmp_path):
     from margintheory.certificate.maxmin import rational_witness
-    from margintheory.construction import build_construction
+    from margintheory.core.construction import build_construction
 
     ub = prove_upper_bound(5, 2)
     wdoc, L = rational_witness(build_construction(5, 2))

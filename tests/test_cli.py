@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from margintheory.cli import COMMANDS, available_commands
-from margintheory.construction import build_construction
-from margintheory.network import PolyNetwork
-from margintheory.schema import validate_result
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
+from margintheory.presentation.schema import validate_result
 
 EXE = shutil.which("margintheory")
 REQUIRED_JSON_KEYS = {
@@ -121,10 +121,11 @@ def test_report_keeps_square_brackets():
 
     from rich.console import Console
 
-    from margintheory.checks import Check, VerificationResult
-    from margintheory.report import render_text
+    from margintheory.core.checks import Check, VerificationResult
+    from margintheory.presentation.report import render_text
 
-    result = VerificationResult("t", [Check("E_q*[g] >= 0", "[1, 2]", 0.5, None, False, detail="a [b] c")],
+    result = VerificationResult("t", [Check(name="E_q*[g] >= 0", expected="[1, 2]", measured=0.5, tolerance=None,
+                                            passed=False, detail="a [b] c")],
                                 notes=["note [x]"])
     buf = io.StringIO()
     render_text(result, Console(file=buf, width=200))

@@ -8,17 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from margintheory import theory
-from margintheory.construction import (
-    build_construction,
-    construction_neuron_specs,
-    cosine_expansion_terms,
-    half_sum_to_product_terms,
-    sum_to_product_terms,
-)
-from margintheory.margins import logits
+from margintheory.core import theory
+from margintheory.core.construction import build_construction, construction_neuron_specs
+from margintheory.core.expansions import cosine_expansion_terms, half_sum_to_product_terms, sum_to_product_terms
+from margintheory.engines.margins import logits
+from margintheory.tasks.modular_addition import verify_construction, verify_network
 from margintheory.testing import moduli_and_inputs, seeds
-from margintheory.verification import verify_construction, verify_network
 
 
 @given(st.integers(1, 7), seeds())

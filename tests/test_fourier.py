@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from margintheory.fourier import dft, max_normalized_power, multidim_dft_theory, neuron_fourier, one_sided_power
-from margintheory.margins import exhaustive_margin
-from margintheory.network import PolyNetwork
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.fourier import dft, max_normalized_power, multidim_dft_theory, neuron_fourier, one_sided_power
+from margintheory.engines.margins import exhaustive_margin
 from margintheory.testing import networks
 
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from margintheory import GroupComposition, ModularAddition, SparseParity, verify
-from margintheory.construction import build_construction
-from margintheory.network import PolyNetwork
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
 from margintheory.tasks.parity import ParityNetwork, build_parity_construction
 
 
@@ -122,9 +122,9 @@ def s3_labels():
 
 
 def theorem79_network(name: str = "S3") -> PolyNetwork:
+    from margintheory.core.groups import parse_group
+    from margintheory.core.representations import real_irreps
     from margintheory.tasks import group_margin as gm
-    from margintheory.tasks.groups import parse_group
-    from margintheory.tasks.representations import real_irreps
 
     irreps = real_irreps(parse_group(name))
     return gm.mixture_network(irreps, gm.theorem79_weights(np.array([R.dim for R in irreps])))
@@ -169,7 +169,7 @@ def test_group_construction_margin_is_measured_on_the_network_built(monkeypatch)
 
 @pytest.mark.parametrize("name", ["F6", "memorize"])
 def test_cogo_margin_is_the_brute_force_margin_of_its_network(name):
-    from margintheory.problems import CoGO
+    from margintheory.core.problems import CoGO
     from margintheory.tasks import cogo_constructions as cc
     from margintheory.tasks.cogo_algebra import to_network
 

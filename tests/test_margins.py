@@ -7,16 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from margintheory import theory
-from margintheory._kernels import (
+from margintheory.backends.kernels import (
     HAVE_NUMBA,
     margin_statistics,
     margin_statistics_numpy,
     power_of_sums,
     power_of_sums_numpy,
 )
-from margintheory.errors import InputError, RefusedError
-from margintheory.margins import (
+from margintheory.core import theory
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import (
     class_weighted_margins,
     estimate_cost,
     exhaustive_margin,
@@ -25,7 +25,7 @@ from margintheory.margins import (
     logits,
     sum_labels,
 )
-from margintheory.network import PolyNetwork
+from margintheory.errors import InputError, RefusedError
 from margintheory.testing import networks, odd_moduli, seeds
 
 
@@ -138,7 +138,7 @@ def test_refuses_over_budget_and_over_time():
     assert "--" not in str(info.value)
     est = estimate_cost(97, 5, 8, 2**40)
     assert est.seconds > 60
-    from margintheory.margins import check_feasible
+    from margintheory.engines.margins import check_feasible
 
     with pytest.raises(RefusedError, match="time limit") as info:
         check_feasible(est, 2**40, 60.0)

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from margintheory.core.network import PolyNetwork
 from margintheory.errors import NetworkFormatError
-from margintheory.network import PolyNetwork
 from margintheory.testing import networks
 
 

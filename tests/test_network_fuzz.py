@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from margintheory.construction import build_construction
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
 from margintheory.errors import MarginTheoryError
-from margintheory.network import PolyNetwork
 from tests import network_files as nf
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

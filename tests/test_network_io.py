@@ -15,9 +15,9 @@ import safetensors.numpy as stnp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from margintheory.construction import build_construction
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
 from margintheory.errors import InputError, MarginTheoryError, NetworkFormatError, RefusedError
-from margintheory.network import PolyNetwork
 from margintheory.network_io import NameMap, open_tensor_file, read_arrays
 from margintheory.testing import networks
 from tests import network_files as nf
@@ -150,7 +150,7 @@ def test_name_mapping_list_transpose_and_shared_embedding(tmp_path):
 
 
 def _logits(net: PolyNetwork, a: np.ndarray) -> np.ndarray:
-    from margintheory.margins import logits
+    from margintheory.engines.margins import logits
 
     return logits(net, a[None, :])[0]
 

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from margintheory.fourier import neuron_fourier
-from margintheory.network import PolyNetwork
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.fourier import neuron_fourier
 
 
 def gamma_formula(p: int, k: int) -> float:

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from margintheory.checks import NAME_MAX
 from margintheory.cli import main
+from margintheory.core.checks import NAME_MAX
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,8 +74,8 @@ COMMANDS = [
 @pytest.mark.parametrize("command", COMMANDS)
 def test_text_output_fits_80_columns(command, files, capsys, monkeypatch):
     """... and the result behind every table is in the result schema (the object ``--json`` would print)."""
-    from margintheory import report
-    from margintheory.schema import validate_result
+    from margintheory.presentation import report
+    from margintheory.presentation.schema import validate_result
 
     shown = []
 
@@ -121,7 +121,7 @@ def test_check_names_are_short_and_statements_carry_the_claim(capsys):
 
 
 def test_long_step_names_from_a_file_are_shortened():
-    from margintheory.checks import step_name
+    from margintheory.core.checks import step_name
 
     assert step_name("weak duality: max margin of any network <= ...") == "weak duality (C.6)"
     foreign = step_name("an argued step this package does not know, with a very long statement")

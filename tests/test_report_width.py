@@ -13,7 +13,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from margintheory import CoGO, GroupComposition, ModularAddition, SparseParity, verify
-from margintheory.report import render_text
+from margintheory.presentation.report import render_text
 
 
 def _run(columns: int, *args: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 import margintheory
 from margintheory.cli import main
-from margintheory.schema import result_schema, schema_text, validate_result
+from margintheory.presentation.schema import result_schema, schema_text, validate_result
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMON = {"task", "title", "parameters", "gamma_star", "gamma_star_note", "normalized_margin", "ratio_to_gamma_star",
@@ -49,12 +49,12 @@ def test_schema_file_is_package_data():
 
 
 def _network_files(tmp_path: Path) -> dict[str, Path]:
-    from margintheory.construction import build_construction
-    from margintheory.network import PolyNetwork
+    from margintheory.core.construction import build_construction
+    from margintheory.core.groups import symmetric_group
+    from margintheory.core.network import PolyNetwork
+    from margintheory.core.representations import real_irreps
     from margintheory.tasks import group_margin as gm
-    from margintheory.tasks.groups import symmetric_group
     from margintheory.tasks.parity import build_parity_construction
-    from margintheory.tasks.representations import real_irreps
 
     files = {name: tmp_path / f"{name}.npz" for name in ("modular", "random", "parity", "group")}
     build_construction(5, 2).save(files["modular"])
@@ -100,7 +100,7 @@ def test_every_json_output_validates(capsys, tmp_path, argv, code, params):
     assert code is None or got == code
     assert out["exit_code"] == got and out["version"] == margintheory.__version__
     assert params.items() <= out["parameters"].items()
-    assert out["task"] in margintheory.tasks.TASK_NAMES and out["seconds"] > 0
+    assert out["task"] in margintheory.verification.TASK_NAMES and out["seconds"] > 0
     no_closed_form = " ".join(argv).startswith("verify --p 6") or "C4" in argv  # even p; C4: even, complex irreps
     assert (out["gamma_star"] is None) == no_closed_form, out["gamma_star_note"]
     if out["gamma_star"] is not None and out["normalized_margin"] is not None:

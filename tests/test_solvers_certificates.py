@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from margintheory.core.theory import gamma_star
 from margintheory.errors import SolverError
 from margintheory.solvers import sos as sos_module
 from margintheory.solvers.objective import SingleNeuronObjective, pair_weights, pair_weights_from_lambda
@@ -14,7 +15,6 @@ from margintheory.solvers.polynomial import Polynomial
 from margintheory.solvers.single_neuron import solve_single_neuron
 from margintheory.solvers.sos import sphere_max_upper_bound
 from margintheory.solvers.symmetry import real_fourier_blocks, split_by_frequency
-from margintheory.theory import gamma_star
 
 
 def test_sos_bound_on_forms_with_known_maximum():

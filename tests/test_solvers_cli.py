@@ -7,8 +7,8 @@ import json
 import pytest
 
 from margintheory.cli import main
-from margintheory.network import PolyNetwork
-from margintheory.theory import gamma_star
+from margintheory.core.network import PolyNetwork
+from margintheory.core.theory import gamma_star
 
 REQUIRED = ("verdict", "checks", "gamma_star", "normalized_margin", "width")
 REQUIRED_DETAILS = ("lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds", "solver")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from margintheory.core.theory import gamma_star
+from margintheory.engines.margins import exhaustive_margin
 from margintheory.errors import SolverError
-from margintheory.margins import exhaustive_margin
 from margintheory.solvers.column_generation import (
     column_generation,
     lambda_from_tau,
@@ -18,7 +19,6 @@ from margintheory.solvers.column_generation import (
 )
 from margintheory.solvers.objective import _wrong_mask, neuron_pair_contributions
 from margintheory.solvers.width import smallest_width
-from margintheory.theory import gamma_star
 
 
 def test_planted_lp_identity_columns():
@@ -56,7 +56,7 @@ def test_orbit_profile_is_the_orbit_average():
     Uo, Wo = translation_orbit(U[0], W[0])
     phi = neuron_pair_contributions(Uo, Wo).sum(axis=0) / len(Uo)
     prof = orbit_margin_profile(U[0], W[0])
-    from margintheory.margins import input_grid
+    from margintheory.engines.margins import input_grid
 
     y = input_grid(5, 2).sum(axis=1) % 5
     for d in range(1, 5):
@@ -89,7 +89,7 @@ def test_column_generation_time_limit_is_reported():
 def test_cyclic_lattice_search_finds_the_family_orders():
     """The smallest cyclic phase lattices avoiding every unwanted moment: N = 6 (k = 2) and 18 (k = 3), the
     cyclic-lattice family's 2 * 3^(k-1), with its generator among them."""
-    from margintheory.phase_measures import cyclic_lattice_generator
+    from margintheory.core.phase_measures import cyclic_lattice_generator
     from margintheory.solvers.width import cyclic_phase_lattices
 
     for k in (2, 3):

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import input_grid, logits
 from margintheory.errors import InputError
-from margintheory.margins import input_grid, logits
-from margintheory.network import PolyNetwork
 from margintheory.solvers.objective import (
     SingleNeuronObjective,
     neuron_pair_contributions,

@@ -5,7 +5,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from margintheory import theory
+from margintheory.core import theory
 from margintheory.errors import InputError
 from margintheory.symbolic import bound_chain as bc
 

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from margintheory.symbolic.cyclotomic import (
+from margintheory.core.cyclotomic import (
     cyclic_mul,
     field_order,
     rational_value,

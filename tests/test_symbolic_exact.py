@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from margintheory import theory
+from margintheory.core import theory
 from margintheory.errors import InputError, RefusedError
 from margintheory.symbolic import exact
-from margintheory.verification import verify_construction
+from margintheory.tasks.modular_addition import verify_construction
 
 SHARED_KEYS = {"p", "k", "gamma_star", "gamma_star_exact", "width", "normalized_margin", "relative_error",
                "all_on_margin", "wrong_logits_equal", "neurons_in_optimal_set", "frequencies_covered", "verdict",
@@ -52,7 +52,7 @@ def test_exact_norm_matches_the_float_construction():
     """The exact norm assumes build_construction's balanced split; check it against the float network."""
     import sympy as sp
 
-    from margintheory.construction import build_construction
+    from margintheory.core.construction import build_construction
 
     for p, k in [(5, 2), (7, 3)]:
         res = exact.verify_construction_exact(p, k)
@@ -112,8 +112,8 @@ def test_cosine_neuron_objective_is_gamma_star():
 
 
 def test_exact_logits_match_float_logits():
-    from margintheory.construction import build_construction
-    from margintheory.margins import logits
+    from margintheory.core.construction import build_construction
+    from margintheory.engines.margins import logits
 
     ex = exact.exact_construction_logits(5, 3)
     fl = logits(build_construction(5, 3, normalize=False))

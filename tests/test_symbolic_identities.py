@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from margintheory import construction
+from margintheory.core import expansions as construction
 from margintheory.errors import InputError
 from margintheory.symbolic import identities as idt
 

@@ -9,7 +9,7 @@ import pytest
 
 from margintheory import ModularAddition, verify
 from margintheory.cli import main
-from margintheory.tasks import TASK_NAMES
+from margintheory.verification import TASK_NAMES
 
 
 def _json(capsys, argv: list[str]) -> tuple[int, dict]:
@@ -72,11 +72,11 @@ def test_library_verify_modular_addition_wraps_core() -> None:
 
 
 def test_group_and_cogo_network_files(tmp_path, capsys) -> None:
+    from margintheory.core.groups import symmetric_group
+    from margintheory.core.representations import real_irreps
     from margintheory.tasks import group_margin as gm
     from margintheory.tasks.cogo_algebra import to_network
     from margintheory.tasks.cogo_constructions import build_f6
-    from margintheory.tasks.groups import symmetric_group
-    from margintheory.tasks.representations import real_irreps
 
     irreps = real_irreps(symmetric_group(3))
     net = gm.mixture_network(irreps, gm.theorem79_weights(np.array([R.dim for R in irreps])))

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from margintheory import theory
+from margintheory.core import theory
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import exhaustive_margin
 from margintheory.errors import InputError
-from margintheory.margins import exhaustive_margin
-from margintheory.network import PolyNetwork
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import (
     A,

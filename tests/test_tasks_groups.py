@@ -7,19 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from margintheory import theory
-from margintheory.errors import InputError
-from margintheory.margins import class_weighted_margins, exhaustive_margin, logits
-from margintheory.network import PolyNetwork
-from margintheory.tasks import group_margin as gm
-from margintheory.tasks.group_task import verify_group, verify_group_network
-from margintheory.tasks.groups import cyclic_group, parse_group, symmetric_group
-from margintheory.tasks.representations import (
+from margintheory.core import theory
+from margintheory.core.groups import cyclic_group, parse_group, symmetric_group
+from margintheory.core.network import PolyNetwork
+from margintheory.core.representations import (
     basis_vectors,
     character_table,
     real_irreps,
     schur_orthogonality_error,
 )
+from margintheory.engines.margins import class_weighted_margins, exhaustive_margin, logits
+from margintheory.errors import InputError
+from margintheory.tasks import group_margin as gm
+from margintheory.tasks.group_task import verify_group, verify_group_network
 from margintheory.testing import group_elements
 
 
@@ -78,11 +78,11 @@ def test_condition_and_closed_form(group) -> None:
     assert np.all(gm.condition_values(X, dims) < 0)
     lp = gm.solve_class_lp(X, G.order, dims)
     assert lp.primal == pytest.approx(lp.dual, rel=1e-9)
-    assert lp.primal == pytest.approx(gm.gamma_star_theorem79(G.order, dims), rel=1e-9)
+    assert lp.primal == pytest.approx(theory.gamma_star_theorem79(G.order, dims), rel=1e-9)
     sizes = np.array([len(c) for c in G.conjugacy_classes()])
     pi = gm.lemma_d14_weights(X, sizes, dims)  # an independent dual certificate for the formula
     assert pi.sum() == pytest.approx(1.0) and pi.min() >= 0
-    assert gm.dual_values(pi, X, G.order, dims) == pytest.approx(gm.gamma_star_theorem79(G.order, dims), rel=1e-12)
+    assert gm.dual_values(pi, X, G.order, dims) == pytest.approx(theory.gamma_star_theorem79(G.order, dims), rel=1e-12)
 
 
 def test_construction_margin_is_closed_form() -> None:
@@ -100,7 +100,7 @@ def test_s6_condition_fails_and_lp_beats_formula() -> None:
     X = character_table(G, irreps)
     assert np.any(gm.condition_values(X, dims) >= 0)
     lp = gm.solve_class_lp(X, G.order, dims)
-    formula = gm.gamma_star_theorem79(G.order, dims)
+    formula = theory.gamma_star_theorem79(G.order, dims)
     assert lp.primal == pytest.approx(lp.dual, rel=1e-9)
     assert lp.primal > formula * (1 + 1e-6)
     pi = gm.lemma_d14_weights(X, np.array([len(c) for c in G.conjugacy_classes()]), dims)
@@ -114,7 +114,7 @@ def test_perturbed_group_networks_never_exceed_max_margin(seed: int, scale: floa
     G = symmetric_group(3)
     irreps = real_irreps(G)
     dims = np.array([R.dim for R in irreps])
-    bound = gm.gamma_star_theorem79(G.order, dims)
+    bound = theory.gamma_star_theorem79(G.order, dims)
     net = gm.mixture_network(irreps, gm.theorem79_weights(dims))
     rng = np.random.default_rng(seed)
     pert = PolyNetwork(net.U + scale * rng.normal(size=net.U.shape), net.W + scale * rng.normal(size=net.W.shape))

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from margintheory.core import theory
 from margintheory.errors import InputError, NetworkFormatError
 from margintheory.tasks import parity
 
@@ -39,7 +40,7 @@ def test_closed_form_equals_single_neuron_optimum() -> None:
 
         best = min(minimize(neg, np.random.default_rng(s).uniform(0.2, 1, k + 1), method="Nelder-Mead",
                             options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000}).fun for s in range(3))
-        assert -best == pytest.approx(parity.gamma_star_parity(k), rel=1e-8)
+        assert -best == pytest.approx(theory.gamma_star_parity(k), rel=1e-8)
 
 
 @settings(max_examples=20, deadline=None)
@@ -52,7 +53,7 @@ def test_perturbed_networks_never_exceed_closed_form(seed: int, scale: float, ex
     W = np.concatenate([net.W, rng.normal(size=(extra, 2))]) + scale * rng.normal(size=(net.m + extra, 2))
     pert = parity.ParityNetwork(U, W, net.S).normalized()
     h = parity.margins(pert).min()
-    assert h <= parity.gamma_star_parity(k) * (1 + 1e-12)
+    assert h <= theory.gamma_star_parity(k) * (1 + 1e-12)
 
 
 def test_characterization_detects_violations() -> None:
@@ -84,4 +85,4 @@ def test_file_round_trip_and_errors(tmp_path) -> None:
     with pytest.raises(NetworkFormatError):
         parity.ParityNetwork.load(tmp_path / "bad.npz", k=3)
     with pytest.raises(InputError):
-        parity.validate_nk(3, 4)
+        theory.validate_nk(3, 4)

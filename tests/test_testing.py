@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import margintheory.testing as mt
-from margintheory.fourier import neuron_fourier
-from margintheory.tasks.groups import parse_group
-from margintheory.theory import is_prime
+from margintheory.core.groups import parse_group
+from margintheory.core.theory import is_prime
+from margintheory.engines.fourier import neuron_fourier
 
 
 @given(mt.odd_moduli(3, 41), mt.odd_moduli(3, 41, primes_only=True))
@@ -53,7 +53,7 @@ def test_perturbations_have_the_stated_relative_size(case):
 @settings(max_examples=5, deadline=None)
 @given(mt.perturbed_constructions(7, 2, max_relative=1e-2, family="smallest-known"))  # from 0: the rounding floor
 def test_perturbations_of_a_smaller_family(case):
-    from margintheory import theory
+    from margintheory.core import theory
 
     assert case.base.m < theory.construction_width(7, 2)  # the smallest known, not Lemma C.18's
     _check_relative_size(case)

@@ -7,7 +7,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from margintheory import theory
+from margintheory.core import theory
 from margintheory.errors import InputError
 
 

@@ -13,9 +13,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch not installed (optional extra 'torch')")
 
-from margintheory.construction import build_construction  # noqa: E402
-from margintheory.margins import input_grid, logits  # noqa: E402
-from margintheory.network import PolyNetwork  # noqa: E402
+from margintheory.core.construction import build_construction  # noqa: E402
+from margintheory.core.network import PolyNetwork  # noqa: E402
+from margintheory.engines.margins import input_grid, logits  # noqa: E402
 from margintheory.torch import PolyNet  # noqa: E402
 
 

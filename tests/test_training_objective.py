@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import log_softmax, softmax
 
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import input_grid, logits
 from margintheory.errors import InputError
-from margintheory.margins import input_grid, logits
-from margintheory.network import PolyNetwork
 from margintheory.training.objective import (
     REGULARIZERS,
     Batch,

@@ -7,10 +7,10 @@ import subprocess
 import numpy as np
 import pytest
 
+from margintheory.core.network import PolyNetwork
+from margintheory.core.theory import gamma_star
+from margintheory.engines.margins import exhaustive_margin
 from margintheory.errors import InputError
-from margintheory.margins import exhaustive_margin
-from margintheory.network import PolyNetwork
-from margintheory.theory import gamma_star
 from margintheory.training.checkpoint import load_checkpoint
 from margintheory.training.metrics import HISTORY_FIELDS
 from margintheory.training.trainer import TrainConfig, history_csv, train, train_mask
@@ -134,7 +134,7 @@ def test_train_cli_bad_input_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_fourier_summary_of_the_construction_and_of_noise():
-    from margintheory.construction import build_construction
+    from margintheory.core.construction import build_construction
     from margintheory.training.metrics import fourier_summary
 
     net = build_construction(7, 3)

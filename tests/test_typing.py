@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from margintheory.core.theory import validate_pk
 from margintheory.errors import InputError
 from margintheory.solvers.width import greedy_prune
 from margintheory.symbolic.fourier_reduction import validate_fourier_pk
-from margintheory.theory import validate_pk
 from margintheory.training.figures import _num
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +74,7 @@ def test_train_config_betas_must_be_a_pair():
 
 
 def test_validate_nk_returns_ints():
-    from margintheory.tasks.parity import validate_nk
+    from margintheory.core.theory import validate_nk
 
     assert validate_nk(np.int64(6), 3) == (6, 3) and type(validate_nk(np.int64(6), 3)[0]) is int
     with pytest.raises(InputError):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 import margintheory
-from margintheory import theory
-from margintheory.construction import build_construction
-from margintheory.problems import CoGO, ModularAddition, SparseParity
+from margintheory.core import theory
+from margintheory.core.construction import build_construction
+from margintheory.core.problems import CoGO, ModularAddition, SparseParity
 
 
 @pytest.fixture
@@ -61,13 +61,13 @@ def test_the_cli_validates_p_once(p_validations, capsys, tmp_path, command):
 
 
 def test_low_level_results_carry_their_task():
+    from margintheory.core.groups import parse_group
     from margintheory.symbolic.exact import verify_construction_exact
     from margintheory.symbolic.exact_families import verify_family_exact
     from margintheory.tasks.cogo_task import verify_cogo, verify_cogo_network
     from margintheory.tasks.group_task import verify_group, verify_group_network
-    from margintheory.tasks.groups import parse_group
+    from margintheory.tasks.modular_addition import verify_construction, verify_network
     from margintheory.tasks.parity import build_parity_construction, verify_parity
-    from margintheory.verification import verify_construction, verify_network
 
     problem = ModularAddition(3, 2)
     results = [verify_construction(problem), verify_network(build_construction(problem)),

@@ -13,10 +13,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from margintheory.construction import build_construction
-from margintheory.fourier import neuron_fourier
-from margintheory.margins import exhaustive_margin
-from margintheory.phase_measures import (
+from margintheory.core.construction import build_construction
+from margintheory.core.phase_measures import (
     PhaseMeasure,
     cyclic_lattice_generator,
     cyclic_lattice_measure,
@@ -26,6 +24,9 @@ from margintheory.phase_measures import (
     lemma_c18_measure,
     unwanted_phase_moments,
 )
+from margintheory.core.theory import gamma_star
+from margintheory.engines.fourier import neuron_fourier
+from margintheory.engines.margins import exhaustive_margin
 from margintheory.solvers.width_bounds import (
     GramCertificate,
     check_gram_certificate,
@@ -34,7 +35,6 @@ from margintheory.solvers.width_bounds import (
     shipped_certificate,
     width_lower_bound,
 )
-from margintheory.theory import gamma_star
 
 # ---------------------------------------------------------------- the unwanted moments
 
@@ -67,7 +67,7 @@ def test_cyclic_lattice_family_is_max_margin_for_every_k_up_to_7(k):
 
 @pytest.mark.parametrize("k", [3, 4, 5, 6])
 def test_parity_design_is_max_margin(k):
-    from margintheory.phase_measures import parity_design_measure
+    from margintheory.core.phase_measures import parity_design_measure
 
     mu = parity_design_measure(k)
     assert mu.size == (k + 1) * 2 ** (k - 1) < cyclic_lattice_measure(k).size
@@ -166,8 +166,8 @@ def test_family_networks_reach_gamma_star(p, k, family, per_freq):
 
 def test_a_broken_family_network_is_refuted(monkeypatch):
     """A measure with one atom dropped builds a network below gamma*: the verifier must say so."""
-    from margintheory import phase_measures
-    from margintheory.verification import verify_construction
+    from margintheory.core import phase_measures
+    from margintheory.tasks.modular_addition import verify_construction
 
     mu = design16_measure()
     broken = PhaseMeasure(3, 8, mu.points[1:], tuple([Fraction(1, 15)] * 15), "broken", "one atom dropped")
@@ -339,7 +339,7 @@ def test_min_width_network_file_verifies_at_the_default_tolerance(tmp_path, p, k
     """The file `solve --min-width --out` writes is an exact max-margin network: `verify --network` says verified
     without --rtol (k = 2, 3, 4); the JSON validates against the result schema and carries the width fields (the
     lower bound needs p prime > 2k, so it is stated as not applicable at (5, 3) and (3, 4))."""
-    from margintheory.schema import validate_result
+    from margintheory.presentation.schema import validate_result
 
     path = tmp_path / "small.npz"
     run = _cli("solve", "--p", str(p), "--k", str(k), "--min-width", "--json", "--out", str(path))
@@ -379,7 +379,7 @@ def test_k1_max_margin_network_with_two_frequency_neurons():
     """Lemma C.15 / Theorem C.22 say every max-margin neuron is single-frequency; for k = 1 the last step of
     Lemma C.15 (sum_j z_j^q <= (sum_j z_j)^q) is an equality at q = (k+1)/2 = 1, and indeed four two-frequency
     neurons (their cross terms cancel in pairs) reach gamma*(5, 1)."""
-    from margintheory.network import PolyNetwork
+    from margintheory.core.network import PolyNetwork
 
     p = 5
     x = np.arange(p)
@@ -397,7 +397,7 @@ def test_construction_logit_checks_use_the_rigorous_float_bound():
     """The correct- and wrong-label logit checks allow the logits' rigorous float error bound (at k = 5, p = 23 the
     parity-design network measures 2.2e-12 relative, above a fixed 1e-12, and `verify --family` said refuted):
     a deviation inside the bound passes, one beyond it fails."""
-    from margintheory.verification import construction_logit_checks
+    from margintheory.tasks.modular_addition import construction_logit_checks
 
     p, k = 5, 3
     raw = build_construction(p, k, normalize=False, family="parity-design")

@@ -28,15 +28,16 @@ PACKAGE = ROOT / "margintheory"
 FINDINGS = "What the computation says about the papers"
 BENCHMARKS = "Measured figures"
 API_GROUPS = {
-    "core": ("Core: closed forms, the network, checkers, results",
-             ["theory", "problems", "network", "construction", "margins", "fourier", "verification", "checks",
-              "schema", "report", "errors", "atomic", "cli"]),
+    "core": ("Core objects: closed forms, problems, networks, results, constructions", ["core", "errors"]),
+    "runtime": ("Run-time services: atomic files, budgets, progress, streams", ["runtime"]),
     "network_io": ("Network files", ["network_io", "torch"]),
+    "engines": ("Margin engines and array backends", ["engines", "backends"]),
     "symbolic": ("Exact derivations", ["symbolic"]),
     "solvers": ("Solvers", ["solvers"]),
     "certificate": ("Certificates: the proved upper bound, certificate files and their checker", ["certificate"]),
     "training": ("Training and analysis", ["training"]),
-    "tasks": ("Other tasks: parity, groups, CoGO", ["tasks"]),
+    "tasks": ("Tasks: modular addition, parity, groups, CoGO", ["tasks"]),
+    "verification": ("Verification, presentation and the command line", ["verification", "presentation", "cli"]),
     "testing": ("Hypothesis strategies", ["testing"]),
 }
 _tmp: list[Path] = []

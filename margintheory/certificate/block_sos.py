@@ -211,7 +211,7 @@ def require_memory(k: int, max_memory: int) -> int:
     A ``k`` the relaxation does not support is refused first, naming ``parameter="certificate"`` (the caller may do
     without the certificate); the cheap lower bound is tried before the full estimate, so that hopeless sizes are
     refused without enumerating their bases."""
-    from margintheory.budget import memory_refusal
+    from margintheory.runtime.budget import memory_refusal
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")

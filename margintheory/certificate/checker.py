@@ -3,7 +3,10 @@
 This module is deliberately small and self-contained: it imports only the standard library and, when installed,
 python-flint (for fast rationals); never numpy, cvxpy or the rest of margintheory, so that a referee can read it
 in one sitting and re-check a certificate without trusting the code that produced it.  Every number is an exact
-rational; nothing is rounded.
+rational; nothing is rounded.  For the same reason it keeps its own deliberate copies of pieces the producer also
+has -- the sphere norm polynomial (:func:`norm_power`; producer: ``margintheory.solvers.polynomial.norm_power``),
+the block constants ``c_b^2`` (:func:`block_constants_squared`; producer: ``margintheory.symbolic.block_reduction``)
+and the exact margin of the witness network -- so that a bug in the producer's copy cannot hide in the check.
 
 What a certificate (format ``margintheory-maxmin-certificate``, version 1; README "Certificate files") claims, and
 how each part is re-checked here:
@@ -407,10 +410,10 @@ def _parse_witness(w: Any, p: int, k: int) -> tuple[list, list] | None:
 
 
 def _progress_hook() -> Any:
-    """``margintheory.progress.report`` when the package is there (a progress bar on a terminal), else a no-op: this
-    module stays usable on its own."""
+    """``margintheory.runtime.progress.report`` when the package is there (a progress bar on a terminal), else a
+    no-op: this module stays usable on its own."""
     try:
-        from margintheory.progress import report
+        from margintheory.runtime.progress import report
     except ImportError:  # pragma: no cover - the module copied out of the package
         return lambda what, done, total=None: None
     return report

@@ -21,9 +21,9 @@ from typing import Any, cast
 import sympy as sp
 
 from margintheory.certificate.upper_bound import ProvedUpperBound, certificate_document, floor_float, prove_upper_bound
-from margintheory.checks import Check, Exactness, VerificationResult, step_name
-from margintheory.network import PolyNetwork
-from margintheory.problems import ModularAddition
+from margintheory.core.checks import Check, Exactness, VerificationResult, step_name
+from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import ModularAddition
 
 #: the interval is "tight" when (U - L)/L <= GAP_TOL
 GAP_TOL = 1e-9
@@ -131,25 +131,25 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
         within = gap <= tol
     g_float = None if gamma_exact is None else float(gamma_exact)
     rows: list[Check] = []
-    rows.append(Check("max margin >= L", g_float, L.value, None, True,
-                      L.exactness, f"L = {L.text()}; {L.how}", informational=True,
+    rows.append(Check(name="max margin >= L", expected=g_float, measured=L.value, tolerance=None, passed=True,
+                      exactness=L.exactness, detail=f"L = {L.text()}; {L.how}", informational=True,
                       statement="max margin >= L: normalized margin of the checked network"))
     if gamma_exact is not None and g_float is not None:
         g2 = sp.nsimplify(sp.expand(gamma_exact**2))
         above = U * U >= Fraction(int(g2.p), int(g2.q))
-        rows.append(Check("max margin <= U, gamma* <= U", g_float,
-                          ub.upper_float, 0.0, bool(above), "proved",
-                          f"U = {U}; U/gamma* - 1 = {float(U) / g_float - 1:.3e}; squares compared exactly",
+        rows.append(Check(name="max margin <= U, gamma* <= U", expected=g_float, measured=ub.upper_float,
+                          tolerance=0.0, passed=bool(above), exactness="proved",
+                          detail=f"U = {U}; U/gamma* - 1 = {float(U) / g_float - 1:.3e}; squares compared exactly",
                           statement="max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)"))
     else:
-        rows.append(Check("max margin <= U", None, ub.upper_float, None,
-                          True, "proved", f"U = {U}; no closed form for this p", informational=True,
+        rows.append(Check(name="max margin <= U", expected=None, measured=ub.upper_float, tolerance=None, passed=True,
+                          exactness="proved", detail=f"U = {U}; no closed form for this p", informational=True,
                           statement="max margin <= U (weak duality + frequency blocks + exact SOS)"))
     bound = (f"{max(GAP_TOL, rtol or 0.0):g} + the float64 error bound of L ({float_slack:.2e} relative; --exact "
              f"decides 1e-9 exactly where it fits)") if widened else f"{tol:g}"
-    rows.append(Check("network margin = optimum", tol, gap, tol, bool(within),
-                      "proved" if exact and L.exactness == "proved" else "float",
-                      f"L = {L.value:.15g} ({L.exactness}), U = {ub.upper_float:.15g} (proved)"
+    rows.append(Check(name="network margin = optimum", expected=tol, measured=gap, tolerance=tol, passed=bool(within),
+                      exactness="proved" if exact and L.exactness == "proved" else "float",
+                      detail=f"L = {L.value:.15g} ({L.exactness}), U = {ub.upper_float:.15g} (proved)"
                       + ("; the uniform-weight dual is not tight for even p" if not applicable else ""),
                       informational=not applicable, statement=f"network margin = solver optimum: (U - L)/L <= {bound}"))
     return rows + reduction_checks(ub) + proof_step_checks(ub, only_argued=True)
@@ -175,11 +175,13 @@ def reduction_checks(ub: ProvedUpperBound) -> list[Check]:
     nfreq = ub.p // 2  # frequencies 1 <= j <= p/2 (up to their negatives): (p-1)/2 complex blocks, + p/2 if p even
     freqs = ", ".join(f"j in {c['frequencies']}" for c in ub.constants)
     return [
-        Check("blocks decouple (C.14)", "proved", measured, None, passed, "proved", how,
+        Check(name="blocks decouple (C.14)", expected="proved", measured=measured, tolerance=None, passed=passed,
+              exactness="proved", detail=how,
               statement="Lemma C.14: cross-frequency terms vanish, F = sum_j c_j g_k(zeta_j)"),
-        Check("one SOS solve, all blocks",
-              f"{nfreq} frequenc{'ies' if nfreq > 1 else 'y'}", f"1 SOS solve (g_{ub.k})", None, True, "proved",
-              f"{freqs}: each block is c_j g_k(zeta_j) in its own orthonormal coordinates (the nonzero frequencies are "
+        Check(name="one SOS solve, all blocks", expected=f"{nfreq} frequenc{'ies' if nfreq > 1 else 'y'}",
+              measured=f"1 SOS solve (g_{ub.k})", tolerance=None, passed=True, exactness="proved",
+              detail=f"{freqs}: each block is c_j g_k(zeta_j) in its own orthonormal coordinates (the nonzero "
+              f"frequencies are "
               f"permuted by the Galois group of Q(omega_p); the change of variables is explicit), so one exact "
               f"certificate max_(|z|=1) g_k <= B = {ub.block_bound} ({ub.solver.get('name')}, status "
               f"{ub.solver.get('status')}, {ub.solver.get('iterations')} iterations) bounds them all",
@@ -195,8 +197,9 @@ def proof_step_checks(ub: ProvedUpperBound, *, only_argued: bool = False,
     for s in ub.steps:
         if (only_argued and s.exactness != "argued") or (not include_weak_duality and s.name.startswith("weak")):
             continue
-        rows.append(Check(step_name(s.name, "U: "), "argument" if s.exactness == "argued" else "holds",
-                          s.exactness, None, s.passed, cast(Exactness, s.exactness), s.detail,
+        rows.append(Check(name=step_name(s.name, "U: "), expected="argument" if s.exactness == "argued" else "holds",
+                          measured=s.exactness, tolerance=None, passed=s.passed,
+                          exactness=cast(Exactness, s.exactness), detail=s.detail,
                           informational=s.exactness == "argued", statement=f"upper-bound step: {s.name}"))
     return rows
 
@@ -278,7 +281,7 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
     cache of :func:`prove_upper_bound`).  The lower end is a rational witness network re-checked by the checker when
     it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result.
     ``problem`` is the result's (made from the result's ``p``, ``k`` when not given)."""
-    from margintheory.construction import build_construction
+    from margintheory.core.construction import build_construction
     from margintheory.errors import InputError
 
     L = lower_bound_from(result)
@@ -302,7 +305,7 @@ def write_certificate(path: str, document: dict[str, Any], overwrite: bool) -> N
     """Atomic write; an existing file is replaced only with ``overwrite`` (and only if it is a regular file)."""
     import json
 
-    from margintheory.atomic import atomic_write_text
+    from margintheory.runtime.atomic import atomic_write_text
 
     check_output_path(path, overwrite)
     atomic_write_text(path, json.dumps(document, separators=(",", ":")) + "\n")
@@ -311,6 +314,6 @@ def write_certificate(path: str, document: dict[str, Any], overwrite: bool) -> N
 def check_output_path(path: str, overwrite: bool) -> None:
     """Refuse a certificate path up front (before any work): not a regular file (whatever ``overwrite`` says),
     existing without ``overwrite``, or in a place where files cannot be created (:func:`check_output_file`)."""
-    from margintheory.atomic import check_output_file
+    from margintheory.runtime.atomic import check_output_file
 
     check_output_file(path, overwrite)

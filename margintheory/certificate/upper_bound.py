@@ -27,12 +27,12 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from margintheory import progress
 from margintheory.certificate import checker
 from margintheory.certificate.checker import ceil_sqrt
 from margintheory.certificate.rational_sos import RationalSOS, exact_certificate
+from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.errors import SolverError
-from margintheory.problems import ModularAddition, as_problem
+from margintheory.runtime import progress
 
 WEAK_DUALITY = ("weak duality: max margin of any network <= max_{|theta| <= 1} F (uniform q, tau)",
                 "Lemma C.6 of Li et al. (arXiv:2402.09469) / Lemma 7.6 of Morwani et al. (arXiv:2311.07568): the "
@@ -175,7 +175,7 @@ def _prove_upper_bound(problem: ModularAddition, max_memory: int, time_limit: fl
 def certificate_document(ub: ProvedUpperBound, lower: str | None, lower_exactness: str, lower_how: str,
                          gap_at_most: Fraction | None) -> dict[str, Any]:
     """The self-contained certificate file (format of :mod:`margintheory.certificate.checker`, version 1)."""
-    from margintheory import __version__
+    from margintheory._version import __version__
 
     return {
         "format": checker.FORMAT,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from margintheory.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
+from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
 
 #: library parameter -> what to do on the command line
 FLAG_HINTS = {

@@ -1,7 +1,7 @@
 """``margintheory analyze NETWORK --p P --k K``: how close is a (trained) network to a max-margin one?
 
 Wiring only: :func:`margintheory.training.analysis.analyze_network` (built on ``verify_network``) for the checks,
-:meth:`margintheory.network.PolyNetwork.load` for loading (``.npz``, ``.safetensors`` or a PyTorch file, read
+:meth:`margintheory.core.network.PolyNetwork.load` for loading (``.npz``, ``.safetensors`` or a PyTorch file, read
 without torch; ``--names`` maps other layouts) and :mod:`margintheory.training.figures` for ``--plots``.
 """
 
@@ -11,10 +11,10 @@ import argparse
 import json
 from pathlib import Path
 
-from margintheory.atomic import check_output_dir, check_output_file
 from margintheory.commands._options import add_engine_options, add_network_file_options, engine_time_limit
 from margintheory.errors import InputError
-from margintheory.report import emit
+from margintheory.presentation.report import emit
+from margintheory.runtime.atomic import check_output_dir, check_output_file
 
 SUMMARY_FIELDS = [
     "theorem_width", "fraction_sparse",
@@ -52,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from margintheory.network import PolyNetwork
+    from margintheory.core.network import PolyNetwork
     from margintheory.training.analysis import analyze_network
 
     if args.rtol is not None and not (0 <= args.rtol < 1):
@@ -87,8 +87,8 @@ def _check_plot_paths(out: Path) -> None:
 def _plots(net, network_path: Path, out: Path, args: argparse.Namespace) -> list[Path]:
     """The one-page summary, embeddings and frequency figures; the margin curve and init-vs-end too when
     ``margintheory train`` wrote ``history.json`` / ``initial.npz`` next to the network."""
-    from margintheory.margins import exhaustive_margin
-    from margintheory.network import PolyNetwork
+    from margintheory.core.network import PolyNetwork
+    from margintheory.engines.margins import exhaustive_margin
     from margintheory.training import figures
 
     here = network_path.parent

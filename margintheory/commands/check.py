@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 from typing import cast
 
-from margintheory.checks import Check, Exactness, VerificationResult, step_name
 from margintheory.commands._options import positive_int
+from margintheory.core.checks import Check, Exactness, VerificationResult, step_name
 from margintheory.errors import MarginTheoryError
-from margintheory.report import emit
+from margintheory.presentation.report import emit
 
 
 class UnreadableCertificate(MarginTheoryError):
@@ -46,13 +46,15 @@ def run(args: argparse.Namespace) -> int:
     result = VerificationResult(f"certificate {args.file} (p={out.p}, k={out.k})")
     for s in out.steps:
         shown = (s.detail[:60] + "...") if len(s.detail) > 63 else s.detail
-        result.add(Check(step_name(s.name), "holds", shown or ("holds" if s.passed else "fails"), None, s.passed,
-                         cast(Exactness, s.exactness),
-                         s.detail or s.name, informational=s.exactness == "argued", statement=s.name))
+        result.add(Check(name=step_name(s.name), expected="holds",
+                         measured=shown or ("holds" if s.passed else "fails"), tolerance=None, passed=s.passed,
+                         exactness=cast(Exactness, s.exactness), detail=s.detail or s.name,
+                         informational=s.exactness == "argued", statement=s.name))
     wanted = (args.p if args.p is not None else out.p, args.k if args.k is not None else out.k)
     if wanted != (out.p, out.k):
-        result.add(Check("certificate for (p, k)", f"{wanted}", f"({out.p}, {out.k})", None, False,
-                         "proved", f"the file certifies (p, k) = ({out.p}, {out.k}), not {wanted}",
+        result.add(Check(name="certificate for (p, k)", expected=f"{wanted}", measured=f"({out.p}, {out.k})",
+                         tolerance=None, passed=False, exactness="proved",
+                         detail=f"the file certifies (p, k) = ({out.p}, {out.k}), not {wanted}",
                          statement="the certificate is for the requested (p, k)"))
         result.notes.append(f"the certificate is for (p, k) = ({out.p}, {out.k}), not the requested {wanted}")
     result.task = "check"

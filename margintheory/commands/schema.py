@@ -1,6 +1,6 @@
 """``margintheory schema``: print the JSON Schema (draft 2020-12) of every ``--json`` result.
 
-Wiring only: the schema is the package data file read by :func:`margintheory.schema.schema_text`.
+Wiring only: the schema is the package data file read by :func:`margintheory.presentation.schema.schema_text`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from margintheory.schema import schema_text
+    from margintheory.presentation.schema import schema_text
 
     sys.stdout.write(schema_text())
     return 0

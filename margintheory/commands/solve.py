@@ -2,7 +2,7 @@
 
 Wiring only: the mathematics lives in :mod:`margintheory.solvers` (single-neuron bracket, column generation,
 smallest widths).  The bracket never uses a construction (column generation starts from random neurons);
-``gamma*`` from :mod:`margintheory.theory` is only the *expected* value it is compared with.  ``--min-width``
+``gamma*`` from :mod:`margintheory.core.theory` is only the *expected* value it is compared with.  ``--min-width``
 reports the smallest max-margin network known (phase-measure families, exact moments, exhaustive margin) and the
 proved lower bound on the width (docs/theory.md#smaller-networks).
 """
@@ -16,14 +16,14 @@ import time
 
 import numpy as np
 
-from margintheory.atomic import check_output_file
-from margintheory.budget import DEFAULT_MAX_MEMORY, Estimate, require
-from margintheory.checks import Check, Exactness, VerificationResult, bool_check, close_check
 from margintheory.commands._options import byte_size, nonneg_int, positive_int
+from margintheory.core.checks import Check, Exactness, VerificationResult, bool_check, close_check
+from margintheory.core.problems import ModularAddition
+from margintheory.core.theory import construction_width_of, frequencies, gamma_star_of, hypothesis_status
 from margintheory.errors import InputError, SolverError
-from margintheory.problems import ModularAddition
-from margintheory.report import emit
-from margintheory.theory import construction_width_of, frequencies, gamma_star_of, hypothesis_status
+from margintheory.presentation.report import emit
+from margintheory.runtime.atomic import check_output_file
+from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, Estimate, require
 
 GAP_TOL = 1e-6
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
@@ -190,7 +190,7 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace) -> Verifi
 
 
 def _network(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
-    from margintheory.margins import exhaustive_margin
+    from margintheory.engines.margins import exhaustive_margin
     from margintheory.solvers.column_generation import column_generation
 
     p, k = problem.p, problem.k

@@ -14,9 +14,9 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from margintheory.budget import require
 from margintheory.commands._options import add_engine_options, engine_time_limit, nonneg_int, positive_int
 from margintheory.errors import InputError
+from margintheory.runtime.budget import require
 from margintheory.training.objective import REGULARIZERS
 from margintheory.training.optim import OPTIMIZERS, SCHEDULES
 
@@ -73,7 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from margintheory.theory import validate_pk
+    from margintheory.core.theory import validate_pk
     from margintheory.training.rundir import claim_run_dir, locked_run_dir, previous_run
     from margintheory.training.trainer import TrainConfig, estimate_training
 

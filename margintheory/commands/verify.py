@@ -1,8 +1,9 @@
 """``margintheory verify``: check the theorem for a task's construction or for a given network.
 
-Wiring only: the flags are turned into a problem object (:mod:`margintheory.problems`) and typed options, and
-:func:`margintheory.tasks.verify` does the rest (modular addition: :mod:`margintheory.verification` in float64,
-:mod:`margintheory.symbolic.exact` with ``--exact``; the other tasks' checkers).  Every flag-specific message is here.
+Wiring only: the flags are turned into a problem object (:mod:`margintheory.core.problems`) and typed options, and
+:func:`margintheory.verification.verify` does the rest (modular addition: :mod:`margintheory.tasks.modular_addition` in
+float64, :mod:`margintheory.symbolic.exact` with ``--exact``; the other tasks' checkers).  Every flag-specific message
+is here.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from margintheory import tasks
+from margintheory import verification as tasks
 from margintheory.commands._options import add_engine_options, add_network_file_options, engine_budget, positive_int
+from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.errors import InputError
-from margintheory.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
-from margintheory.report import emit
+from margintheory.presentation.report import emit
 
 if TYPE_CHECKING:  # pragma: no cover
-    from margintheory.network import PolyNetwork
+    from margintheory.core.network import PolyNetwork
     from margintheory.tasks.parity import ParityNetwork
 
     Parsed = tuple[Problem, PolyNetwork | ParityNetwork | None]
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     result = tasks.verify(problem, network=network, **options)
     if args.certificate is not None:
         from margintheory.certificate.maxmin import write_certificate_for
-        from margintheory.network import PolyNetwork as Net
+        from margintheory.core.network import PolyNetwork as Net
 
         write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
                               network=network if isinstance(network, Net) else None,
@@ -121,7 +122,7 @@ def problem_from_args(args: argparse.Namespace) -> Parsed:
 
 def load_network(args: argparse.Namespace) -> PolyNetwork:
     """``--network`` in any supported format, with ``--names`` and the memory budget."""
-    from margintheory.network import PolyNetwork
+    from margintheory.core.network import PolyNetwork
 
     return PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
 

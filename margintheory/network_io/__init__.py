@@ -180,7 +180,7 @@ def read_arrays(path: str | os.PathLike[str], required: tuple[str, ...], optiona
 
 def write_arrays(path: str | os.PathLike[str], arrays: dict[str, np.ndarray], *, kind: str | None = None) -> None:
     """Write ``arrays`` atomically as ``.npz`` or ``.safetensors`` (by suffix); a format version is recorded."""
-    from margintheory.atomic import atomic_write_bytes
+    from margintheory.runtime.atomic import atomic_write_bytes
 
     kind = kind or output_format(path)
     if kind == "safetensors":

@@ -16,6 +16,7 @@ import zlib
 from typing import IO, BinaryIO
 
 from margintheory.errors import NetworkFormatError
+from margintheory.runtime.atomic import file_kind
 
 try:  # POSIX
     import fcntl
@@ -34,23 +35,6 @@ def damaged(path: str, exc: BaseException) -> NetworkFormatError:
     """One line for a file the standard library could not parse."""
     text = (str(exc).splitlines() or [""])[0][:160] or type(exc).__name__
     return NetworkFormatError(f"{path}: damaged or malformed file ({text})")
-
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def file_kind(mode: int) -> str:
-    """A readable name for a non-regular file type (``st_mode``)."""
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"
-
 
 def open_regular(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
     """Open ``path`` for binary reading if it is a regular file (symbolic links followed); returns ``(file, size)``.

@@ -14,9 +14,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from margintheory.budget import format_bytes, memory_refusal
 from margintheory.errors import MarginTheoryError, NetworkFormatError
 from margintheory.network_io._files import DAMAGED_FILE_ERRORS, damaged
+from margintheory.runtime.budget import format_bytes, memory_refusal
 
 BFLOAT16 = "bfloat16"  # numpy has no bfloat16: stored as uint16, widened to float32 on reading
 

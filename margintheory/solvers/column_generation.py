@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import ModularAddition, as_problem
+from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError, SolverError
-from margintheory.margins import input_grid
-from margintheory.network import PolyNetwork
-from margintheory.problems import ModularAddition, as_problem
 from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.objective import (
     _wrong_mask,
@@ -243,10 +243,10 @@ DENSE_MARGIN_ENTRIES = 2**25
 
 def exact_normalised_margin(net: PolyNetwork) -> float:
     """``min_{(a, c != y)} (f[y] - f[c]) / ||theta||^(k+1)`` computed from every neuron over every pair (dense for
-    small networks; streamed by :func:`margintheory.margins.exhaustive_margin` when the dense array would exceed
+    small networks; streamed by :func:`margintheory.engines.margins.exhaustive_margin` when the dense array would exceed
     :data:`DENSE_MARGIN_ENTRIES`, e.g. the orbit networks of ``(7, 4)``: ``(p-1) p^k`` neurons)."""
     if net.m * net.p ** (net.k + 1) > DENSE_MARGIN_ENTRIES:
-        from margintheory.margins import exhaustive_margin
+        from margintheory.engines.margins import exhaustive_margin
 
         return float(exhaustive_margin(net).normalized_margin)
     phi = neuron_pair_contributions(net.U, net.W).sum(axis=0)
@@ -259,10 +259,10 @@ def column_generation(p: int | ModularAddition, k: int | None = None, *, seed: i
                       max_warm_starts: int = 8, pricing: str = "fourier",
                       progress: Callable[[RoundRecord], None] | None = None,
                       max_memory: int = 2 * 2**30) -> ColumnGenerationResult:
-    """Column generation for the problem ``p`` (a :class:`~margintheory.problems.ModularAddition`, or an integer with
-    ``k``) over translation-closed dictionaries, from random unit neurons (never the construction).  Each round: the
-    reduced LP over orbits; its dual ``tau`` defines pair weights ``lam``; the single-neuron problem under ``lam`` is
-    bracketed by :func:`solve_single_neuron` (multi-start lower value; certified SOS upper bound when ``certify``);
+    """Column generation for the problem ``p`` (a :class:`~margintheory.core.problems.ModularAddition`, or an integer
+    with ``k``) over translation-closed dictionaries, from random unit neurons (never the construction).  Each round:
+    the reduced LP over orbits; its dual ``tau`` defines pair weights ``lam``; the single-neuron problem under ``lam``
+    is bracketed by :func:`solve_single_neuron` (multi-start lower value; certified SOS upper bound when ``certify``);
     the priced upper value is a certified bound on the max margin (weak duality); up to ``add_per_round`` distinct
     local maxima above the LP value are added as new orbits.  Stops when the priced lower value is
     ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front).

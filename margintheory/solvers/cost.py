@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from margintheory.budget import FLOPS_PER_SECOND, Estimate, grid_points
+from margintheory.runtime.budget import FLOPS_PER_SECOND, Estimate, grid_points
 
 #: bound on the orbits column generation can hold (initial columns + add_per_round * max_rounds of its defaults)
 MAX_ORBITS = 4 + 4 * 60

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from margintheory.core.problems import ModularAddition, as_problem
+from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError
-from margintheory.margins import input_grid
-from margintheory.problems import ModularAddition, as_problem
 from margintheory.solvers.polynomial import Polynomial, power_times_linear
 
 
@@ -33,7 +33,7 @@ class PairWeights:
 
     @property
     def inputs(self) -> np.ndarray:
-        """``D_p`` in :func:`margintheory.margins.input_grid` order."""
+        """``D_p`` in :func:`margintheory.engines.margins.input_grid` order."""
         return input_grid(self.p, self.k)
 
     @property
@@ -67,7 +67,7 @@ def pair_weights(p: int | ModularAddition, k: int | None = None, q: np.ndarray |
                  tau: np.ndarray | None = None) -> PairWeights:
     """``lam[a, c] = q(a) tau(a, c)``: ``q`` over ``D_p`` (default uniform ``p^-k``), ``tau(a, .)`` over wrong labels
     (default uniform ``1/(p-1)``; docs/theory.md#margins).  Arrays are validated (non-negative, normalised).
-    ``p`` is a :class:`~margintheory.problems.ModularAddition` or an integer with ``k``."""
+    ``p`` is a :class:`~margintheory.core.problems.ModularAddition` or an integer with ``k``."""
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
     n, mask = p**k, _wrong_mask(p, k)
@@ -87,7 +87,7 @@ def pair_weights(p: int | ModularAddition, k: int | None = None, q: np.ndarray |
 
 def pair_weights_from_lambda(p: int | ModularAddition, k: int | None, lam: np.ndarray) -> PairWeights:
     """Pair weights given directly (e.g. an LP dual); clipped at 0 and renormalised, shape checked.  ``p`` is a
-    :class:`~margintheory.problems.ModularAddition` (``k`` ``None``) or an integer with ``k``."""
+    :class:`~margintheory.core.problems.ModularAddition` (``k`` ``None``) or an integer with ``k``."""
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
     lam = np.asarray(lam, dtype=float)

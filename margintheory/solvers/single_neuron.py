@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from margintheory import progress
-from margintheory.checks import Exactness
+from margintheory.core.checks import Exactness
+from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import ModularAddition, as_problem
+from margintheory.engines.fourier import neuron_fourier
 from margintheory.errors import InputError
-from margintheory.fourier import neuron_fourier
-from margintheory.network import PolyNetwork
-from margintheory.problems import ModularAddition, as_problem
+from margintheory.runtime import progress
 from margintheory.solvers.local import LocalMaxima, multistart_maximise
 from margintheory.solvers.objective import PairWeights, SingleNeuronObjective, pair_weights
 from margintheory.solvers.polynomial import Polynomial, power_times_linear_abs_mass
@@ -185,7 +185,7 @@ def estimate_memory(p: int, k: int, method: str) -> int:
 
 
 def _require(p: int, k: int, method: str, max_memory: int) -> None:
-    from margintheory.budget import memory_refusal
+    from margintheory.runtime.budget import memory_refusal
 
     if method == "fourier-exact":
         from margintheory.certificate.block_sos import require_memory
@@ -311,7 +311,8 @@ def solve_single_neuron(p: int | ModularAddition, k: int | None = None, weights:
     ``method="auto"`` takes ``fourier-exact`` for uniform weights with the Clarabel solver (module docstring; it
     calls Clarabel directly), else ``fourier-blocks`` (cvxpy with ``solver``) when
     the weights decouple the frequencies numerically, else ``generic``.  Refuses up front beyond ``max_memory``.
-    ``p`` is a :class:`~margintheory.problems.ModularAddition` (validated when it was made) or an integer with ``k``.
+    ``p`` is a :class:`~margintheory.core.problems.ModularAddition` (validated when it was made) or an
+    integer with ``k``.
     """
     problem = as_problem(p, k)
     p, k = problem.p, problem.k

@@ -1,13 +1,13 @@
 """Small networks: the smallest max-margin width (phase measures, exact weights) and the best margin at a capped
 width (a mixed-integer step on the column-generation dictionary).
 
-**Smallest max-margin width** (:func:`min_width_network`).  By :mod:`margintheory.phase_measures` a max-margin network
-is, per frequency, a positive measure on the phase torus whose unwanted moments vanish.  Candidates: the families
-(Lemma C.18 of Li et al., arXiv:2402.09469; the cyclic lattice; the 16-atom ``k = 3`` design) and, for ``k <= 3``, a
-mixed-integer search for the smallest support on the phase lattice ``(Z_Q)^k`` (HiGHS) whose weights are then
-*solved exactly* on that support (rational linear algebra in ``Q(omega_Q)``).  Every candidate's moments are checked
-exactly; the chosen measure is built into a network whose float64 weights are correctly rounded exact values, so it
-verifies at the default tolerance.  The lower bound is :func:`margintheory.solvers.width_bounds.width_lower_bound`.
+**Smallest max-margin width** (:func:`min_width_network`).  By :mod:`margintheory.core.phase_measures` a max-margin
+network is, per frequency, a positive measure on the phase torus whose unwanted moments vanish.  Candidates: the
+families (Lemma C.18 of Li et al., arXiv:2402.09469; the cyclic lattice; the 16-atom ``k = 3`` design) and, for
+``k <= 3``, a mixed-integer search for the smallest support on the phase lattice ``(Z_Q)^k`` (HiGHS) whose weights are
+then *solved exactly* on that support (rational linear algebra in ``Q(omega_Q)``).  Every candidate's moments are
+checked exactly; the chosen measure is built into a network whose float64 weights are correctly rounded exact values, so
+it verifies at the default tolerance.  The lower bound is :func:`margintheory.solvers.width_bounds.width_lower_bound`.
 
 **Capped width** (``max_width``):
 
@@ -32,16 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from margintheory.core.network import PolyNetwork
+from margintheory.core.phase_measures import PhaseMeasure
+from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.errors import InputError, SolverError
-from margintheory.network import PolyNetwork
-from margintheory.phase_measures import PhaseMeasure
-from margintheory.problems import ModularAddition, as_problem
 from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.column_generation import (
     exact_normalised_margin,
     max_min_lp,
     network_from_columns,
-    orbit_margin_profile,
     translation_orbit,
 )
 from margintheory.solvers.objective import _wrong_mask, neuron_pair_contributions
@@ -167,42 +166,12 @@ def smallest_width(generators: np.ndarray, *, target: float | None = None, max_w
                        time.perf_counter() - t0, goal)
 
 
-def fewest_orbits(generators: np.ndarray, target: float, time_limit: float | None = 30.0) -> np.ndarray:
-    """The fewest translation orbits whose orbit-averaged profiles reach ``target`` (MILP on the reduced LP of
-    :mod:`margintheory.solvers.column_generation`: ``p - 1`` rows, one column per generator)."""
-    k = generators.shape[1] - 1
-    A = np.array([orbit_margin_profile(g[:k], g[k]) for g in generators]).T
-    sv, _ = _milp(A, target=target, max_width=None, time_limit=time_limit)
-    chosen = np.flatnonzero(sv > 1e-9 * max(sv.max(), 1e-300))
-    s_sel, val = _lp_on(A, chosen) if len(chosen) else (None, -np.inf)
-    if val < target * (1 - 1e-9):
-        return np.arange(len(generators))  # the MILP's choice fails the exact re-check: keep every orbit
-    return chosen
-
-
-def width_generators(generators: np.ndarray, weights: np.ndarray, threshold: float,
-                     max_columns: int = 400) -> np.ndarray:
-    """Generators for the width MILP: the LP support first, then every other generator whose uniform single-neuron
-    value is ``>= threshold`` (only maximisers can appear in a max-margin network, Lemma C.6), up to
-    ``max_columns`` translates in all."""
-    from margintheory.solvers.objective import SingleNeuronObjective, pair_weights
-
-    k1, p = generators.shape[1], generators.shape[2]
-    obj = SingleNeuronObjective(pair_weights(p, k1 - 1))
-    support = [int(i) for i in np.flatnonzero(weights > 0)]
-    extra = [i for i in range(len(generators)) if i not in support and obj.value(generators[i].ravel()) >= threshold]
-    per_orbit = p ** (k1 - 1)
-    keep = (support + extra)[: max(len(support), max_columns // per_orbit)]
-    return generators[keep]
-
-
-
 # -- cyclic phase lattices: how the cyclic-lattice family was found -------------------------------------------------
 
 def cyclic_phase_lattices(k: int, max_order: int) -> list[tuple[int, tuple[int, ...]]]:
     """``(N, g)`` with ``g`` in ``Z_N^k`` (``g_1 = 1``) such that ``N`` divides no ``m . g`` for ``m`` in ``M_k``, by
     increasing ``N`` (the uniform measure on ``{2 pi t g / N}`` is then a max-margin phase measure)."""
-    from margintheory.phase_measures import unwanted_phase_moments
+    from margintheory.core.phase_measures import unwanted_phase_moments
 
     M = unwanted_phase_moments(k)
     found = []
@@ -224,7 +193,7 @@ DEFAULT_GRIDS = {1: 4, 2: 6, 3: 8}
 
 def _moment_rows(k: int, q: int, points: np.ndarray) -> np.ndarray:
     """Real equations ``sum_a w_a cos/sin(2 pi m.a/Q) = 0``, one pair per ``+-m``: shape ``(2 |M|/2, n)``."""
-    from margintheory.phase_measures import unwanted_phase_moments
+    from margintheory.core.phase_measures import unwanted_phase_moments
 
     M = unwanted_phase_moments(k)
     M = M[[tuple(m) > tuple(-v for v in m) for m in M.tolist()]]
@@ -241,8 +210,8 @@ def exact_weights_on_support(k: int, q: int, points: np.ndarray) -> tuple | None
     solution is not unique or not positive."""
     import sympy as sp
 
-    from margintheory.phase_measures import unwanted_phase_moments
-    from margintheory.symbolic.cyclotomic import reduction_matrix
+    from margintheory.core.cyclotomic import reduction_matrix
+    from margintheory.core.phase_measures import unwanted_phase_moments
 
     R = reduction_matrix(q)
     M = unwanted_phase_moments(k)
@@ -268,7 +237,7 @@ def search_phase_measure(k: int, q: int, *, time_limit: float = 30.0):
     and its moments checked exactly.  Returns ``(PhaseMeasure or None, status)``."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    from margintheory.phase_measures import exact_moment_check
+    from margintheory.core.phase_measures import exact_moment_check
 
     points = np.array(list(itertools.product(range(q), repeat=k)), dtype=np.int64)
     n = len(points)
@@ -324,10 +293,10 @@ def min_width_network(p: int | ModularAddition, k: int | None = None, *, time_li
     """The smallest max-margin network this package can build for ``(p, k)`` (module docstring), with the exact
     moment check of every candidate, the exhaustive margin of the network and the certified lower bound.  The
     lattice search runs only when no family meets the lower bound (it cannot do better otherwise).  Takes a
-    :class:`~margintheory.problems.ModularAddition` (or loose ``(p, k)``, validated once into one)."""
-    from margintheory.construction import build_phase_measure_network
-    from margintheory.margins import exhaustive_margin
-    from margintheory.phase_measures import FAMILIES, exact_moment_check, family_measure
+    :class:`~margintheory.core.problems.ModularAddition` (or loose ``(p, k)``, validated once into one)."""
+    from margintheory.core.construction import build_phase_measure_network
+    from margintheory.core.phase_measures import FAMILIES, exact_moment_check, family_measure
+    from margintheory.engines.margins import exhaustive_margin
 
     problem = as_problem(p, k)
     p, k = problem.p, problem.k

@@ -33,11 +33,10 @@ of variables is explicit), so one SOS certificate bounds them all (:mod:`margint
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import sympy as sp
 
-from margintheory.problems import ModularAddition
+from margintheory.core.problems import ModularAddition
 from margintheory.symbolic.derivation import Derivation
 
 P, K, F_FREE = sp.symbols("p k f", positive=True, integer=True)
@@ -47,16 +46,6 @@ _SCOPE = "all p >= 2 (symbol p)"
 #: 285610 terms, 3.7 s measured under load average 14 on 2 cores)
 MAX_EXACT_WORK = 300_000
 _LEMMA = "Lemma C.14 (Li et al., arXiv:2402.09469)"
-
-
-def block_constant_squared(p: int, k: int) -> Fraction:
-    """``c_(p,k)^2 = (2 k!/((p-1) p^k))^2 (p/2)^(k+1)``: the squared constant of the blocks ``1 <= j < p/2``."""
-    return Fraction(2 * math.factorial(k), (p - 1) * p**k) ** 2 * Fraction(p, 2) ** (k + 1)
-
-
-def real_block_constant_squared(p: int, k: int) -> Fraction:
-    """``c'_(p,k)^2 = (k!/((p-1) p^k))^2 p^(k+1)``: the squared constant of the block ``j = p/2`` (even ``p``)."""
-    return Fraction(math.factorial(k), (p - 1) * p**k) ** 2 * Fraction(p) ** (k + 1)
 
 
 def block_constant(p: int, k: int) -> sp.Expr:

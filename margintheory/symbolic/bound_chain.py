@@ -14,8 +14,8 @@ Steps and how each is established (``Derivation`` labels):
 6. Concentration ``sum_j z_j^q <= (sum_j z_j)^q`` for ``q = (k+1)/2 >= 1``: an **inequality, argued**, checked
    numerically; the text justifies it by ``||z||_2 <= ||z||_1``, which is the ``k = 3`` case only.
 7. Simplification to ``2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))`` and equality with
-   :func:`margintheory.theory.gamma_star_symbolic`, the ``k = 2`` form (Morwani et al. Thm 7.7) and the ``k = 3`` form
-   (Lemma C.11): exact (sympy, symbolic ``p, k``).
+   :func:`margintheory.core.theory.gamma_star_symbolic`, the ``k = 2`` form (Morwani et al. Thm 7.7) and the ``k =
+   3`` form (Lemma C.11): exact (sympy, symbolic ``p, k``).
 8. Attainment by ``u_i = beta cos(theta_i + 2 pi zeta a/p)``, ``beta = sqrt(2/((k+1)p))``: exact (symbolic), and,
    for a given ``(p, k)``, the optimal neuron's objective computed exactly from Definition C.12 equals ``gamma*``.
 """
@@ -27,9 +27,9 @@ import math
 import numpy as np
 import sympy as sp
 
-from margintheory import theory
+from margintheory.core import theory
+from margintheory.core.cyclotomic import rational_parts
 from margintheory.errors import InputError
-from margintheory.symbolic.cyclotomic import rational_parts
 from margintheory.symbolic.derivation import Derivation
 from margintheory.symbolic.exact import cosine_neuron_objective
 from margintheory.symbolic.fourier_reduction import check_fourier_reduction

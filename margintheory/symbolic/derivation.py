@@ -5,7 +5,7 @@ numbering; docs/theory.md) and a :class:`StepCheck`.  A step's check can only be
 the corresponding :class:`Derivation` method *ran* the check (a sympy simplification, an exact computation
 in a cyclotomic field, or a seeded random test with a stated tolerance); a failed check is recorded as
 ``failed`` (never dropped); anything argued but not checked is ``argued`` with the reason.  The labels are
-the package's exactness levels (:data:`margintheory.checks.Exactness`) plus ``failed``.
+the package's exactness levels (:data:`margintheory.core.checks.Exactness`) plus ``failed``.
 
 Rendering: plain text, Markdown (with ``$$`` LaTeX blocks) and a LaTeX fragment.
 """

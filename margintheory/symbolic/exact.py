@@ -3,7 +3,7 @@
 Every logit of the (unnormalized) construction is an integer combination of products of ``cos`` and ``sin`` of
 ``2 pi t / p``; it is computed exactly in ``Z[omega_N]``, ``N = lcm(p, 4)`` (:mod:`.cyclotomic`), reduced modulo
 the cyclotomic polynomial and read off as a rational number.  The neurons are taken from
-:func:`margintheory.construction.construction_neuron_specs` (not re-derived here).  From the exact logits:
+:func:`margintheory.core.construction.construction_neuron_specs` (not re-derived here).  From the exact logits:
 
 * the margin ``h``, the wrong-label values, "every point on the margin", "all wrong labels equal" (condition C.1);
 * the network function against ``sum_{zeta=1}^{(p-1)/2} cos(2 pi zeta (a_1+...+a_k-c)/p)``, itself computed
@@ -30,14 +30,10 @@ from functools import reduce
 import numpy as np
 import sympy as sp
 
-from margintheory import progress, theory
-from margintheory.budget import Estimate, grid_points, require
-from margintheory.checks import Check, VerificationResult, bool_check
-from margintheory.construction import NeuronSpec, construction_neuron_specs
-from margintheory.errors import RefusedError
-from margintheory.margins import input_grid
-from margintheory.problems import ModularAddition, as_problem
-from margintheory.symbolic.cyclotomic import (
+from margintheory.core import theory
+from margintheory.core.checks import Check, VerificationResult, bool_check
+from margintheory.core.construction import NeuronSpec, construction_neuron_specs
+from margintheory.core.cyclotomic import (
     cyclic_mul,
     cyclic_pow,
     field_order,
@@ -46,6 +42,11 @@ from margintheory.symbolic.cyclotomic import (
     twice_cos,
     twice_trig,
 )
+from margintheory.core.problems import ModularAddition, as_problem
+from margintheory.engines.margins import input_grid
+from margintheory.errors import RefusedError
+from margintheory.runtime import progress
+from margintheory.runtime.budget import Estimate, grid_points, require
 from margintheory.symbolic.derivation import Derivation
 
 MAX_ENTRIES = 30_000_000  # p^(k+1) * lcm(p, 4) integers held at once (int64): 240 MB
@@ -134,7 +135,7 @@ def _reindexing_holds(r: sp.Symbol, z: sp.Symbol, n: sp.Symbol) -> bool:
 
 @dataclass(frozen=True)
 class ExactLogits:
-    """``logits = numerators / denominator`` exactly; rows in :func:`margintheory.margins.input_grid` order."""
+    """``logits = numerators / denominator`` exactly; rows in :func:`margintheory.engines.margins.input_grid` order."""
 
     p: int
     k: int
@@ -302,8 +303,9 @@ def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
                               max_entries: int = MAX_ENTRIES, max_memory: int | None = None,
                               max_seconds: float | None = None) -> VerificationResult:
     """The claims of Theorem C.22 on the Lemma C.18 construction for ``ModularAddition(p, k)`` (or the problem
-    ``p``), in exact arithmetic (same shape as the float :func:`margintheory.verification.verify_construction`;
-    every check has ``exactness="proved"``).  Sizes beyond ``max_entries``, ``max_memory`` bytes or
+    ``p``), in exact arithmetic (same shape as the float
+    :func:`margintheory.tasks.modular_addition.verify_construction`; every check has ``exactness="proved"``).  Sizes
+    beyond ``max_entries``, ``max_memory`` bytes or
     ``max_seconds`` are refused before anything is built."""
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
@@ -326,8 +328,9 @@ def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
                           informational=True, statement="hypothesis: p is an odd prime (as the papers assume)"))
     if applicable:
         width = problem.theorem_width
-        result.add(Check("width (C.18)", width, len(specs), None, width == len(specs),
-                         "proved", statement="width = 2^(2k-1)(p-1)/2 (Lemma C.18)"))
+        result.add(Check(name="width (C.18)", expected=width, measured=len(specs), tolerance=None,
+                         passed=width == len(specs), exactness="proved",
+                         statement="width = 2^(2k-1)(p-1)/2 (Lemma C.18)"))
     result.add(bool_check("logits rational", ex.all_rational,
                           exactness="proved",
                           detail=f"{ex.numerators.size} logits reduced modulo Phi_{field_order(p)}",
@@ -363,14 +366,15 @@ def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dic
                           exactness="proved", detail=f"all {ex.numerators.size} logits compared as rationals",
                           statement="network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)"))
     correct, wrong = stats["correct_values"], stats["wrong_values"]
-    result.add(Check("correct logit = (p-1)/2", str(sp.Rational(p - 1, 2)), _fmt(correct), None,
-                     correct == [sp.Rational(p - 1, 2)], "proved",
+    result.add(Check(name="correct logit = (p-1)/2", expected=str(sp.Rational(p - 1, 2)), measured=_fmt(correct),
+                     tolerance=None, passed=correct == [sp.Rational(p - 1, 2)], exactness="proved",
                      statement="correct-label logit (unnormalized) = (p-1)/2"))
-    result.add(Check("wrong logit (cosine sum)", str(S[1]),
-                     _fmt(wrong), None, wrong == [S[1]] and len(set(S[1:])) == 1, "proved",
+    result.add(Check(name="wrong logit (cosine sum)", expected=str(S[1]), measured=_fmt(wrong), tolerance=None,
+                     passed=wrong == [S[1]] and len(set(S[1:])) == 1, exactness="proved",
                      statement="wrong-label logit (unnormalized) = sum_zeta cos(2 pi zeta x/p), x != 0"))
-    result.add(Check("paper: wrong logit = 0", "0", _fmt(wrong), None,
-                     wrong == [0], "proved", "the paper's claim; the computed value differs" if wrong != [0] else "",
+    result.add(Check(name="paper: wrong logit = 0", expected="0", measured=_fmt(wrong), tolerance=None,
+                     passed=wrong == [0], exactness="proved",
+                     detail="the paper's claim; the computed value differs" if wrong != [0] else "",
                      informational=True, statement="paper's stated wrong-label value 0 (Lemma C.17/C.18 proofs)"))
     result.fields.update(construction_correct_logit=float(correct[0]) if len(correct) == 1 else None,
                          construction_wrong_logit=float(wrong[0]) if len(wrong) == 1 else None,
@@ -397,8 +401,9 @@ def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict,
         fields["relative_error"] = float(rel)
         fields["relative_error_exact"] = str(rel)
         fields["ratio_to_gamma_star"] = float(rel + 1)
-        result.add(Check("margin = gamma* (C.22)", str(gamma), str(nm), 0.0, equal, "proved",
-                         f"both positive with equal rational squares; (margin - gamma*)/gamma* = {rel}",
+        result.add(Check(name="margin = gamma* (C.22)", expected=str(gamma), measured=str(nm), tolerance=0.0,
+                         passed=equal, exactness="proved",
+                         detail=f"both positive with equal rational squares; (margin - gamma*)/gamma* = {rel}",
                          statement="normalized margin = gamma* (Theorem C.22)"))
     result.add(bool_check("all on margin (C.6)", stats["all_on_margin"],
                           exactness="proved", detail=f"all {p ** k} margins equal h = {h}",
@@ -430,8 +435,9 @@ def _add_multidim_dft_check(result: VerificationResult, ex: ExactLogits) -> None
     values = multidim_dft_diagonal(ex)
     ok = all(v is not None and v > 0 for v in values)
     distinct = sorted({v for v in values if v is not None})
-    result.add(Check("f^(j..,-j) > 0 (C.20)", "> 0", _fmt(distinct), None, ok, "proved",
-                     "multidimensional DFT of the unnormalized logits, computed in Q(omega_N) for j = 1..p-1",
+    result.add(Check(name="f^(j..,-j) > 0 (C.20)", expected="> 0", measured=_fmt(distinct), tolerance=None, passed=ok,
+                     exactness="proved",
+                     detail="multidimensional DFT of the unnormalized logits, computed in Q(omega_N) for j = 1..p-1",
                      statement="f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)"))
     result.fields["multidim_dft_exact"] = [str(v) for v in values]
 
@@ -441,15 +447,16 @@ def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: 
     """Equal amplitudes, Lemma C.15 optimality of every neuron, Lemma C.5 consistency, Lemma C.20 coverage."""
     p = ex.p
     sq_norms = {factor_squared_norm(p, z, kind) for z in {s.frequency for s in specs} for kind in (0, 1)}
-    result.add(Check("equal amplitudes", str(sp.Rational(p, 2)),
-                     _fmt(sorted(sq_norms)), None, sq_norms == {sp.Rational(p, 2)}, "proved",
+    result.add(Check(name="equal amplitudes", expected=str(sp.Rational(p, 2)), measured=_fmt(sorted(sq_norms)),
+                     tolerance=None, passed=sq_norms == {sp.Rational(p, 2)}, exactness="proved",
                      statement="every cos/sin factor has squared norm p/2 (equal amplitudes)"))
     objectives = ex.neuron_objectives
     if gamma is not None:
         optimal = [obj is not None and equal_positive(obj, gamma * nrm) for obj, nrm in zip(objectives, norms,
                                                                                              strict=True)]
-        result.add(Check("optimal neurons (C.15)", len(specs), sum(optimal), None,
-                         all(optimal), "proved", "objective eta(0) - E_{delta != 0} eta(delta) = gamma* "
+        result.add(Check(name="optimal neurons (C.15)", expected=len(specs), measured=sum(optimal), tolerance=None,
+                         passed=all(optimal), exactness="proved",
+                         detail="objective eta(0) - E_{delta != 0} eta(delta) = gamma* "
                          "||theta_i||^(k+1), computed from Definition C.12-C.13",
                          statement="every neuron in the optimal single-neuron set (Lemma C.15)"))
         result.fields["neurons_in_optimal_set"] = all(optimal)
@@ -457,15 +464,16 @@ def _add_neuron_checks(result: VerificationResult, specs: list[NeuronSpec], ex: 
     known = [obj for obj in objectives if obj is not None]
     if stats is not None and len(known) == len(objectives):
         total = sum(known)
-        result.add(Check("neuron objectives (C.5)",
-                         str(stats["mean_class_weighted"]), str(total), None,
-                         total == stats["mean_class_weighted"], "proved",
+        result.add(Check(name="neuron objectives (C.5)", expected=str(stats["mean_class_weighted"]),
+                         measured=str(total), tolerance=None, passed=total == stats["mean_class_weighted"],
+                         exactness="proved",
                          statement="sum of neuron objectives = mean class-weighted margin of the logits (Lemma C.5)"))
     covered = sorted({s.frequency for s in specs})
     wanted = theory.frequencies(p)
     result.fields["frequencies_covered"] = covered
-    result.add(Check("all frequencies (C.20)", wanted, covered, None, covered == wanted,
-                     "proved", statement="every frequency 1..(p-1)/2 used (Lemma C.20)"))
+    result.add(Check(name="all frequencies (C.20)", expected=wanted, measured=covered, tolerance=None,
+                     passed=covered == wanted, exactness="proved",
+                     statement="every frequency 1..(p-1)/2 used (Lemma C.20)"))
 
 
 def equal_positive(a: sp.Expr, b: sp.Expr) -> bool:

@@ -1,10 +1,10 @@
-"""Exact verification of the phase-measure networks (:mod:`margintheory.phase_measures`) for small ``(p, k)``.
+"""Exact verification of the phase-measure networks (:mod:`margintheory.core.phase_measures`) for small ``(p, k)``.
 
 A family's neuron at frequency ``zeta`` with atom ``theta = 2 pi r / Q`` and weight ``w`` computes
 ``w (sum_j cos(2 pi (r_j/Q + zeta a_j/p)))^k cos(2 pi ((r_1+...+r_k)/Q + zeta c/p))``.  With ``N = lcm(p, Q)`` and
 ``X = omega_N``, every cosine is ``(X^e + X^-e)/2``, so each logit is an element of ``Z[omega_N]`` divided by
 ``2^(k+1) L`` (``L`` the common denominator of the weights); it is reduced modulo the cyclotomic polynomial
-``Phi_N`` (:mod:`margintheory.symbolic.cyclotomic`) and read off as a rational number.  The powers are expanded
+``Phi_N`` (:mod:`margintheory.core.cyclotomic`) and read off as a rational number.  The powers are expanded
 term by term (``(2k)^k`` exponent combinations per input), never numerically.  From the exact logits: every point on
 the margin, all wrong labels equal (condition C.1), the network function ``(k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)``
 and the normalized margin against ``gamma*`` (Theorem C.22 of Li et al., arXiv:2402.09469), with the exact norm
@@ -20,13 +20,13 @@ import time
 import numpy as np
 import sympy as sp
 
-from margintheory import theory
-from margintheory.checks import Check, VerificationResult, bool_check
+from margintheory.core import theory
+from margintheory.core.checks import Check, VerificationResult, bool_check
+from margintheory.core.cyclotomic import check_int64_bound, rational_parts
+from margintheory.core.phase_measures import PhaseMeasure, exact_moment_check, family_measure, family_size
+from margintheory.core.problems import ModularAddition, as_problem
+from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError, RefusedError
-from margintheory.margins import input_grid
-from margintheory.phase_measures import PhaseMeasure, exact_moment_check, family_measure, family_size
-from margintheory.problems import ModularAddition, as_problem
-from margintheory.symbolic.cyclotomic import check_int64_bound, rational_parts
 from margintheory.symbolic.exact import cosine_sums_exact, equal_positive
 
 #: refuse when p^(k+1) * N (group-ring integers held) or the expansion work p^k (2k)^k * neurons is larger
@@ -111,7 +111,7 @@ def _squared_norms_exact(measure: PhaseMeasure, p: int) -> set[sp.Rational]:
 
 def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: str = "smallest-known"
                         ) -> VerificationResult:
-    """The claims of Theorem C.22 on a family network (:func:`margintheory.construction.build_construction`) for
+    """The claims of Theorem C.22 on a family network (:func:`margintheory.core.construction.build_construction`) for
     ``ModularAddition(p, k)`` (or the problem ``p``), every check in exact arithmetic."""
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
@@ -136,15 +136,17 @@ def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: 
     res.add(bool_check("phase moments vanish",
                        moments.passed, exactness="proved", detail=f"failures: {moments.failures}",
                        statement=f"unwanted phase moments vanish ({moments.checked} moments, {moments.method})"))
-    res.add(Check("width", f"{measure.size} x {len(theory.frequencies(p))}",
-                  width, None, True, "proved", informational=True, statement="width = neurons per frequency x (p-1)/2"))
+    res.add(Check(name="width", expected=f"{measure.size} x {len(theory.frequencies(p))}", measured=width,
+                  tolerance=None, passed=True, exactness="proved", informational=True,
+                  statement="width = neurons per frequency x (p-1)/2"))
     num, den, ok = exact_family_logits(p, measure)
     res.add(bool_check("logits rational", ok, exactness="proved",
                        detail=f"{num.size} logits reduced modulo Phi_{math.lcm(p, measure.denominator)}",
                        statement="every logit is a rational number (exact, in Q(omega_N))"))
     sq = _squared_norms_exact(measure, p)
-    res.add(Check("equal amplitudes", str(sp.Rational(p, 2)),
-                  ", ".join(str(v) for v in sorted(sq, key=str)), None, sq == {sp.Rational(p, 2)}, "proved",
+    res.add(Check(name="equal amplitudes", expected=str(sp.Rational(p, 2)),
+                  measured=", ".join(str(v) for v in sorted(sq, key=str)), tolerance=None,
+                  passed=sq == {sp.Rational(p, 2)}, exactness="proved",
                   statement="every cosine vector has squared norm p/2"))
     if ok and applicable:
         _margin_checks(res, problem, num, den, gamma)
@@ -183,6 +185,7 @@ def _margin_checks(res: VerificationResult, problem: ModularAddition, num: np.nd
     equal = equal_positive(nm, gamma)
     res.fields.update(normalized_margin=float(nm), normalized_margin_exact=str(nm), margin_exact=str(h),
                       relative_error=0.0 if equal else float((nm - gamma) / gamma), all_on_margin=True)
-    res.add(Check("margin = gamma* (C.22)", str(gamma), str(nm), 0.0, equal, "proved",
-                  "norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency)",
+    res.add(Check(name="margin = gamma* (C.22)", expected=str(gamma), measured=str(nm), tolerance=0.0, passed=equal,
+                  exactness="proved",
+                  detail="norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency)",
                   statement="normalized margin = gamma* (Theorem C.22)"))

@@ -30,13 +30,13 @@ from functools import partial
 import numpy as np
 import sympy as sp
 
-from margintheory.budget import grid_points
+from margintheory.core.cyclotomic import rational_parts
+from margintheory.core.problems import ModularAddition
+from margintheory.core.theory import int_at_least
+from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError, RefusedError
-from margintheory.margins import input_grid
-from margintheory.problems import ModularAddition
-from margintheory.symbolic.cyclotomic import rational_parts
+from margintheory.runtime.budget import grid_points
 from margintheory.symbolic.derivation import Derivation
-from margintheory.theory import int_at_least
 
 MAX_TERMS = 60_000  # p^(k+1) monomials of the fully mixed type
 MAX_WORK = 1_000_000  # multinomial types x p^(k+1): exact rational updates (about 10 s)
@@ -179,7 +179,7 @@ class FourierReduction:
 def check_fourier_reduction(p: int | ModularAddition, k: int | None = None) -> FourierReduction:
     """Expand both sides of Lemma C.14 and compare them exactly; classify every multinomial type.
 
-    ``p`` is an integer ``>= 2`` with ``k`` (validated here) or a :class:`~margintheory.problems.ModularAddition`
+    ``p`` is an integer ``>= 2`` with ``k`` (validated here) or a :class:`~margintheory.core.problems.ModularAddition`
     (validated when it was made); either way the sizes are refused up front beyond :data:`MAX_TERMS`."""
     start = time.perf_counter()
     if isinstance(p, ModularAddition):

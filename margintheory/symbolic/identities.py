@@ -146,17 +146,6 @@ def check_sum_to_product(k: int, method: str = "substitution") -> SumToProductCh
                              time.perf_counter() - start)
 
 
-def verify_sum_to_product(k: int, half: bool = False, method: str = "substitution") -> bool:
-    """Exact: the expanded right-hand side equals ``2^k k! prod x_i`` as a polynomial (Lemma C.16 Part 3)."""
-    res = check_sum_to_product(k, method)
-    return res.half_sum_ok if half else res.full_sum_ok
-
-
-def verify_mirror_terms_equal(k: int, method: str = "substitution") -> bool:
-    """Exact: the terms of ``s`` and ``-s`` are the same polynomial (why the half-sum suffices)."""
-    return check_sum_to_product(k, method).mirror_terms_equal
-
-
 def lemma_c16_parts_as_printed() -> dict[str, sp.Equality]:
     """Parts 1 and 2 of Lemma C.16 with the signs exactly as printed (Parts 1-2), unexpanded."""
     a1, a2, a3 = sp.symbols("a_1 a_2 a_3", real=True)

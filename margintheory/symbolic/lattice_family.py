@@ -1,13 +1,13 @@
 """The cyclic-lattice family for every ``k``: ``2 * 3^(k-1)`` neurons per frequency reach ``gamma*``.
 
-Statement (:func:`margintheory.phase_measures.cyclic_lattice_measure`): with ``N_k = 2 * 3^(k-1)`` and
+Statement (:func:`margintheory.core.phase_measures.cyclic_lattice_measure`): with ``N_k = 2 * 3^(k-1)`` and
 ``g^(k) = (1, 3, ..., 3^(k-2), -2 * 3^(k-2))``, for all real ``x_1..x_k, y``
 
     ``(1/N_k) sum_{t=0}^{N_k-1} (sum_j cos(x_j + 2 pi t g_j / N_k))^k cos(y + 2 pi t G / N_k)
         = (k!/2^k) cos(x_1 + ... + x_k - y)``,   ``G = g_1 + ... + g_k``,
 
 so the ``N_k`` neurons ``u_j[a] = cos(2 pi (t g_j/N + zeta a/p))``, ``w[c] = cos(2 pi (t G/N + zeta c/p))`` at each
-frequency sum to the cosine the margin needs (the per-frequency condition of :mod:`margintheory.phase_measures`;
+frequency sum to the cosine the margin needs (the per-frequency condition of :mod:`margintheory.core.phase_measures`;
 Lemma C.17-C.18 of Li et al., arXiv:2402.09469, reach the same sum with ``2^(2k-1)`` neurons).
 
 Proof.  Expanding every cosine into exponentials, the monomial ``exp(i (n.x + eps y))`` (``|n|_1 <= k``,
@@ -34,7 +34,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from margintheory.phase_measures import cyclic_lattice_generator, unwanted_phase_moments
+from margintheory.core.phase_measures import cyclic_lattice_generator, unwanted_phase_moments
 from margintheory.symbolic.derivation import Derivation
 
 
@@ -105,7 +105,7 @@ def lattice_family_derivation(k_max: int = 8, sympy_k_max: int = 4) -> Derivatio
 
 
 def _moment_error(k: int) -> float:
-    from margintheory.phase_measures import cyclic_lattice_measure
+    from margintheory.core.phase_measures import cyclic_lattice_measure
 
     mu = cyclic_lattice_measure(k)
     n, g = cyclic_lattice_generator(k)

@@ -1,10 +1,10 @@
 """The parity design for every ``k >= 3``: ``(k+1) 2^(k-1)`` neurons per frequency reach ``gamma*``.
 
-Statement (:func:`margintheory.phase_measures.parity_design_measure`): with ``Q = 2(k+1)`` and
+Statement (:func:`margintheory.core.phase_measures.parity_design_measure`): with ``Q = 2(k+1)`` and
 ``H = {h in {0,1}^k : h_1 + h_2 + h_3 even}``, the uniform measure ``mu`` on the points
 ``2 pi (t (1,...,1) + (k+1) h) / Q`` (``t = 0..k``, ``h in H``) has ``mu^(m) = 0`` for every unwanted moment ``m``
-in ``M_k`` (:func:`margintheory.phase_measures.unwanted_phase_moments`), so its neurons at each frequency sum to the
-cosine the margin needs (the per-frequency condition of :mod:`margintheory.phase_measures`; Lemmas C.14-C.18 of
+in ``M_k`` (:func:`margintheory.core.phase_measures.unwanted_phase_moments`), so its neurons at each frequency sum to
+the cosine the margin needs (the per-frequency condition of :mod:`margintheory.core.phase_measures`; Lemmas C.14-C.18 of
 Li, Liang, Shi, Song, Zhou, "Fourier circuits in neural networks and transformers", arXiv:2402.09469, reach the same
 sum with ``2^(2k-1)`` neurons).
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from margintheory.phase_measures import exact_moment_check, parity_design_measure, unwanted_phase_moments
+from margintheory.core.phase_measures import exact_moment_check, parity_design_measure, unwanted_phase_moments
 from margintheory.symbolic.derivation import Derivation
 
 #: the parity coordinates of the design (``h_1 + h_2 + h_3`` even), 0-based
@@ -56,11 +56,11 @@ def surviving_moments(k: int, parity: tuple[int, ...] = PARITY_COORDINATES) -> n
 def factorisation_predicts_moments(k: int) -> bool:
     """Exact: for every ``m`` in ``M_k``, in the box ``[-2, 2]^k`` and on the period vectors, ``mu^(m) != 0``
     (integer counts reduced modulo the cyclotomic polynomial, as in
-    :func:`margintheory.phase_measures.exact_moment_check`) exactly when neither factor of the product formula
+    :func:`margintheory.core.phase_measures.exact_moment_check`) exactly when neither factor of the product formula
     vanishes: the diagonal factor unless ``s`` is even and ``2(k+1)`` does not divide it, the parity factor unless
     ``m mod 2`` is outside ``{0, e_1 + e_2 + e_3}`` -- the proof's formula, tested on the measure the package
     builds (odd ``s`` included, where the diagonal factor is ``2 / (1 - omega^s) != 0``)."""
-    from margintheory.symbolic.cyclotomic import reduce_mod_cyclotomic
+    from margintheory.core.cyclotomic import reduce_mod_cyclotomic
 
     mu = parity_design_measure(k)
     q = mu.denominator

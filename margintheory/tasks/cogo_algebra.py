@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import logits
 from margintheory.errors import InputError
-from margintheory.margins import logits
-from margintheory.network import PolyNetwork
 
 A, B, C = 0, 1, 2
 

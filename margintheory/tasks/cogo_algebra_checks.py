@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from margintheory.checks import Check, bool_check
-from margintheory.network import PolyNetwork
+from margintheory.core.checks import Check, bool_check
+from margintheory.core.network import PolyNetwork
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import A, B, Z, forward_loss, from_network, r_abc, r_pp, theorem1_loss
 from margintheory.tasks.cogo_lemma1_checks import ZERO_TOL
@@ -20,9 +20,9 @@ def theorem1_loss_check(loss_formula: float, loss_forward: float, detail: str = 
                         *, statement: str) -> Check:
     """Theorem 1 of Tian (CoGO): the loss computed from the Fourier coefficients ``z`` equals the forward pass's
     loss, to ``ZERO_TOL`` relative to ``1 + loss``."""
-    return Check("Thm 1 loss = forward pass", loss_forward, loss_formula, ZERO_TOL,
-                 abs(loss_formula - loss_forward) <= ZERO_TOL * (1 + loss_forward), "float", detail, informational,
-                 statement=statement)
+    return Check(name="Thm 1 loss = forward pass", expected=loss_forward, measured=loss_formula, tolerance=ZERO_TOL,
+                 passed=abs(loss_formula - loss_forward) <= ZERO_TOL * (1 + loss_forward), exactness="float",
+                 detail=detail, informational=informational, statement=statement)
 
 
 def algebra_checks(d: int) -> tuple[list[Check], dict]:
@@ -51,25 +51,12 @@ def algebra_checks(d: int) -> tuple[list[Check], dict]:
         )
     checks = [
         theorem1_loss_check(lt, fl, statement="Theorem 1 loss = forward pass (random zero-mean weights, seed 0)"),
-        Check(
-            "Thm 1, non-zero-mean weights",
-            fl2,
-            lt2,
-            ZERO_TOL,
-            abs(lt2 - fl2) <= ZERO_TOL * (1 + fl2),
-            "float",
-            f"difference {lt2 - fl2:.6g}",
-            True,
-            statement="Theorem 1 with non-zero-mean input weights (outside its assumption)"),
-        Check(
-            "Thm 3: r is a ring map",
-            0.0,
-            hom,
-            ZERO_TOL,
-            hom <= ZERO_TOL,
-            "float",
-            "max relative error over all potentials",
-            statement="Theorem 3: r(z1 + z2) = r(z1) + r(z2), r(z1 * z2) = r(z1) r(z2) (random complex z)"),
+        Check(name="Thm 1, non-zero-mean weights", expected=fl2, measured=lt2, tolerance=ZERO_TOL,
+              passed=abs(lt2 - fl2) <= ZERO_TOL * (1 + fl2), exactness="float", detail=f"difference {lt2 - fl2:.6g}",
+              informational=True, statement="Theorem 1 with non-zero-mean input weights (outside its assumption)"),
+        Check(name="Thm 3: r is a ring map", expected=0.0, measured=hom, tolerance=ZERO_TOL, passed=hom <= ZERO_TOL,
+              exactness="float", detail="max relative error over all potentials",
+              statement="Theorem 3: r(z1 + z2) = r(z1) + r(z2), r(z1 * z2) = r(z1) r(z2) (random complex z)"),
     ]
     table, tfields = table1_checks(d, cc.DEFAULT_NU)
     return checks + table, {"theorem1_random": {"forward": fl, "formula": lt}, **tfields}
@@ -102,15 +89,10 @@ def table1_checks(d: int, nu: complex) -> tuple[list[Check], dict]:
         if order is not None:
             ok = rho.order == order and zeroed <= ZERO_TOL
             checks.append(
-                Check(
-                    f"Table 1 {name}: rho(u) (Thm 4)",
-                    order,
-                    rho.order,
-                    ZERO_TOL,
-                    ok,
-                    "float",
-                    f"max |potential in R| after rho: {zeroed:.3e}; 1-set spread {const:.3e}",
-                    statement=f"Table 1 {name}: rho(u) has order {order} and zeroes every potential != 1 (Theorem 4)")
+                Check(name=f"Table 1 {name}: rho(u) (Thm 4)", expected=order, measured=rho.order, tolerance=ZERO_TOL,
+                      passed=ok, exactness="float",
+                      detail=f"max |potential in R| after rho: {zeroed:.3e}; 1-set spread {const:.3e}",
+                      statement=f"Table 1 {name}: rho(u) has order {order} and zeroes every potential != 1 (Theorem 4)")
             )
     checks.append(
         bool_check(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from margintheory.core.problems import CoGO
 from margintheory.errors import InputError
 from margintheory.tasks.cogo_algebra import A, B, Z, r_abc, r_pp, single_frequency
 
@@ -257,4 +258,4 @@ def build_f46(d: int, k0: int = 1, xi: complex = 1.0, variant: str = "paper") ->
     )
 
 
-CONSTRUCTIONS = ("F6", "F4", "F46", "memorize")
+CONSTRUCTIONS = CoGO.CONSTRUCTIONS  # the names, declared with the problem object

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from margintheory import progress
-from margintheory.checks import Check
+from margintheory.core.checks import Check
+from margintheory.runtime import progress
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import (
     A,
@@ -109,39 +109,19 @@ def construction_checks(con: cc.Construction, informational: bool = False) -> tu
     parts = loss_decomposition(z)
     progress.report(stage, 4, 4)
     checks = [
-        Check(
-            f"{tag}: weights real",
-            0.0,
-            herm,
-            ZERO_TOL,
-            herm <= ZERO_TOL,
-            "float",
-            f"max imaginary part of the real weights {imag:.3e}",
-            informational,
-            statement=f"{tag}: weights real (Hermitian z)"),
-        Check(
-            f"{tag}: Thm 1 loss",
-            fl,
-            lt.total,
-            ZERO_TOL,
-            abs(lt.total - fl) <= ZERO_TOL * (1 + abs(fl)),
-            "float",
-            "absolute difference relative to 1 + loss",
-            informational,
-            statement=f"{tag}: Theorem 1 loss = forward-pass loss"),
+        Check(name=f"{tag}: weights real", expected=0.0, measured=herm, tolerance=ZERO_TOL, passed=herm <= ZERO_TOL,
+              exactness="float", detail=f"max imaginary part of the real weights {imag:.3e}",
+              informational=informational, statement=f"{tag}: weights real (Hermitian z)"),
+        Check(name=f"{tag}: Thm 1 loss", expected=fl, measured=lt.total, tolerance=ZERO_TOL,
+              passed=abs(lt.total - fl) <= ZERO_TOL * (1 + abs(fl)), exactness="float",
+              detail="absolute difference relative to 1 + loss", informational=informational,
+              statement=f"{tag}: Theorem 1 loss = forward-pass loss"),
     ]
     if con.claimed_order is not None:
         checks.append(
-            Check(
-                f"{tag}: order",
-                con.claimed_order,
-                z.order,
-                None,
-                z.order == con.claimed_order,
-                "proved",
-                "",
-                informational,
-                statement=f"{tag}: order (hidden nodes) = paper's")
+            Check(name=f"{tag}: order", expected=con.claimed_order, measured=z.order, tolerance=None,
+                  passed=z.order == con.claimed_order, exactness="proved", detail="", informational=informational,
+                  statement=f"{tag}: order (hidden nodes) = paper's")
         )
     checks += _claimed_set_checks(con.name, tag, sets, informational)
     checks.append(_loss_check(CLAIMS[con.name]["zero_loss"], tag, fl, lt, informational))
@@ -179,29 +159,19 @@ def _claimed_set_checks(name: str, tag: str, sets: dict[str, float], information
         val = sets[key]
         holds = val <= ZERO_TOL
         checks.append(
-            Check(
-                f"{tag}: {SET_SHORT[key]}",
-                0.0 if claim else "> 0",
-                val,
-                ZERO_TOL,
-                holds == claim,
-                "float",
-                "max deviation over non-zero frequencies",
-                informational,
-                statement=f"{tag}: {SET_LABELS[key]}" + ("" if claim else " fails, as the paper says"))
+            Check(name=f"{tag}: {SET_SHORT[key]}", expected=0.0 if claim else "> 0", measured=val, tolerance=ZERO_TOL,
+                  passed=holds == claim, exactness="float", detail="max deviation over non-zero frequencies",
+                  informational=informational,
+                  statement=f"{tag}: {SET_LABELS[key]}" + ("" if claim else " fails, as the paper says"))
         )
     return checks
 
 
 def _loss_check(zl: bool | None, tag: str, fl: float, lt: LossTerms, informational: bool) -> Check:
     """The loss is 0 where the paper claims a global optimizer; reported otherwise."""
-    return Check(
-        f"{tag}: loss = 0" if zl else f"{tag}: loss",
-        0.0,
-        fl,
-        ZERO_TOL,
-        (fl <= ZERO_TOL) if zl else True,
-        "float",
-        f"Theorem 1 terms: R_n {lt.r_n:.6g}, R_* {lt.r_star:.6g}, cross {lt.cross:.6g}, fit {lt.fit:.6g}",
-        informational or zl is None,
-        statement=f"{tag}: loss = 0 (global optimizer, Lemma 1)" if zl else f"{tag}: loss (not claimed 0)")
+    return Check(name=f"{tag}: loss = 0" if zl else f"{tag}: loss", expected=0.0, measured=fl, tolerance=ZERO_TOL,
+                 passed=(fl <= ZERO_TOL) if zl else True, exactness="float",
+                 detail=f"Theorem 1 terms: R_n {lt.r_n:.6g}, R_* {lt.r_star:.6g}, cross {lt.cross:.6g}, "
+                        f"fit {lt.fit:.6g}",
+                 informational=informational or zl is None,
+                 statement=f"{tag}: loss = 0 (global optimizer, Lemma 1)" if zl else f"{tag}: loss (not claimed 0)")

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import math
 
-from margintheory import theory
-from margintheory.checks import Check
+from margintheory.core import theory
+from margintheory.core.checks import Check
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import to_network
-from margintheory.verification import verify_network
+from margintheory.tasks.modular_addition import verify_network
 
 
 def margin_connection(
@@ -38,8 +38,9 @@ def margin_connection(
     if con.name == "memorize":
         expect = memorization_margin(d)
         checks.append(
-            Check("margin (memorization)",
-                  expect, nm, tol, abs(nm - expect) <= tol, "float", "= gamma* sqrt(2/(d-1)) for odd d", True,
+            Check(name="margin (memorization)", expected=expect, measured=nm, tolerance=tol,
+                  passed=abs(nm - expect) <= tol, exactness="float", detail="= gamma* sqrt(2/(d-1)) for odd d",
+                  informational=True,
                   statement="normalized margin = 2 / (3 sqrt(3 d) (d-1)^1.5) (derived here, see memorization_margin)")
         )
     fields = {

@@ -16,21 +16,20 @@ This module builds the constructions and wires the checks of :mod:`.cogo_lemma1_
 from __future__ import annotations
 
 import cmath
-import math
 
 import numpy as np
 
-from margintheory.checks import Check, VerificationResult
+from margintheory.core.checks import Check, VerificationResult
+from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import CoGO
+from margintheory.engines.margins import DEFAULT_MAX_MEMORY
 from margintheory.errors import InputError, RefusedError
-from margintheory.margins import DEFAULT_MAX_MEMORY
-from margintheory.network import PolyNetwork
-from margintheory.problems import CoGO
 from margintheory.tasks import cogo_constructions as cc
 from margintheory.tasks.cogo_algebra import forward_loss, from_network, theorem1_loss
 from margintheory.tasks.cogo_algebra_checks import algebra_checks, theorem1_loss_check
 from margintheory.tasks.cogo_lemma1_checks import SET_LABELS, SET_SHORT, ZERO_TOL, construction_checks, potential_sets
 from margintheory.tasks.cogo_margin import margin_connection
-from margintheory.verification import verify_network
+from margintheory.tasks.modular_addition import verify_network
 
 MAX_D = 64
 
@@ -57,7 +56,7 @@ def verify_cogo(
     max_memory: int = DEFAULT_MAX_MEMORY,
     max_seconds: float | None = None,
 ) -> VerificationResult:
-    """All checks of the module docstring for the problem's construction (a :class:`~margintheory.problems.CoGO`,
+    """All checks of the module docstring for the problem's construction (a :class:`~margintheory.core.problems.CoGO`,
     validated when it was made), or for construction ``problem`` at ``d`` (``nu = e^{i nu_angle}``, ...)."""
     if not isinstance(problem, CoGO):
         problem = CoGO(d, problem, nu_angle=nu_angle, xi_angle=xi_angle, k0=k0)  # type: ignore[arg-type]
@@ -107,10 +106,6 @@ def verify_cogo(
     return result
 
 
-def default_angle(x: float | None) -> float:
-    return 0.0 if x is None else float(x) % (2 * math.pi)
-
-
 def verify_cogo_network(
     net: PolyNetwork, *, max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None
 ) -> VerificationResult:
@@ -128,12 +123,11 @@ def verify_cogo_network(
     sets = potential_sets(z)
     for key in ("R_g", "R_c", "R_n", "R_*", "R_n_summed"):
         result.add(
-            Check(
-                SET_SHORT[key], 0.0, sets[key], ZERO_TOL, sets[key] <= ZERO_TOL, "float", informational=True,
-                statement=SET_LABELS[key],
-            )
+            Check(name=SET_SHORT[key], expected=0.0, measured=sets[key], tolerance=ZERO_TOL,
+                  passed=sets[key] <= ZERO_TOL, exactness="float", informational=True, statement=SET_LABELS[key])
         )
-    result.add(Check("loss = 0", 0.0, fl, ZERO_TOL, fl <= ZERO_TOL, "float", informational=True))
+    result.add(Check(name="loss = 0", expected=0.0, measured=fl, tolerance=ZERO_TOL, passed=fl <= ZERO_TOL,
+                     exactness="float", informational=True))
     result.fields.update(loss=fl, loss_theorem1=lt, potential_deviations=sets)
     core = verify_network(net, d, 2, max_memory=max_memory, max_seconds=max_seconds)
     result.checks += [

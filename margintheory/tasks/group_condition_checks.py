@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from margintheory.checks import Check, bool_check, close_check
+from margintheory.core import theory
+from margintheory.core.checks import Check, bool_check, close_check
+from margintheory.core.representations import Irrep
 from margintheory.tasks import group_margin as gm
-from margintheory.tasks.representations import Irrep
 
 LP_REL_TOL = 1e-9
 
@@ -27,7 +28,7 @@ def condition_and_lp_checks(
     values, whether it holds, the formula and the LP solution."""
     cond = gm.condition_values(X, dims)
     holds = bool(np.all(cond < 0))
-    formula = gm.gamma_star_theorem79(order, dims)
+    formula = theory.gamma_star_theorem79(order, dims)
     lp = gm.solve_class_lp(X, order, dims)
     checks = [
         bool_check(
@@ -37,15 +38,10 @@ def condition_and_lp_checks(
             detail=f"values per class {np.round(cond, 6).tolist()}",
             informational=True,
             statement="condition sum_{R!=1} d_R^1.5 chi_R(C) < 0 for every class C != e (Thm 7.9)"),
-        Check(
-            "class LP: primal = dual",
-            0.0,
-            lp.gap / lp.primal,
-            LP_REL_TOL,
-            abs(lp.gap) <= LP_REL_TOL * lp.primal,
-            "float",
-            "relative gap; HiGHS optimal on both",
-            statement="class LP: primal (block masses) = dual (class weights)"),
+        Check(name="class LP: primal = dual", expected=0.0, measured=lp.gap / lp.primal, tolerance=LP_REL_TOL,
+              passed=abs(lp.gap) <= LP_REL_TOL * lp.primal, exactness="float",
+              detail="relative gap; HiGHS optimal on both",
+              statement="class LP: primal (block masses) = dual (class weights)"),
         _closed_form_check(holds, formula, lp),
     ]
     return checks, cond, holds, formula, lp
@@ -56,16 +52,11 @@ def _closed_form_check(holds: bool, formula: float, lp: gm.ClassLP) -> Check:
     if holds:
         return close_check("Thm 7.9 formula = LP", formula, lp.primal, LP_REL_TOL,
         statement="closed form 2/(3 sqrt(3|G|) sum d_R^2.5) = LP max margin")
-    return Check(
-        "Thm 7.9 formula < max margin",
-        "< LP value",
-        formula / lp.primal,
-        LP_REL_TOL,
-        formula < lp.primal * (1 - LP_REL_TOL),
-        "float",
-        f"formula {formula:.12g}, LP max margin {lp.primal:.12g}, ratio formula/LP "
+    return Check(name="Thm 7.9 formula < max margin", expected="< LP value", measured=formula / lp.primal,
+                 tolerance=LP_REL_TOL, passed=formula < lp.primal * (1 - LP_REL_TOL), exactness="float",
+                 detail=f"formula {formula:.12g}, LP max margin {lp.primal:.12g}, ratio formula/LP "
         f"{formula / lp.primal:.9f}; the formula is still attained by the mu ∝ d^2.5 network",
-        statement="closed form of Thm 7.9 (condition fails): formula < true max margin")
+                 statement="closed form of Thm 7.9 (condition fails): formula < true max margin")
 
 
 def lemma_d14_checks(
@@ -77,27 +68,18 @@ def lemma_d14_checks(
     v14 = gm.dual_values(pi14, X, order, dims)
     ok14 = abs(pi14.sum() - 1) <= LP_REL_TOL and float(np.ptp(v14)) <= LP_REL_TOL * formula
     checks = [
-        Check(
-            "Lemma D.14 weights equalize",
-            formula,
-            float(v14.max()),
-            LP_REL_TOL,
-            bool(ok14 and abs(v14.max() - formula) <= LP_REL_TOL * formula),
-            "float",
-            f"sum |C| tau_C = {pi14.sum():.15g}; min |C| tau_C = {pi14.min():.6g} (>= 0 iff the condition holds); "
-            "the statement's sign (+) gives sum -1",
-            statement="Lemma D.14 weights (tau_C = -sum z_R chi_R(C)) sum to 1 and equalize every irrep at the formula")
+        Check(name="Lemma D.14 weights equalize", expected=formula, measured=float(v14.max()), tolerance=LP_REL_TOL,
+              passed=bool(ok14 and abs(v14.max() - formula) <= LP_REL_TOL * formula), exactness="float",
+              detail=f"sum |C| tau_C = {pi14.sum():.15g}; min |C| tau_C = {pi14.min():.6g} "
+                     "(>= 0 iff the condition holds); the statement's sign (+) gives sum -1",
+              statement="Lemma D.14 weights (tau_C = -sum z_R chi_R(C)) sum to 1 and equalize every irrep at the "
+                        "formula")
     ]
     if holds:
         checks.append(
-            Check(
-                "Lemma D.14 weights >= 0",
-                ">= 0",
-                float(pi14.min()),
-                0.0,
-                bool(pi14.min() >= 0),
-                "float",
-                statement="Lemma D.14 weights are non-negative (a valid dual: formula is an upper bound)")
+            Check(name="Lemma D.14 weights >= 0", expected=">= 0", measured=float(pi14.min()), tolerance=0.0,
+                  passed=bool(pi14.min() >= 0), exactness="float",
+                  statement="Lemma D.14 weights are non-negative (a valid dual: formula is an upper bound)")
         )
     return checks
 
@@ -122,7 +104,7 @@ def theorem79_fields(
         "lp_dual": lp.dual,
         "lp_block_masses": lp.mu.tolist(),
         "lp_class_weights": lp.pi.tolist(),
-        "theorem_width": gm.theorem79_width(dims),
+        "theorem_width": theory.theorem79_width(dims),
         "irreps_used_by_lp": [irreps[r].name for r in np.flatnonzero(lp.mu > 1e-9)],
         "irreps_tight_under_dual": [irreps[r].name for r in gm.tight_irreps(lp, X, order, dims)],
     }

@@ -9,15 +9,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from margintheory.checks import Check, close_check
+from margintheory.core import theory
+from margintheory.core.checks import Check, close_check
+from margintheory.core.groups import FiniteGroup
+from margintheory.core.network import PolyNetwork
+from margintheory.core.representations import Irrep, basis_vectors
+from margintheory.engines.margins import exhaustive_margin
 from margintheory.errors import RefusedError
-from margintheory.margins import exhaustive_margin
-from margintheory.network import PolyNetwork
 from margintheory.tasks import group_margin as gm
 from margintheory.tasks.group_condition_checks import LP_REL_TOL
-from margintheory.tasks.groups import FiniteGroup
-from margintheory.tasks.representations import Irrep, basis_vectors
-from margintheory.verification import margin_checks
+from margintheory.tasks.modular_addition import margin_checks
 
 SINGLE_IRREP_TOL = 1e-9
 SAMPLED_TRIPLES = 4000
@@ -39,15 +40,9 @@ def block_checks(G: FiniteGroup, irreps: list[Irrep]) -> tuple[list[Check], dict
     )
     tol = 1e-12
     return [
-        Check(
-            "blocks output 4 chi_R (D.15)",
-            0.0,
-            err,
-            tol,
-            err <= tol,
-            "float",
-            f"{how}; max error relative to the block's largest logit",
-            statement="each block of 2 d^3 neurons outputs 4 chi_R(a b c^-1) (Lemma D.15)")
+        Check(name="blocks output 4 chi_R (D.15)", expected=0.0, measured=err, tolerance=tol, passed=err <= tol,
+              exactness="float", detail=f"{how}; max error relative to the block's largest logit",
+              statement="each block of 2 d^3 neurons outputs 4 chi_R(a b c^-1) (Lemma D.15)")
     ], {"block_check": how}
 
 
@@ -57,18 +52,12 @@ def theorem79_network_checks(
     """The Theorem 7.9 network (block masses ``mu ∝ d^2.5``): its width ``2 sum d_R^3`` and its margin from the
     verified blocks and the characters, equal to the formula."""
     dims = np.array([R.dim for R in irreps])
-    width = gm.theorem79_width(dims)
+    width = theory.theorem79_width(dims)
     net = gm.mixture_network(irreps, gm.theorem79_weights(dims))
     cm = gm.class_margins(gm.theorem79_weights(dims), X, order, dims)
     checks = [
-        Check(
-            "width (Lemma D.15)",
-            width,
-            net.m,
-            None,
-            net.m == width,
-            "proved",
-            statement="construction width = 2 sum_{R!=1} d_R^3 (Lemma D.15)"),
+        Check(name="width (Lemma D.15)", expected=width, measured=net.m, tolerance=None, passed=net.m == width,
+              exactness="proved", statement="construction width = 2 sum_{R!=1} d_R^3 (Lemma D.15)"),
         close_check(
             "network margin = formula", formula, float(cm.min()), 1e-12,
             statement="Thm 7.9 network margin (verified blocks + characters) = formula"
@@ -116,15 +105,10 @@ def _dual_c1_check(lp: gm.ClassLP, X: np.ndarray, order: int, dims: np.ndarray) 
     cm_lp = gm.class_margins(lp.mu, X, order, dims)
     support = lp.pi > 1e-9
     spread = float(cm_lp[support].max() - cm_lp.min())
-    return Check(
-        "wrong classes at max (C.1)",
-        0.0,
-        spread / lp.primal,
-        LP_REL_TOL,
-        spread <= LP_REL_TOL * lp.primal,
-        "float",
-        f"classes in spt(pi): {int(support.sum())} of {len(support)}; from blocks + characters",
-        statement="wrong classes weighted by the LP dual attain the max wrong logit (C.1 for tau = pi)")
+    return Check(name="wrong classes at max (C.1)", expected=0.0, measured=spread / lp.primal, tolerance=LP_REL_TOL,
+                 passed=spread <= LP_REL_TOL * lp.primal, exactness="float",
+                 detail=f"classes in spt(pi): {int(support.sum())} of {len(support)}; from blocks + characters",
+                 statement="wrong classes weighted by the LP dual attain the max wrong logit (C.1 for tau = pi)")
 
 
 #: the core's margin checks carry modular-addition references: (short name, statement) of the group claim instead
@@ -167,27 +151,15 @@ def single_irrep_checks(
     single = top >= 1 - tol
     used = sorted({int(r) for r in which[single] if r > 0})
     checks = [
-        Check(
-            "neurons in one irrep (7.9)",
-            net.m,
-            int((single & (which > 0)).sum()),
-            tol,
-            bool(np.all(single & (which > 0))),
-            "float",
-            f"min max-irrep power fraction {float(top.min()):.15g}",
-            statement="every neuron spanned by one non-trivial irrep (Thm 7.9 (1))")
+        Check(name="neurons in one irrep (7.9)", expected=net.m, measured=int((single & (which > 0)).sum()),
+              tolerance=tol, passed=bool(np.all(single & (which > 0))), exactness="float",
+              detail=f"min max-irrep power fraction {float(top.min()):.15g}",
+              statement="every neuron spanned by one non-trivial irrep (Thm 7.9 (1))")
     ]
     if required is not None:
         need = sorted(int(r) for r in required)
         checks.append(
-            Check(
-                required_name,
-                [irreps[r].name for r in need],
-                [irreps[r].name for r in used],
-                None,
-                set(need) <= set(used),
-                "proved",
-                statement=required_label,
-            )
+            Check(name=required_name, expected=[irreps[r].name for r in need], measured=[irreps[r].name for r in used],
+                  tolerance=None, passed=set(need) <= set(used), exactness="proved", statement=required_label)
         )
     return checks, {"irreps_used": [irreps[r].name for r in used], "min_irrep_power": float(top.min())}

@@ -1,6 +1,6 @@
 """Max margin of group composition ``(a, b) -> ab`` (Morwani et al. Thm 7.9, App. D.9).
 
-The network is the core quadratic :class:`~margintheory.network.PolyNetwork` with ``k = 2`` and ``p = |G|``;
+The network is the core quadratic :class:`~margintheory.core.network.PolyNetwork` with ``k = 2`` and ``p = |G|``;
 only the labels change (``a*b`` instead of ``a+b``).
 
 * condition: ``sum_{R != 1} d_R^1.5 chi_R(C) < 0`` for every non-trivial class ``C`` (Lemma D.14);
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
+from margintheory.core.groups import FiniteGroup
+from margintheory.core.network import PolyNetwork
+from margintheory.core.representations import Irrep
 from margintheory.errors import SolverError
-from margintheory.network import PolyNetwork
-from margintheory.tasks.groups import FiniteGroup
-from margintheory.tasks.representations import Irrep
 
 LP_TOL = 1e-9
 
@@ -35,16 +35,6 @@ LP_TOL = 1e-9
 def condition_values(X: np.ndarray, dims: np.ndarray) -> np.ndarray:
     """``sum_{R != 1} d_R^1.5 chi_R(C)`` for every non-trivial class ``C`` (columns 1..K-1 of ``X``)."""
     return (dims[1:] ** 1.5) @ X[1:, 1:]
-
-
-def gamma_star_theorem79(order: int, dims: np.ndarray) -> float:
-    """``2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5)`` (Thm 7.9), float64."""
-    return 2.0 / (3.0 * math.sqrt(3.0 * order) * float(np.sum(dims[1:] ** 2.5)))
-
-
-def theorem79_width(dims: np.ndarray) -> int:
-    """``2 sum_{R != 1} d_R^3`` neurons (Thm 7.9 / Lemma D.15)."""
-    return int(2 * np.sum(dims[1:] ** 3))
 
 
 def kappa(order: int, d: int) -> float:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from margintheory.checks import Check, bool_check
-from margintheory.tasks.groups import FiniteGroup
-from margintheory.tasks.representations import (
+from margintheory.core.checks import Check, bool_check
+from margintheory.core.groups import FiniteGroup
+from margintheory.core.representations import (
     Irrep,
     character_inner_products,
     character_table,
@@ -75,28 +75,17 @@ def _basic_checks(
                 else " (associativity of permutation composition not re-checked exhaustively above order 120)"
             ),
             statement="group table: Latin square with identity, associative"),
-        Check(
-            "R is a homomorphism",
-            0.0,
-            hom,
-            REP_TOL,
-            hom <= REP_TOL,
-            "float",
-            f"{len(gens)} generator(s); max abs error",
-            statement="R(g s) = R(g) R(s) for all g and generators s (hence a homomorphism)"),
-        Check("R(g) orthogonal", 0.0, orth, REP_TOL, orth <= REP_TOL, "float", "max |R^T R - I|",
-        statement="R(g) orthogonal"),
-        Check(
-            "number of irreps",
-            len(classes),
-            n_complex,
-            None,
-            len(classes) == n_complex,
-            "proved",
-            "a real irrep of complex type splits into two complex irreps",
-            statement="complex irreps counted (real type 1, complex type 2) = number of conjugacy classes"),
-        Check("class functions", 0.0, class_err, REP_TOL, class_err <= REP_TOL, "float",
-        statement="characters constant on conjugacy classes"),
+        Check(name="R is a homomorphism", expected=0.0, measured=hom, tolerance=REP_TOL, passed=hom <= REP_TOL,
+              exactness="float", detail=f"{len(gens)} generator(s); max abs error",
+              statement="R(g s) = R(g) R(s) for all g and generators s (hence a homomorphism)"),
+        Check(name="R(g) orthogonal", expected=0.0, measured=orth, tolerance=REP_TOL, passed=orth <= REP_TOL,
+              exactness="float", detail="max |R^T R - I|", statement="R(g) orthogonal"),
+        Check(name="number of irreps", expected=len(classes), measured=n_complex, tolerance=None,
+              passed=len(classes) == n_complex, exactness="proved",
+              detail="a real irrep of complex type splits into two complex irreps",
+              statement="complex irreps counted (real type 1, complex type 2) = number of conjugacy classes"),
+        Check(name="class functions", expected=0.0, measured=class_err, tolerance=REP_TOL, passed=class_err <= REP_TOL,
+              exactness="float", statement="characters constant on conjugacy classes"),
         bool_check(
             "irreps of real type",
             real_type,
@@ -115,19 +104,13 @@ def _real_type_checks(
     schur = schur_orthogonality_error(irreps)
     ch = float(np.abs(ip - np.eye(len(irreps))).max())
     return [
-        Check("sum d_R^2 = |G| (D.5)", G.order, sq, None, sq == G.order, "proved",
-        statement="sum d_R^2 = |G| (Theorem D.5)"),
-        Check(
-            "entry orthogonality (D.10)",
-            0.0,
-            schur,
-            REP_TOL,
-            schur <= REP_TOL,
-            "float",
-            "max deviation relative to |G|",
-            statement="matrix-entry orthogonality B^T B = diag(|G|/d_R) (Lemma D.10 (1)-(2))"),
-        Check("characters orthonormal (D.8)", 0.0, ch, REP_TOL, ch <= REP_TOL, "float",
-        statement="characters orthonormal (Theorem D.8)"),
+        Check(name="sum d_R^2 = |G| (D.5)", expected=G.order, measured=sq, tolerance=None, passed=sq == G.order,
+              exactness="proved", statement="sum d_R^2 = |G| (Theorem D.5)"),
+        Check(name="entry orthogonality (D.10)", expected=0.0, measured=schur, tolerance=REP_TOL,
+              passed=schur <= REP_TOL, exactness="float", detail="max deviation relative to |G|",
+              statement="matrix-entry orthogonality B^T B = diag(|G|/d_R) (Lemma D.10 (1)-(2))"),
+        Check(name="characters orthonormal (D.8)", expected=0.0, measured=ch, tolerance=REP_TOL, passed=ch <= REP_TOL,
+              exactness="float", statement="characters orthonormal (Theorem D.8)"),
         _class_sum_check(G, irreps, classes),
     ]
 
@@ -138,23 +121,12 @@ def _complex_type_checks(G: FiniteGroup, ip: np.ndarray, fs: np.ndarray, dims: n
     dev = float(np.abs(ip - expect).max())
     sq = float(np.sum(dims**2 / np.diag(expect)))
     return [
-        Check(
-            "<chi_R, chi_S>",
-            0.0,
-            dev,
-            REP_TOL,
-            dev <= REP_TOL,
-            "float",
-            statement="<chi_R,chi_S> = 0 (R != S), 1 (real type) or 2 (complex type)"),
-        Check(
-            "sum d^2 = |G| (complex)",
-            G.order,
-            sq,
-            REP_TOL,
-            abs(sq - G.order) <= REP_TOL,
-            "float",
-            "a complex-type real irrep of dimension d contributes 2 (d/2)^2",
-            statement="sum over complex irreps of d^2 = |G|"),
+        Check(name="<chi_R, chi_S>", expected=0.0, measured=dev, tolerance=REP_TOL, passed=dev <= REP_TOL,
+              exactness="float", statement="<chi_R,chi_S> = 0 (R != S), 1 (real type) or 2 (complex type)"),
+        Check(name="sum d^2 = |G| (complex)", expected=G.order, measured=sq, tolerance=REP_TOL,
+              passed=abs(sq - G.order) <= REP_TOL, exactness="float",
+              detail="a complex-type real irrep of dimension d contributes 2 (d/2)^2",
+              statement="sum over complex irreps of d^2 = |G|"),
     ]
 
 
@@ -166,11 +138,6 @@ def _class_sum_check(G: FiniteGroup, irreps: list[Irrep], classes: list[np.ndarr
             S = R.mats[cl].sum(axis=0)
             off = S - np.diag(np.diag(S))
             err = max(err, float(np.abs(off).max()), float(np.ptp(np.diag(S))))
-    return Check(
-        "class sums (D.10 (3)-(4))",
-        0.0,
-        err,
-        REP_TOL * G.order,
-        err <= REP_TOL * G.order,
-        "float",
-        statement="class sums: off-diagonal 0, diagonal independent of position (Lemma D.10 (3)-(4))")
+    return Check(name="class sums (D.10 (3)-(4))", expected=0.0, measured=err, tolerance=REP_TOL * G.order,
+                 passed=err <= REP_TOL * G.order, exactness="float",
+                 statement="class sums: off-diagonal 0, diagonal independent of position (Lemma D.10 (3)-(4))")

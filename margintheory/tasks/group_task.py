@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from margintheory import theory
-from margintheory.checks import Check, VerificationResult, close_check
-from margintheory.construction import build_construction
+from margintheory.core import theory
+from margintheory.core.checks import Check, VerificationResult, close_check
+from margintheory.core.construction import build_construction
+from margintheory.core.groups import FiniteGroup
+from margintheory.core.network import PolyNetwork
+from margintheory.core.representations import Irrep, character_table, frobenius_schur_indicator, real_irreps
+from margintheory.engines.margins import DEFAULT_MAX_MEMORY, EPS, exhaustive_margin
 from margintheory.errors import InputError
-from margintheory.margins import DEFAULT_MAX_MEMORY, EPS, exhaustive_margin
-from margintheory.network import PolyNetwork
 from margintheory.tasks import group_condition_checks as cond_checks
 from margintheory.tasks import group_construction_checks as net_checks
 from margintheory.tasks import group_margin as gm
 from margintheory.tasks.group_representation_checks import REP_TOL, representation_checks
-from margintheory.tasks.groups import FiniteGroup
-from margintheory.tasks.representations import Irrep, character_table, frobenius_schur_indicator, real_irreps
-from margintheory.verification import margin_checks
+from margintheory.tasks.modular_addition import margin_checks
 
 
 def theorem79_checks(
@@ -64,15 +64,9 @@ def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) ->
     via_sum = exhaustive_margin(net, max_memory, max_seconds=max_seconds)
     diff = float(np.abs(via_group.margins - via_sum.margins).max())
     checks = [
-        Check(
-            "labels = modular addition",
-            0.0,
-            diff,
-            0.0,
-            diff == 0.0,
-            "proved",
-            "max |margin difference| between the two label paths",
-            statement="group-table labels = modular-addition labels (C_n = Z_n)")
+        Check(name="labels = modular addition", expected=0.0, measured=diff, tolerance=0.0, passed=diff == 0.0,
+              exactness="proved", detail="max |margin difference| between the two label paths",
+              statement="group-table labels = modular-addition labels (C_n = Z_n)")
     ]
     fields = {
         "modular_addition_margin": via_sum.normalized_margin,

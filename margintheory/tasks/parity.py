@@ -22,14 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from margintheory import progress
-from margintheory.budget import Estimate, require
-from margintheory.checks import Check, VerificationResult, bool_check, close_check
+from margintheory.core.checks import Check, VerificationResult, bool_check, close_check, gamma_star_claims
+from margintheory.core.problems import SparseParity
+from margintheory.core.theory import gamma_star_parity, validate_nk
+from margintheory.engines.margins import power_sum_error_bound
 from margintheory.errors import InputError, NetworkFormatError
-from margintheory.problems import SparseParity
+from margintheory.runtime import progress
+from margintheory.runtime.budget import Estimate, require
 
 EPS = float(np.finfo(np.float64).eps)
-MAX_N = 22
 CHAR_TOL = 1e-9
 B = np.array([1.0, -1.0])
 
@@ -116,26 +117,6 @@ class ParityNetwork:
         return net
 
 
-def validate_nk(n: object, k: object) -> tuple[int, int]:
-    """``1 <= k <= n <= MAX_N`` as ints, else :class:`InputError`."""
-    n_int, k_int = _integer("n", n), _integer("k", k)
-    if not 1 <= k_int <= n_int <= MAX_N:
-        raise InputError(f"sparse parity needs 1 <= k <= n <= {MAX_N}; got n={n}, k={k}")
-    return n_int, k_int
-
-
-def _integer(name: str, v: object) -> int:
-    """``v`` as an int (Python or numpy integer, not bool), else :class:`InputError`."""
-    if isinstance(v, bool) or not isinstance(v, int | np.integer):
-        raise InputError(f"{name} must be an integer, got {v!r}")
-    return int(v)
-
-
-def gamma_star_parity(k: int) -> float:
-    """``k! sqrt(2 (k+1)^-(k+1))`` (Thm 7.8), float64."""
-    return math.factorial(k) * math.sqrt(2.0 * (k + 1.0) ** -(k + 1))
-
-
 def parity_inputs(n: int) -> np.ndarray:
     """All ``2^n`` points of ``{+1,-1}^n`` (module docstring order)."""
     r = np.arange(2**n)[:, None]
@@ -159,10 +140,9 @@ def parity_logits(net: ParityNetwork, X: np.ndarray, chunk_elements: int = 2**23
 
 
 def logit_error_bound(net: ParityNetwork) -> float:
-    """A-priori float64 bound on every logit: ``(n + k + m + 2) eps sum_i ||u_i||_1^k max|w_i|``."""
-    return float(
-        (net.n + net.k + net.m + 2) * EPS * np.sum(np.abs(net.U).sum(1) ** net.k * np.abs(net.W).max(1))
-    )
+    """:func:`~margintheory.engines.margins.power_sum_error_bound` of a parity network (``n`` terms inside each power):
+    ``(n + k + m + 2) eps sum_i ||u_i||_1^k max|w_i|``."""
+    return power_sum_error_bound(net.n, net.k, np.abs(net.U).sum(1), np.abs(net.W).max(1))
 
 
 def margins(net: ParityNetwork) -> np.ndarray:
@@ -177,7 +157,7 @@ def build_parity_construction(
     n: int | SparseParity, k: int | None = None, S: np.ndarray | None = None, normalize: bool = True
 ) -> ParityNetwork:
     """The ``2^(k-1)`` unit neurons of D.7 (``sigma in {+-1}^k``, ``sigma_1 = +1``), scaled to unit norm, for the
-    problem ``n`` (a :class:`~margintheory.problems.SparseParity`, validated when it was made) or ``(n, k)``."""
+    problem ``n`` (a :class:`~margintheory.core.problems.SparseParity`, validated when it was made) or ``(n, k)``."""
     n, k = (n.n, n.k) if isinstance(n, SparseParity) else validate_nk(n, k)
     S = np.arange(k) if S is None else np.asarray(S)
     sig = np.array([[1] + [1 - 2 * ((t >> j) & 1) for j in range(k - 1)] for t in range(2 ** (k - 1))], float)
@@ -219,45 +199,29 @@ def characterization_checks(net: ParityNetwork, tol: float = CHAR_TOL) -> list[C
     for key, (short, label) in names.items():
         ok = ch[key] & act
         out.append(
-            Check(
-                f"neurons: {short}",
-                int(act.sum()),
-                int(ok.sum()),
-                tol,
-                bool(ok.sum() == act.sum()),
-                "float",
-                "count of active neurons with the property (tolerance relative to the neuron norm)",
-                statement=f"every active neuron: {label} (Thm 7.8)")
+            Check(name=f"neurons: {short}", expected=int(act.sum()), measured=int(ok.sum()), tolerance=tol,
+                  passed=bool(ok.sum() == act.sum()), exactness="float",
+                  detail="count of active neurons with the property (tolerance relative to the neuron norm)",
+                  statement=f"every active neuron: {label} (Thm 7.8)")
         )
     return out
 
 
-def margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = None) -> tuple[list[Check], dict]:
+def parity_margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = None) -> tuple[list[Check], dict]:
     """Normalized margin vs ``gamma*``, weak duality, every point on the margin (uniform ``q*``)."""
     unit = net.normalized()
     g = margins(unit)
     h = float(g.min())
     err = 2 * logit_error_bound(unit) + 4 * (unit.m + unit.n) * EPS * abs(h)
-    tol = max(err, (rtol or 0.0) * gamma)
+    checks, tol = gamma_star_claims(
+        h, gamma, err, rtol,
+        at_most=("margin <= gamma*", "normalized margin <= gamma* (weak duality)"),
+        equal=("margin = gamma* (Thm 7.8)", "normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)"))
     on = g <= h + tol
-    checks = [
-        bool_check(
-            "margin <= gamma*",
-            h <= gamma + tol,
-            tolerance=tol / gamma,
-            detail=f"margin/gamma* = {h / gamma:.15g}",
-            statement="normalized margin <= gamma* (weak duality)"),
-        close_check("margin = gamma* (Thm 7.8)", gamma, h, tol / gamma,
-                    statement="normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)"),
-        Check(
-            "every input on margin",
-            1.0,
-            float(on.mean()),
-            tol,
-            bool(on.all()),
-            "float",
-            f"{int((~on).sum())} of {len(g)} points off",
-            statement="every input on the margin (uniform q*)"),
+    checks += [
+        Check(name="every input on margin", expected=1.0, measured=float(on.mean()), tolerance=tol,
+              passed=bool(on.all()), exactness="float", detail=f"{int((~on).sum())} of {len(g)} points off",
+              statement="every input on the margin (uniform q*)"),
         close_check(
             "mean margin = gamma* (7.5)", gamma, float(g.mean()), tol / gamma,
             statement="mean margin E_q*(g) = gamma* (Lemma 7.5, uniform q*)"
@@ -311,7 +275,7 @@ def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None 
             informational=not construction,
             statement="width m >= 2^(k-1) (Thm 7.8 hypothesis)")
     )
-    checks, fields = margin_checks(net, gamma, rtol)
+    checks, fields = parity_margin_checks(net, gamma, rtol)
     res.checks += checks
     res.fields.update(fields)
     res.checks += characterization_checks(net.normalized())
@@ -323,18 +287,12 @@ def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None 
         dev = float(np.abs(parity_logits(unit, X) - target).max())
         tol = 2 * logit_error_bound(unit) + 16 * EPS * c
         res.add(
-            Check(
-                "network function (D.7)",
-                0.0,
-                dev,
-                tol,
-                dev <= tol,
-                "float",
-                "max |logit - stated value| over all inputs and both classes",
-                statement="network function = k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2 (D.7)")
+            Check(name="network function (D.7)", expected=0.0, measured=dev, tolerance=tol, passed=dev <= tol,
+                  exactness="float", detail="max |logit - stated value| over all inputs and both classes",
+                  statement="network function = k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2 (D.7)")
         )
         res.add(
-            Check("width = 2^(k-1)", 2 ** (k - 1), net.m, None, net.m == 2 ** (k - 1), "proved",
-            statement="construction width = 2^(k-1)")
+            Check(name="width = 2^(k-1)", expected=2 ** (k - 1), measured=net.m, tolerance=None,
+                  passed=net.m == 2 ** (k - 1), exactness="proved", statement="construction width = 2^(k-1)")
         )
     return res

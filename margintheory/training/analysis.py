@@ -1,12 +1,13 @@
 """Analysis of any network against the max-margin theory: how close is it to the characterisation of Theorem C.22?
 
-Builds on :func:`margintheory.verification.verify_network` (margin = ``gamma*``, points on the margin, condition C.1,
-Lemma C.15's optimal neurons, Lemma C.20's coverage and multidimensional DFT; strict float tolerances unless
+Builds on :func:`margintheory.tasks.modular_addition.verify_network` (margin = ``gamma*``, points on the margin,
+condition C.1, Lemma C.15's optimal neurons, Lemma C.20's coverage and multidimensional DFT; strict float tolerances
+unless
 ``rtol`` is given) and adds the measurements that say *how far* a trained network is from a max-margin one:
 
 * ``ratio_to_gamma_star``: normalized margin / ``gamma*`` (Lemma C.15);
 * per-neuron Fourier sparsity (one-sided max normalized power) and phase residuals
-  ``phi_u1 + ... + phi_uk - phi_w`` (:func:`margintheory.fourier.neuron_fourier`);
+  ``phi_u1 + ... + phi_uk - phi_w`` (:func:`margintheory.engines.fourier.neuron_fourier`);
 * the fraction of neurons in the optimal single-neuron set within the stated ``tolerance`` (unweighted and weighted
   by ``||theta_i||^(k+1)``, the neuron's share of the margin budget, so that dead neurons do not count);
 * the frequency histogram and its total-variation distance to the construction's (uniform, ``2^(2k-1)`` neurons
@@ -23,17 +24,22 @@ import time
 
 import numpy as np
 
-from margintheory import theory
-from margintheory.budget import Estimate, require
-from margintheory.checks import Check, VerificationResult
-from margintheory.construction import build_construction
+from margintheory.core import theory
+from margintheory.core.checks import Check, VerificationResult
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import ModularAddition
+from margintheory.engines.fourier import neuron_fourier
+from margintheory.engines.margins import DEFAULT_MAX_MEMORY, exhaustive_margin
 from margintheory.errors import InputError
-from margintheory.fourier import neuron_fourier
-from margintheory.margins import DEFAULT_MAX_MEMORY, exhaustive_margin
-from margintheory.network import PolyNetwork
-from margintheory.problems import ModularAddition
+from margintheory.runtime.budget import Estimate, require
+from margintheory.tasks.modular_addition import (
+    as_problem,
+    estimate_construction_check,
+    estimate_network_check,
+    verify_network,
+)
 from margintheory.training.metrics import norm_shares
-from margintheory.verification import as_problem, estimate_construction_check, estimate_network_check, verify_network
 
 DEFAULT_ANALYSIS_TOLERANCE = 1e-2
 
@@ -75,17 +81,16 @@ def neuron_analysis(net: PolyNetwork, tolerance: float) -> tuple[list[Check], di
     detail = (f"max normalized power >= 1 - {tolerance:g}, equal norms within {tolerance:g} (relative), phase "
               f"residual <= 2 pi sqrt({tolerance:g}) rad")
     checks = [
-        Check("single-frequency neurons", 1.0, fields["fraction_sparse"],
-              tolerance, bool(single.all()), "float",
-              f"weighted by norm share: {fields['weighted_fraction_sparse']:.6g}", informational=True,
+        Check(name="single-frequency neurons", expected=1.0, measured=fields["fraction_sparse"], tolerance=tolerance,
+              passed=bool(single.all()), exactness="float",
+              detail=f"weighted by norm share: {fields['weighted_fraction_sparse']:.6g}", informational=True,
               statement=f"fraction of neurons single-frequency (tolerance {tolerance:g})"),
-        Check("optimal neurons", 1.0, fields["fraction_optimal"],
-              tolerance, bool(opt.all()), "float",
-              f"{detail}; weighted by norm share: {fields['weighted_fraction_optimal']:.6g}", informational=True,
-              statement=f"fraction of neurons in the optimal set (tolerance {tolerance:g})"),
-        Check("every frequency used",
-              theory.frequencies(net.p), covered, tolerance, covered == theory.frequencies(net.p), "float",
-              informational=True,
+        Check(name="optimal neurons", expected=1.0, measured=fields["fraction_optimal"], tolerance=tolerance,
+              passed=bool(opt.all()), exactness="float",
+              detail=f"{detail}; weighted by norm share: {fields['weighted_fraction_optimal']:.6g}",
+              informational=True, statement=f"fraction of neurons in the optimal set (tolerance {tolerance:g})"),
+        Check(name="every frequency used", expected=theory.frequencies(net.p), measured=covered, tolerance=tolerance,
+              passed=covered == theory.frequencies(net.p), exactness="float", informational=True,
               statement=f"every frequency used by a single-frequency neuron (tolerance {tolerance:g})"),
     ]
     return checks, fields
@@ -103,8 +108,8 @@ def frequency_comparison(net: PolyNetwork, problem: ModularAddition) -> tuple[li
     uniform[freqs] = 1.0 / len(freqs)
     tv = 0.5 * float(np.abs(mass - uniform).sum())
     fields = {"frequency_histogram": counts, "frequency_mass": mass, "frequency_tv_to_construction": tv}
-    check = Check("mass per frequency", 0.0, tv, None,
-                  tv <= 1e-9, "float", "0 = every frequency carries the same share of ||theta||^(k+1)",
+    check = Check(name="mass per frequency", expected=0.0, measured=tv, tolerance=None, passed=tv <= 1e-9,
+                  exactness="float", detail="0 = every frequency carries the same share of ||theta||^(k+1)",
                   informational=True,
                   statement="norm mass per frequency vs the construction's uniform split (total variation)")
     return [check], fields
@@ -116,9 +121,9 @@ def multidim_dft_sign(result: VerificationResult) -> Check:
     values = np.asarray(result.fields["multidim_dft"], dtype=complex)
     scale = float(np.abs(values).max())
     rel_imag = float(np.abs(values.imag).max()) / scale if scale > 0 else 0.0
-    return Check("Re f^(j..,-j) > 0 (C.20)", "> 0", float(values.real.min()),
-                 None, bool(values.real.min() > 0), "float",
-                 f"normalized network; max |imag| / max |value| = {rel_imag:.3e}", informational=True,
+    return Check(name="Re f^(j..,-j) > 0 (C.20)", expected="> 0", measured=float(values.real.min()), tolerance=None,
+                 passed=bool(values.real.min() > 0), exactness="float",
+                 detail=f"normalized network; max |imag| / max |value| = {rel_imag:.3e}", informational=True,
                  statement="Re f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20, sign only)")
 
 
@@ -130,10 +135,10 @@ def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: 
     ratio = margin / res.normalized_margin
     fields = {"construction_width": ref.m, "construction_normalized_margin": res.normalized_margin,
               "ratio_to_construction": ratio, "width_over_theorem_width": net.m / float(problem.theorem_width or net.m)}
-    check = Check("margin / construction's", 1.0, ratio, res.normalized_tolerance,
-                  abs(ratio - 1.0) <= res.normalized_tolerance / res.normalized_margin + 1e-12, "float",
-                  f"construction (m={ref.m}) measured {res.normalized_margin:.15g}", informational=True,
-                  statement="normalized margin / construction's normalized margin")
+    check = Check(name="margin / construction's", expected=1.0, measured=ratio, tolerance=res.normalized_tolerance,
+                  passed=abs(ratio - 1.0) <= res.normalized_tolerance / res.normalized_margin + 1e-12,
+                  exactness="float", detail=f"construction (m={ref.m}) measured {res.normalized_margin:.15g}",
+                  informational=True, statement="normalized margin / construction's normalized margin")
     return [check], fields
 
 

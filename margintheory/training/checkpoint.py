@@ -1,6 +1,6 @@
 """Checkpoints: parameters, optimizer moments, random-generator state, step counter and history in one ``.npz``.
 
-Written atomically (:func:`margintheory.atomic.atomic_write_bytes`: temporary file + rename), so an interruption
+Written atomically (:func:`margintheory.runtime.atomic.atomic_write_bytes`: temporary file + rename), so an interruption
 while saving leaves the previous checkpoint intact.  Layout: arrays ``U``, ``W``, ``opt__<name>`` (optimizer
 moments) and ``state_json`` (a 0-d unicode array holding the JSON of :class:`TrainState` minus the arrays).
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from margintheory.atomic import atomic_write_bytes
 from margintheory.errors import InputError
+from margintheory.runtime.atomic import atomic_write_bytes
 
 CHECKPOINT_VERSION = 1
 

@@ -25,11 +25,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from margintheory import theory  # noqa: E402
-from margintheory.atomic import atomic_write_bytes  # noqa: E402
-from margintheory.fourier import dft, neuron_fourier, one_sided_power  # noqa: E402
-from margintheory.margins import MarginResult  # noqa: E402
-from margintheory.network import PolyNetwork  # noqa: E402
+from margintheory.core import theory  # noqa: E402
+from margintheory.core.network import PolyNetwork  # noqa: E402
+from margintheory.engines.fourier import dft, neuron_fourier, one_sided_power  # noqa: E402
+from margintheory.engines.margins import MarginResult  # noqa: E402
+from margintheory.runtime.atomic import atomic_write_bytes  # noqa: E402
 from margintheory.training.metrics import fourier_summary, norm_shares  # noqa: E402
 
 VECTOR_COLORS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive")

@@ -4,7 +4,7 @@
   ``h = min_a (f[y] - max_{c != y} f[c])``; ``ratio`` = that over ``gamma*`` (Lemma C.15).
 * ``mean_max_power``: mean over neurons and over their ``k+1`` vectors ``u_1..u_k, w`` of the one-sided max
   normalized Fourier power ``max_j P(j) / sum_j P(j)`` (``+j`` and ``-j`` folded, ``j = 0`` included;
-  :func:`margintheory.fourier.max_normalized_power`).  ``weighted_max_power`` weights neuron ``i`` by
+  :func:`margintheory.engines.fourier.max_normalized_power`).  ``weighted_max_power`` weights neuron ``i`` by
   ``||theta_i||^(k+1) / ||theta||^(k+1)``, its share of the norm budget (tiny, unused neurons do not count).
 * ``frequencies_covered``: number of frequencies ``1..(p-1)/2`` that are the dominant frequency of at least one
   *sparse* neuron, i.e. one whose every vector has max normalized power ``>= SPARSE_THRESHOLD`` (stated, 0.9).
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from margintheory import theory
-from margintheory.fourier import one_sided_power
-from margintheory.network import PolyNetwork
+from margintheory.core import theory
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.fourier import one_sided_power
 
 SPARSE_THRESHOLD = 0.9
 HISTORY_FIELDS = (

@@ -18,8 +18,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from margintheory.atomic import check_output_dir
 from margintheory.errors import InputError
+from margintheory.runtime.atomic import check_output_dir
 
 #: files a run writes (the figures as ``<stem>.png`` / ``<stem>.pdf``)
 RUN_FILES = ("network.npz", "initial.npz", "checkpoint.npz", "history.csv", "history.json")

@@ -1,7 +1,7 @@
 """Training loop: seeds, data split, mini-batches, schedule, progress callbacks, checkpoints and exact resume.
 
 Minimizes ``mean CE + lambda * R(theta)`` (:mod:`.objective`; Lemma 4.7 = Thm 7.1) over the training
-part of ``D_p`` (all ``p^k`` points, :func:`margintheory.margins.input_grid`).  Randomness comes from three
+part of ``D_p`` (all ``p^k`` points, :func:`margintheory.engines.margins.input_grid`).  Randomness comes from three
 generators derived from ``seed`` (``[seed, 0]`` initialization, ``[seed, 1]`` train/test split, ``[seed, 2]``
 mini-batches); the mini-batch generator's state is checkpointed, so a resumed run makes bit-for-bit the same updates
 as an uninterrupted one.  Each history row describes the parameters *after* ``step`` updates (row 0 = initialization).
@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from margintheory import theory
-from margintheory.atomic import atomic_write_text
-from margintheory.budget import Estimate, grid_points
+from margintheory.core import theory
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError, SolverError
-from margintheory.margins import input_grid
-from margintheory.network import PolyNetwork
+from margintheory.runtime.atomic import atomic_write_text
+from margintheory.runtime.budget import Estimate, grid_points
 from margintheory.training.checkpoint import TrainState, load_checkpoint, save_checkpoint
 from margintheory.training.metrics import HISTORY_FIELDS, measure
 from margintheory.training.objective import (

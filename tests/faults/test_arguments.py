@@ -53,7 +53,7 @@ def test_bad_arguments_are_one_line(argv, words, capsys, tmp_path, monkeypatch):
 def test_out_of_memory_advice_matches_the_command(capsys, monkeypatch):
     """"lower --max-memory" only from commands that have it, and only as "the machine has less than the budget"."""
     import margintheory.commands.derive as derive
-    import margintheory.tasks as tasks
+    import margintheory.verification as tasks
 
     def boom(*args, **kwargs):
         raise MemoryError

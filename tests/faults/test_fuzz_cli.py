@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from margintheory.construction import build_construction
+from margintheory.core.construction import build_construction
 from tests.faults.helpers import BASELINE_RSS, listing, run_cli
 
 SMALL_P = ["-3", "0", "2", "3", "4", "5", "1000000000", "1000000001", "x", "7.5", ""]

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from margintheory.construction import build_construction
-from margintheory.network import PolyNetwork
-from margintheory.verification import verify_network
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
+from margintheory.tasks.modular_addition import verify_network
 from tests.faults.helpers import run_cli
 
 

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from margintheory.construction import build_construction
-from margintheory.process import EXIT_PIPE
+from margintheory.core.construction import build_construction
+from margintheory.runtime.process import EXIT_PIPE
 from tests.faults.helpers import EXE, assert_one_line_error, run_cli
 
 

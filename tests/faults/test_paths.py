@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from margintheory.atomic import atomic_write_text, check_output_dir, check_output_file
 from margintheory.errors import InputError
+from margintheory.runtime.atomic import atomic_write_text, check_output_dir, check_output_file
 from tests.faults.helpers import assert_one_line_error, run_cli
 
 
@@ -27,7 +27,7 @@ def test_solve_out_device_is_refused_and_the_device_survives(tmp_path):
     (("analyze", "NET", "--p", "5", "--k", "2", "--plots", "/dev/null"), "not a directory"),
 ])
 def test_bad_output_paths_are_refused_before_the_work(args, words, tmp_path):
-    from margintheory.construction import build_construction
+    from margintheory.core.construction import build_construction
 
     build_construction(5, 2).save(tmp_path / "net.npz")
     (tmp_path / "afile").write_text("mine")

@@ -12,11 +12,11 @@ import os
 import numpy as np
 import pytest
 
-from margintheory import budget
-from margintheory.budget import CENTURY, Estimate, memory_refusal, require
 from margintheory.cli import main
+from margintheory.core.network import PolyNetwork
 from margintheory.errors import RefusedError
-from margintheory.network import PolyNetwork
+from margintheory.runtime import budget
+from margintheory.runtime.budget import CENTURY, Estimate, memory_refusal, require
 
 
 def one_line(capsys, argv: list[str], code: int = 2) -> str:
@@ -138,7 +138,7 @@ def test_solve_out_never_replaces_a_file_unasked(capsys, tmp_path):
 
 
 def test_analyze_plot_names_taken_by_a_fifo_are_refused_before_the_work(capsys, tmp_path):
-    from margintheory.construction import build_construction
+    from margintheory.core.construction import build_construction
 
     build_construction(3, 2).save(tmp_path / "net.npz")
     (tmp_path / "plots").mkdir()

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from margintheory import progress
+from margintheory.runtime import progress
 from tests.faults.helpers import EXE, assert_one_line_error, run_cli
 
 
@@ -75,7 +75,7 @@ def test_long_stages_report_progress():
     import json
 
     from margintheory.certificate import checker, upper_bound
-    from margintheory.construction import build_construction
+    from margintheory.core.construction import build_construction
     from margintheory.tasks import cogo_constructions, cogo_lemma1_checks
 
     got = _reports(lambda: build_construction(5, 2))

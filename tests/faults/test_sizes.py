@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from margintheory import budget
-from margintheory.budget import Estimate, format_bytes, require
+from margintheory.core.network import PolyNetwork
 from margintheory.errors import RefusedError
-from margintheory.network import PolyNetwork
+from margintheory.runtime import budget
+from margintheory.runtime.budget import Estimate, format_bytes, require
 from tests.faults.helpers import BASELINE_RSS, assert_one_line_error, run_cli
 
 #: a memory refusal: "more than the memory budget ...; raise --max-memory" or, beyond this machine's memory (which
@@ -65,7 +65,7 @@ def test_estimate_is_checked_before_allocation_in_process(monkeypatch):
 
 
 def test_library_refuses_a_network_check_beyond_budget():
-    from margintheory.verification import verify_network
+    from margintheory.tasks.modular_addition import verify_network
 
     net = PolyNetwork(np.ones((3, 2, 5)), np.ones((3, 5)))
     with pytest.raises(RefusedError):

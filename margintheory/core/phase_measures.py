@@ -138,7 +138,7 @@ def exact_moment_check(measure: PhaseMeasure) -> MomentCheck:
     unity), an integer test.  Otherwise ``mu^(m) = sum_r c_r omega_Q^r`` with integer counts ``c`` (weights times
     their common denominator); it vanishes iff ``c`` reduces to zero modulo the cyclotomic polynomial ``Phi_Q``.
     """
-    from margintheory.symbolic.cyclotomic import reduce_mod_cyclotomic
+    from margintheory.core.cyclotomic import reduce_mod_cyclotomic
 
     t0 = time.perf_counter()
     M = unwanted_phase_moments(measure.k)
@@ -175,7 +175,7 @@ def lemma_c18_measure(k: int) -> PhaseMeasure:
     ``sin x = cos(x - pi/2)``, ``-1 = e^{i pi}`` give ``theta_j = (2 [s_j = -1] - b_j) pi / 2``; the class phase is
     checked to equal ``theta_1 + ... + theta_k`` (mod ``2 pi``, up to the sign absorbed by the coefficient).
     """
-    from margintheory.construction import cosine_expansion_terms, half_sum_to_product_terms
+    from margintheory.core.expansions import cosine_expansion_terms, half_sum_to_product_terms
 
     pts, wts = [], []
     for b, sign_b in cosine_expansion_terms(k):
@@ -246,11 +246,6 @@ def parity_design_measure(k: int) -> PhaseMeasure:
                         f"{n} equal-weight atoms t(1,...,1) + (k+1)h on (Z_{2 * (k + 1)})^k, t = 0..k, h in {{0,1}}^k "
                         "with h_1 + h_2 + h_3 even (not a subgroup)",
                         source="this package (search over diagonal shifts of subspaces on phase lattices)")
-
-
-def design16_points() -> np.ndarray:
-    """The ``k = 3`` parity design: ``t (1, 1, 1) + 4 e``, ``t = 0..3``, ``e`` of even weight, in ``(Z_8)^3``."""
-    return parity_design_points(3)
 
 
 def design16_measure() -> PhaseMeasure:

@@ -1,7 +1,7 @@
 """The common result shape of every verdict: a list of :class:`Check` rolled up into a :class:`VerificationResult`.
 
 Every ``--json`` output of the CLI is ``VerificationResult.to_dict()``, one shape for every task and command,
-described by the JSON Schema shipped with the package (:func:`margintheory.schema.result_schema`,
+described by the JSON Schema shipped with the package (:func:`margintheory.presentation.schema.result_schema`,
 ``margintheory schema``): the common fields ``task, parameters, gamma_star, gamma_star_note, normalized_margin,
 ratio_to_gamma_star, relative_error, width, verdict, exit_code, checks, seconds, version, notes`` at the top
 level, task-specific values under ``details``, and an optional ``certificate``.
@@ -26,7 +26,7 @@ NAME_MAX = 30
 Verdict = Literal["verified", "refuted", "not-applicable"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Check:
     """One claim: ``expected`` vs ``measured`` within ``tolerance``.
 
@@ -63,15 +63,32 @@ def close_check(name: str, expected: float, measured: float, tolerance: float, *
     ok = bool(math.isfinite(measured) and err <= tolerance * scale)
     kind = "relative" if relative else "absolute"
     extra = f"{kind} error {err / scale:.3e} (tolerance {tolerance:.1e})"
-    return Check(name, expected, measured, tolerance, ok, exactness, f"{detail}; {extra}" if detail else extra,
-    statement=statement)
+    return Check(name=name, expected=expected, measured=measured, tolerance=tolerance, passed=ok, exactness=exactness,
+                 detail=f"{detail}; {extra}" if detail else extra, statement=statement)
 
 
 def bool_check(name: str, measured: bool, *, tolerance: float | None = None, exactness: Exactness = "float",
                detail: str = "", expected: bool = True, informational: bool = False, statement: str = "") -> Check:
     """A check whose claim is a yes/no property (``measured`` must equal ``expected``)."""
-    return Check(name, expected, bool(measured), tolerance, bool(measured) == expected, exactness, detail,
-                 informational, statement)
+    return Check(name=name, expected=expected, measured=bool(measured), tolerance=tolerance,
+                 passed=bool(measured) == expected, exactness=exactness, detail=detail, informational=informational,
+                 statement=statement)
+
+
+def gamma_star_claims(measured: float, gamma: float, error_bound: float, rtol: float | None, *,
+                      at_most: tuple[str, str], equal: tuple[str, str]) -> tuple[list[Check], float]:
+    """The two claims every task makes about a network's normalized margin ``measured``: ``<= gamma*`` (weak
+    duality) and ``= gamma*`` (the theorem), each ``(name, statement)``.
+
+    One tolerance rule for every task: ``tol = max(error_bound, rtol gamma*)``, where ``error_bound`` is a rigorous
+    bound on ``|measured - exact margin|`` from the task's engine and ``rtol`` the caller's relative tolerance
+    (``None``: the error bound alone).  Returns the two checks and ``tol``.
+    """
+    tol = max(error_bound, (rtol or 0.0) * gamma)
+    checks = [bool_check(at_most[0], measured <= gamma + tol, tolerance=tol / gamma,
+                         detail=f"margin/gamma* = {measured / gamma:.15g}", statement=at_most[1]),
+              close_check(equal[0], gamma, measured, tol / gamma, statement=equal[1])]
+    return checks, tol
 
 
 #: short names (the table's claim column) of the proof steps of the upper bound and of the certificate checker,

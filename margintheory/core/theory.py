@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import numpy as np
 import sympy as sp
 
 from margintheory.errors import InputError
@@ -64,7 +65,7 @@ def gamma_star(p: int, k: int) -> float:
     return gamma_star_of(*validate_pk(p, k))
 
 
-# The ``*_of`` forms take integers already validated (by a problem object, margintheory.problems, which calls them
+# The ``*_of`` forms take integers already validated (by a problem object, margintheory.core.problems, which calls them
 # once); the public forms above validate first.
 
 
@@ -111,3 +112,41 @@ def frequencies(p: int) -> list[int]:
 def optimal_neuron_beta(p: int, k: int) -> float:
     """Amplitude ``beta = sqrt(2/((k+1) p))`` of a unit-norm optimal single neuron (Lemma C.15)."""
     return math.sqrt(2.0 / ((k + 1) * p))
+
+
+# Sparse parity (Morwani et al., "Feature emergence via margin maximization", arXiv:2311.07568, Section 7)
+
+MAX_PARITY_N = 22  # 2^22 inputs: the exhaustive parity check stays a few seconds
+
+
+def validate_nk(n: object, k: object) -> tuple[int, int]:
+    """``1 <= k <= n <= MAX_PARITY_N`` as ints, else :class:`InputError`."""
+    n_int, k_int = _integer("n", n), _integer("k", k)
+    if not 1 <= k_int <= n_int <= MAX_PARITY_N:
+        raise InputError(f"sparse parity needs 1 <= k <= n <= {MAX_PARITY_N}; got n={n}, k={k}")
+    return n_int, k_int
+
+
+def _integer(name: str, v: object) -> int:
+    """``v`` as an int (Python or numpy integer, not bool), else :class:`InputError`."""
+    if isinstance(v, bool) or not isinstance(v, int | np.integer):
+        raise InputError(f"{name} must be an integer, got {v!r}")
+    return int(v)
+
+
+def gamma_star_parity(k: int) -> float:
+    """``k! sqrt(2 (k+1)^-(k+1))`` (Thm 7.8), float64."""
+    return math.factorial(k) * math.sqrt(2.0 * (k + 1.0) ** -(k + 1))
+
+
+# Group composition (Theorem 7.9 of Morwani et al., arXiv:2311.07568)
+
+
+def gamma_star_theorem79(order: int, dims: np.ndarray) -> float:
+    """``2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5)`` (Thm 7.9), float64."""
+    return 2.0 / (3.0 * math.sqrt(3.0 * order) * float(np.sum(dims[1:] ** 2.5)))
+
+
+def theorem79_width(dims: np.ndarray) -> int:
+    """``2 sum_{R != 1} d_R^3`` neurons (Thm 7.9 / Lemma D.15)."""
+    return int(2 * np.sum(dims[1:] ** 3))

@@ -156,13 +156,3 @@ def require(est: Estimate, max_memory: float | None, max_seconds: float | None, 
                            estimate=est.seconds, limit=float(max_seconds))
     return est
 
-
-def validate_budget(max_memory: float | None, max_seconds: float | None) -> None:
-    """Budgets must be positive numbers (``None`` = unlimited); anything else is an input error."""
-    from margintheory.errors import InputError
-
-    if max_memory is not None and not (isinstance(max_memory, int | float) and max_memory > 0):
-        raise InputError(f"the memory budget must be a positive number of bytes, got {max_memory!r}")
-    if max_seconds is not None and not (isinstance(max_seconds, int | float) and max_seconds > 0
-                                        and math.isfinite(max_seconds)):
-        raise InputError(f"the time limit must be a positive number of seconds, got {max_seconds!r}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from margintheory.tasks.groups import FiniteGroup
+from margintheory.core.groups import FiniteGroup
 
 
 @dataclass(frozen=True)

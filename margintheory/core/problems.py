@@ -3,10 +3,10 @@
 Every layer (verification, exact arithmetic, solvers, tasks, reports) receives the object instead of re-validating
 loose integers.  Each object is a frozen dataclass with:
 
-* ``task``: the task's registry name (``margintheory.tasks.TASKS``);
+* ``task``: the task's registry name (``margintheory.verification.TASKS``);
 * ``parameters()``: the JSON-ready parameters written into every result;
-* the closed-form quantities of its theorem as cached properties, computed once by calling :mod:`margintheory.theory`
-  (the home of the closed forms) or the task module's formula.
+* the closed-form quantities of its theorem as cached properties, computed once by calling
+  :mod:`margintheory.core.theory` (the home of the closed forms) or the task module's formula.
 
 Invalid parameters raise :class:`~margintheory.errors.InputError` with a message in library terms.
 """
@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from margintheory import theory
+from margintheory.core import theory
 from margintheory.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import sympy as sp
 
-    from margintheory.tasks.groups import FiniteGroup
+    from margintheory.core.groups import FiniteGroup
 
 GAMMA_STAR_FORMULA = "gamma* = 2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))"
 
@@ -100,9 +100,7 @@ class SparseParity:
     task: ClassVar[str] = "parity"
 
     def __post_init__(self) -> None:
-        from margintheory.tasks.parity import validate_nk
-
-        n, k = validate_nk(self.n, self.k)
+        n, k = theory.validate_nk(self.n, self.k)
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "k", k)
 
@@ -111,9 +109,7 @@ class SparseParity:
 
     @cached_property
     def gamma_star(self) -> float:
-        from margintheory.tasks.parity import gamma_star_parity
-
-        return gamma_star_parity(self.k)
+        return theory.gamma_star_parity(self.k)
 
     @property
     def gamma_star_note(self) -> str:
@@ -136,7 +132,7 @@ class GroupComposition:
     task: ClassVar[str] = "group"
 
     def __post_init__(self) -> None:
-        from margintheory.tasks.groups import parse_group
+        from margintheory.core.groups import parse_group
 
         if not isinstance(self.group, str):
             raise InputError(f"group must be a name such as 'S4' or 'C7', got {self.group!r}")
@@ -160,7 +156,7 @@ class GroupComposition:
     @cached_property
     def irrep_dims(self) -> tuple[int, ...]:
         """Dimensions of the real irreducible representations (computed once, Young's orthogonal form)."""
-        from margintheory.tasks.representations import real_irreps
+        from margintheory.core.representations import real_irreps
 
         return tuple(int(R.dim) for R in real_irreps(self.G))
 
@@ -170,9 +166,7 @@ class GroupComposition:
         hypotheses hold; the group task checks them)."""
         import numpy as np
 
-        from margintheory.tasks.group_margin import gamma_star_theorem79
-
-        return float(gamma_star_theorem79(self.order, np.array(self.irrep_dims)))
+        return float(theory.gamma_star_theorem79(self.order, np.array(self.irrep_dims)))
 
 
 @dataclass(frozen=True)
@@ -192,15 +186,15 @@ class CoGO:
     k0: int = 1
     task: ClassVar[str] = "cogo"
     MAX_D: ClassVar[int] = 64
+    CONSTRUCTIONS: ClassVar[tuple[str, ...]] = ("F6", "F4", "F46", "memorize")
 
     def __post_init__(self) -> None:
-        from margintheory.tasks.cogo_constructions import CONSTRUCTIONS
-
         d = self.d
         if isinstance(d, bool) or not isinstance(d, int) or not 3 <= d <= self.MAX_D:
             raise InputError(f"d must be an integer in 3..{self.MAX_D}, got {d!r}")
-        if self.construction is not None and self.construction not in CONSTRUCTIONS:
-            raise InputError(f"unknown CoGO construction {self.construction!r}; choose from {', '.join(CONSTRUCTIONS)}")
+        if self.construction is not None and self.construction not in self.CONSTRUCTIONS:
+            names = ", ".join(self.CONSTRUCTIONS)
+            raise InputError(f"unknown CoGO construction {self.construction!r}; choose from {names}")
         if self.construction == "F46" and d < 5:
             raise InputError("F46 needs d >= 5 (at least one order-4 frequency besides k0)")
         if isinstance(self.k0, bool) or not isinstance(self.k0, int):

@@ -65,9 +65,6 @@ class FiniteGroup:
         """Class index of ``a*b`` for every row ``(a, b)`` of ``input_grid(|G|, 2)`` (``a`` most significant)."""
         return self.mul.reshape(-1).astype(np.int64)
 
-    def is_abelian(self) -> bool:
-        return bool(np.array_equal(self.mul, self.mul.T))
-
     def check_axioms(self) -> dict[str, bool]:
         """Closure (a Latin square), identity at 0, associativity (exhaustive), inverses."""
         n = self.order

@@ -7,7 +7,7 @@ the spread ``max_{c != y} f[c] - min_{c != y} f[c]`` of the wrong-label logits (
 
 Streaming: inputs are ordered with ``a_1`` most significant (row ``r`` of :func:`input_grid`).  A chunk is a
 block of prefixes ``(a_1..a_{k-1})``; its preactivations are ``S[b] + U[:, k-1, a_k]`` and its activations
-``(S[b] + T[a_k])^k`` are formed by one fused kernel (:mod:`margintheory._kernels`) and multiplied by ``W`` with
+``(S[b] + T[a_k])^k`` are formed by one fused kernel (:mod:`margintheory.backends.kernels`) and multiplied by ``W`` with
 one BLAS GEMM.  The chunk size is chosen under the memory budget ``max_memory``.
 
 Floating-point error (a-priori, first order, the standard ``gamma_n`` bound of a dot product):
@@ -27,11 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from margintheory import progress
-from margintheory._kernels import margin_statistics, power_of_sums
-from margintheory.budget import DEFAULT_MAX_MEMORY, Estimate, grid_points, require
+from margintheory.backends.kernels import margin_statistics, power_of_sums
+from margintheory.core.network import PolyNetwork
 from margintheory.errors import InputError
-from margintheory.network import PolyNetwork
+from margintheory.runtime import progress
+from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, Estimate, grid_points, require
 
 EPS = float(np.finfo(np.float64).eps)
 # conservative throughput used only for the up-front run-time estimate (2 cores, float64)
@@ -87,18 +87,29 @@ def class_weighted_margins(logit: np.ndarray, labels: np.ndarray, tau: np.ndarra
     return correct - np.einsum("nc,nc->n", t, logit)
 
 
+def power_sum_error_bound(inner_terms: int, k: int, inner_abs: np.ndarray, out_abs: np.ndarray) -> float:
+    """A-priori absolute bound on the float64 error of every logit ``sum_i (x_i1 + ... + x_iT)^k w_i``.
+
+    First-order ``gamma_n`` bound (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., Sec. 3.1):
+    ``(T + k + m + 2) eps sum_i A_i^k B_i`` with ``T`` = ``inner_terms`` summed inside each power, ``A_i`` =
+    ``inner_abs[i]`` >= the sum of their absolute values, ``B_i`` = ``out_abs[i]`` >= every ``|w_i[c]|`` and ``m``
+    neurons.  The one bound of every polynomial network here (modular addition: ``T = k``; sparse parity: ``T = n``).
+    """
+    m = len(inner_abs)
+    return float((inner_terms + k + m + 2) * EPS * np.sum(inner_abs**k * out_abs))
+
+
 def logit_error_bound(net: PolyNetwork) -> float:
-    """A-priori absolute bound on the float64 error of every logit (module docstring)."""
-    zabs = np.abs(net.U).max(axis=2).sum(axis=1)
-    wabs = np.abs(net.W).max(axis=1)
-    return float((net.m + 2 * net.k + 2) * EPS * np.sum(zabs**net.k * wabs))
+    """:func:`power_sum_error_bound` of a modular-addition network: ``(m + 2k + 2) eps sum_i (sum_j max|U_ij|)^k
+    max|W_i|`` (module docstring)."""
+    return power_sum_error_bound(net.k, net.k, np.abs(net.U).max(axis=2).sum(axis=1), np.abs(net.W).max(axis=1))
 
 
 @dataclass(frozen=True)
 class CostEstimate:
     """Up-front estimate of the engine's memory and run time for ``(p, k, m)``."""
 
-    points: int | float  # ``inf`` beyond 2^128 (see :func:`margintheory.budget.grid_points`)
+    points: int | float  # ``inf`` beyond 2^128 (see :func:`margintheory.runtime.budget.grid_points`)
     fixed_bytes: int | float
     chunk_bytes: int
     prefixes_per_chunk: int
@@ -128,7 +139,7 @@ def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, 
 
 def engine_bytes_per_point() -> int:
     """Memory the engine and the checks built on it hold per input point (margins, spreads, flags, per-point
-    checks), calibrated against ``tracemalloc`` peaks of :func:`margintheory.verification.verify_network`."""
+    checks), calibrated against ``tracemalloc`` peaks of :func:`margintheory.tasks.modular_addition.verify_network`."""
     return 64
 
 

@@ -1,7 +1,7 @@
 """The JSON Schema (draft 2020-12) of every result: ``result.schema.json``, shipped inside the package.
 
 ``result_schema()`` returns it as a dict, ``validate_result(obj)`` checks a result (a
-:class:`~margintheory.checks.VerificationResult` or its ``to_dict()``) against it with :mod:`jsonschema` and raises
+:class:`~margintheory.core.checks.VerificationResult` or its ``to_dict()``) against it with :mod:`jsonschema` and raises
 :class:`jsonschema.ValidationError` on the first violation.  ``margintheory schema`` prints the file.
 """
 
@@ -12,14 +12,14 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from margintheory.checks import VerificationResult
+from margintheory.core.checks import VerificationResult
 
 SCHEMA_FILE = "result.schema.json"
 
 
 def schema_text() -> str:
     """The schema file's text, exactly as installed."""
-    return resources.files("margintheory").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    return resources.files("margintheory.presentation").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)

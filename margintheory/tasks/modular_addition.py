@@ -2,9 +2,9 @@
 
 ``verify_construction`` builds the network of Lemma C.18 and checks every claim; ``verify_network`` checks the
 claims that characterise a max-margin network (Lemma C.6's certificate, Lemma C.15's optimal neurons, Lemma C.20's
-frequency coverage) for any network.  The *expected* side of each check comes from :mod:`margintheory.theory` or
+frequency coverage) for any network.  The *expected* side of each check comes from :mod:`margintheory.core.theory` or
 from a direct evaluation of the statement; the *measured* side always from the network via the exhaustive engine
-(:mod:`margintheory.margins`) or the Fourier tools (:mod:`margintheory.fourier`).
+(:mod:`margintheory.engines.margins`) or the Fourier tools (:mod:`margintheory.engines.fourier`).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import time
 
 import numpy as np
 
-from margintheory import theory
-from margintheory.budget import Estimate, grid_points, require
-from margintheory.checks import Check, VerificationResult, bool_check, close_check
-from margintheory.construction import build_construction
-from margintheory.errors import InputError
-from margintheory.fourier import DEFAULT_SPARSITY_TOL, multidim_dft_theory, neuron_fourier
-from margintheory.margins import (
+from margintheory.core import theory
+from margintheory.core.checks import Check, VerificationResult, bool_check, close_check, gamma_star_claims
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import ModularAddition, as_problem
+from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL, multidim_dft_theory, neuron_fourier
+from margintheory.engines.margins import (
     DEFAULT_MAX_MEMORY,
     EPS,
     MarginResult,
@@ -29,8 +29,8 @@ from margintheory.margins import (
     exhaustive_margin,
     worker_count,
 )
-from margintheory.network import PolyNetwork
-from margintheory.problems import ModularAddition, as_problem
+from margintheory.errors import InputError
+from margintheory.runtime.budget import Estimate, grid_points, require
 
 
 def per_frequency_cosine_sum(p: int, x: np.ndarray) -> np.ndarray:
@@ -70,24 +70,25 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
     abs_tol = res.normalized_tolerance
     fields = {"normalized_margin": nm, "margin_tolerance": abs_tol, "logit_error_bound": res.logit_error_bound}
     if gamma is not None:
-        tol = max(abs_tol + 4 * EPS * gamma, (rtol or 0.0) * gamma)
-        checks.append(bool_check("margin <= gamma* (C.6)", nm <= gamma + tol,
-                                 tolerance=tol / gamma, detail=f"margin/gamma* = {nm / gamma:.15g}",
-                                 statement="normalized margin <= gamma* (weak duality, Lemma C.6)"))
-        checks.append(close_check("margin = gamma* (C.22)", gamma, nm, tol / gamma,
-        statement="normalized margin = gamma* (Theorem C.22)"))
+        claims, _ = gamma_star_claims(
+            nm, gamma, abs_tol + 4 * EPS * gamma, rtol,
+            at_most=("margin <= gamma* (C.6)", "normalized margin <= gamma* (weak duality, Lemma C.6)"),
+            equal=("margin = gamma* (C.22)", "normalized margin = gamma* (Theorem C.22)"))
+        checks += claims
         fields["relative_error"] = abs(nm - gamma) / gamma
         fields["ratio_to_gamma_star"] = nm / gamma
     point_tol = max(4 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
     on = res.margins <= res.h + point_tol
     frac = float(np.mean(on))
-    checks.append(Check("all on margin (C.6)", 1.0, frac, point_tol / scale,
-                        bool(on.all()), "float", f"fraction on the margin; {int((~on).sum())} points off",
+    checks.append(Check(name="all on margin (C.6)", expected=1.0, measured=frac, tolerance=point_tol / scale,
+                        passed=bool(on.all()), exactness="float",
+                        detail=f"fraction on the margin; {int((~on).sum())} points off",
                         statement="every point on the margin (spt q* = D_p, Lemma C.6)"))
     spread = res.max_wrong_spread
     spread_tol = max(2 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
-    checks.append(Check("wrong logits equal (C.1)", 0.0, spread / scale, spread_tol / scale,
-                        bool(spread <= spread_tol), "float", "max over points of (max - min) wrong logit, normalized",
+    checks.append(Check(name="wrong logits equal (C.1)", expected=0.0, measured=spread / scale,
+                        tolerance=spread_tol / scale, passed=bool(spread <= spread_tol), exactness="float",
+                        detail="max over points of (max - min) wrong logit, normalized",
                         statement="all wrong-label logits equal (condition C.1)"))
     fields.update(all_on_margin=bool(on.all()), fraction_on_margin=frac, wrong_logits_equal=bool(spread <= spread_tol),
                   max_wrong_spread=spread / scale)
@@ -111,19 +112,22 @@ def neuron_checks(net: PolyNetwork, tolerance: float, min_share: float = 0.0) ->
     wanted = theory.frequencies(net.p)
     max_res = float(np.max(np.abs(nf.phase_residual[active])))
     checks = [
-        Check("single frequency", m, int(single.sum()), tolerance,
-              bool(single.all()), "float", f"min max-power {float(nf.max_power[active].min()):.15g}; "
+        Check(name="single frequency", expected=m, measured=int(single.sum()), tolerance=tolerance,
+              passed=bool(single.all()), exactness="float",
+              detail=f"min max-power {float(nf.max_power[active].min()):.15g}; "
               f"{net.m - m} neuron(s) with norm share <= {min_share:g} left out",
               statement="neurons single-frequency (max normalized power = 1)"),
-        Check("equal amplitudes", m, int(equal.sum()), tolerance,
-              bool(equal.all()), "float", statement="neurons with equal amplitudes ||u_1||=...=||u_k||=||w||"),
-        Check("phase sum = theta_w", 0.0, max_res,
-              2 * math.pi * math.sqrt(tolerance), bool(aligned.all()), "float", "max |residual| in radians",
+        Check(name="equal amplitudes", expected=m, measured=int(equal.sum()), tolerance=tolerance,
+              passed=bool(equal.all()), exactness="float",
+              statement="neurons with equal amplitudes ||u_1||=...=||u_k||=||w||"),
+        Check(name="phase sum = theta_w", expected=0.0, measured=max_res, tolerance=2 * math.pi * math.sqrt(tolerance),
+              passed=bool(aligned.all()), exactness="float", detail="max |residual| in radians",
               statement="phase condition theta_u1+...+theta_uk = theta_w (mod 2 pi)"),
-        Check("optimal neurons (C.15)", m, int(opt.sum()), tolerance,
-              bool(opt.all()), "float", statement="every neuron in the optimal single-neuron set (Lemma C.15)"),
-        Check("all frequencies (C.20)", wanted, covered, None, covered == wanted, "proved",
-        statement="every frequency 1..(p-1)/2 used (Lemma C.20)"),
+        Check(name="optimal neurons (C.15)", expected=m, measured=int(opt.sum()), tolerance=tolerance,
+              passed=bool(opt.all()), exactness="float",
+              statement="every neuron in the optimal single-neuron set (Lemma C.15)"),
+        Check(name="all frequencies (C.20)", expected=wanted, measured=covered, tolerance=None,
+              passed=covered == wanted, exactness="proved", statement="every frequency 1..(p-1)/2 used (Lemma C.20)"),
     ]
     fields = {
         "neurons_in_optimal_set": bool(opt.all()),
@@ -151,12 +155,12 @@ def multidim_dft_checks(net: PolyNetwork, res: MarginResult, rtol: float | None 
     max_imag = float(np.abs(direct.imag).max())
     agree = float(np.max(np.abs(direct - formula)))
     checks = [
-        Check("f^(j..,-j) > 0 (C.20)", "> 0", min_real, tol,
-              bool(min_real > tol and max_imag <= tol + 1e-9 * scale), "float",
-              f"min real part over j != 0; max |imag| {max_imag:.3e}",
+        Check(name="f^(j..,-j) > 0 (C.20)", expected="> 0", measured=min_real, tolerance=tol,
+              passed=bool(min_real > tol and max_imag <= tol + 1e-9 * scale), exactness="float",
+              detail=f"min real part over j != 0; max |imag| {max_imag:.3e}",
               statement="f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)"),
-        Check("f^(j..,-j) by C.14", 0.0, agree, tol,
-              bool(agree <= tol + 1e-12 * scale), "float", "max abs difference over j != 0",
+        Check(name="f^(j..,-j) by C.14", expected=0.0, measured=agree, tolerance=tol,
+              passed=bool(agree <= tol + 1e-12 * scale), exactness="float", detail="max abs difference over j != 0",
               statement="f^(j,...,j,-j) from logits = k! sum_i w^(-j) prod u^(j) (Lemma C.14)"),
     ]
     return checks, {"multidim_dft_min_real": min_real, "multidim_dft": [complex(z) for z in direct]}
@@ -184,16 +188,16 @@ def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list
     # the means inherit the logits' rigorous float error bound (``tol``), which exceeds 1e-12 for large k and width
     # (e.g. k = 5, p = 23, 1056 neurons: 2.2e-12 relative)
     checks = [
-        Check("network function (C.18)", 0.0, dev, tol, dev <= tol,
-              "float", "max |mean logit - cosine sum| over (label, class), unnormalized construction",
+        Check(name="network function (C.18)", expected=0.0, measured=dev, tolerance=tol, passed=dev <= tol,
+              exactness="float", detail="max |mean logit - cosine sum| over (label, class), unnormalized construction",
               statement="network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)"),
         close_check("correct logit = (p-1)/2", exp_correct, correct, max(1e-12, tol / abs(exp_correct)),
                     statement="correct-label logit (unnormalized) = (p-1)/2"),
         close_check("mean wrong logit", exp_wrong, wrong, max(1e-12, tol), relative=False,
                     statement="mean wrong-label logit (unnormalized) = mean_{x != 0} sum_zeta cos(2 pi zeta x/p)"),
-        Check("paper: wrong logit = 0", 0.0, wrong, 1e-12, abs(wrong) <= 1e-12, "float",
-              "the paper's claim; the computed value differs" if abs(wrong) > 1e-12 else "", informational=True,
-              statement="paper's stated wrong-label value 0 (Lemmas C.17/C.18)"),
+        Check(name="paper: wrong logit = 0", expected=0.0, measured=wrong, tolerance=1e-12, passed=abs(wrong) <= 1e-12,
+              exactness="float", detail="the paper's claim; the computed value differs" if abs(wrong) > 1e-12 else "",
+              informational=True, statement="paper's stated wrong-label value 0 (Lemmas C.17/C.18)"),
     ]
     fields = {
         "construction_correct_logit": correct,
@@ -295,9 +299,9 @@ def estimate_construction_check(p: int | ModularAddition, k: int | None = None, 
 def estimate_family_check(p: int | ModularAddition, k: int | None, family: str, *,
                           max_memory: int | None = DEFAULT_MAX_MEMORY) -> Estimate:
     """:func:`estimate_network_check` for a family network (:func:`verify_family`) of the problem ``p`` (or
-    ``ModularAddition(p, k)``), from its size formula (:func:`margintheory.phase_measures.family_size`; the measure is
-    not built)."""
-    from margintheory import phase_measures
+    ``ModularAddition(p, k)``), from its size formula (:func:`margintheory.core.phase_measures.family_size`; the
+    measure is not built)."""
+    from margintheory.core import phase_measures
 
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
@@ -315,7 +319,7 @@ def estimate_family_check(p: int | ModularAddition, k: int | None, family: str, 
 def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_memory: int = DEFAULT_MAX_MEMORY,
                         max_seconds: float | None = None, family: str = "lemma-c18") -> VerificationResult:
     """Build the Lemma C.18 network for ``ModularAddition(p, k)`` (or the problem ``p``) and check every claim of
-    Theorem C.22 on it; another ``family`` (:mod:`margintheory.phase_measures`) is checked by
+    Theorem C.22 on it; another ``family`` (:mod:`margintheory.core.phase_measures`) is checked by
     :func:`verify_family`."""
     problem = as_problem(p, k)
     if family != "lemma-c18":
@@ -327,8 +331,9 @@ def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_m
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
                                  title=f"construction of Lemma C.18 (p={p}, k={k})")
     expected_width = problem.theorem_width
-    result.checks.insert(1, Check("width (C.18)", expected_width, net.m, None,
-                                  expected_width == net.m, "proved", informational=expected_width is None,
+    result.checks.insert(1, Check(name="width (C.18)", expected=expected_width, measured=net.m, tolerance=None,
+                                  passed=expected_width == net.m, exactness="proved",
+                                  informational=expected_width is None,
                                   statement="width = 2^(2k-1)(p-1)/2 (Lemma C.18)"))
     checks, fields = construction_logit_checks(res, raw.norm() ** (k + 1))
     result.checks.extend(checks)
@@ -348,7 +353,7 @@ def verify_family(problem: ModularAddition, family: str, *, max_memory: int = DE
     phase measure's unwanted moments vanish (exact), and every claim of Theorem C.22 is checked on the built network
     as for Lemma C.18's.  Its unnormalized function is ``(k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)``, so the logit
     checks are made on it rescaled by ``2^k/k!``."""
-    from margintheory import phase_measures
+    from margintheory.core import phase_measures
 
     p, k = problem.p, problem.k
     require(estimate_family_check(problem, None, family, max_memory=max_memory), max_memory, max_seconds)
@@ -358,15 +363,15 @@ def verify_family(problem: ModularAddition, family: str, *, max_memory: int = DE
     result, res = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds,
                                  title=f"{family} network, {measure.size} neurons per frequency (p={p}, k={k})")
     moments = phase_measures.exact_moment_check(measure)
-    result.checks.insert(1, Check("phase moments vanish", 0,
-                                  len(moments.failures), None, moments.passed, "proved",
-                                  f"{moments.checked} moments; {moments.method}",
+    result.checks.insert(1, Check(name="phase moments vanish", expected=0, measured=len(moments.failures),
+                                  tolerance=None, passed=moments.passed, exactness="proved",
+                                  detail=f"{moments.checked} moments; {moments.method}",
                                   statement=f"unwanted phase moments of the {family} measure vanish"))
     nf = (p - 1) // 2
-    result.checks.insert(2, Check("width", measure.size * nf, net.m, None,
-                                  measure.size * nf == net.m, "proved",
-                                  statement=(f"width = {measure.size} x (p-1)/2 (theorem's 2^(2k-1)(p-1)/2 = "
-                                  f"{2 ** (2 * k - 1) * nf})")))
+    result.checks.insert(2, Check(name="width", expected=measure.size * nf, measured=net.m, tolerance=None,
+                                  passed=measure.size * nf == net.m, exactness="proved",
+                                  statement=f"width = {measure.size} x (p-1)/2 (theorem's 2^(2k-1)(p-1)/2 = "
+                                  f"{2 ** (2 * k - 1) * nf})"))
     checks, fields = construction_logit_checks(res, raw.norm() ** (k + 1) * 2**k / math.factorial(k))
     result.checks.extend(checks)
     result.fields.update(fields)

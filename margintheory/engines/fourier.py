@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from margintheory.network import PolyNetwork
+from margintheory.core.network import PolyNetwork
 
 DEFAULT_SPARSITY_TOL = 1e-8
 
@@ -124,12 +124,6 @@ def neuron_fourier(net: PolyNetwork, tolerance: float = DEFAULT_SPARSITY_TOL) ->
     return NeuronFourier(p, k, freq, vfreq, maxp, amps, phases, norms, resid, tolerance)
 
 
-def frequency_coverage(net: PolyNetwork, tolerance: float = DEFAULT_SPARSITY_TOL) -> list[int]:
-    """Sorted frequencies ``zeta >= 1`` used by at least one single-frequency neuron of ``net``."""
-    nf = neuron_fourier(net, tolerance)
-    return sorted({int(z) for z in nf.frequency[nf.single_frequency]})
-
-
 def frequency_histogram(net: PolyNetwork) -> np.ndarray:
     """Number of neurons whose dominant frequency is ``j``, for ``j = 0..floor(p/2)``."""
     nf = neuron_fourier(net)
@@ -142,7 +136,7 @@ def multidim_dft_theory(net: PolyNetwork) -> np.ndarray:
     For ``j != 0`` only the fully mixed monomial of ``(u_1[a_1]+...+u_k[a_k])^k`` survives the sum over inputs, so
     ``f^(j,...,j,-j) = k! sum_i w_i^(-j) prod_l u_{i,l}^(j)`` (with ``w^(-j)`` from ``e^{+2 pi i j c/p}``).
     The exhaustive engine computes the same quantity directly from the logits
-    (:meth:`margintheory.margins.MarginResult.multidim_dft`); agreement of the two is a check of Lemma C.14.
+    (:meth:`margintheory.engines.margins.MarginResult.multidim_dft`); agreement of the two is a check of Lemma C.14.
     The ``j = 0`` entry returned here is not given by this formula and is set to NaN.
     """
     Fu = dft(net.U)  # (m, k, p)

@@ -1,9 +1,9 @@
 """The task abstraction: what a task of the seed papers is made of (docs/theory.md sections 1, 7-9).
 
 A :class:`Task` names its dataset, its network form (input encoding, activation degree, output classes), its
-norm, its closed-form claims and its constructions, the problem type it verifies (:mod:`margintheory.problems`)
+norm, its closed-form claims and its constructions, the problem type it verifies (:mod:`margintheory.core.problems`)
 and the runner that verifies one problem under :class:`VerifyOptions`; :meth:`Task.run` returns the common
-:class:`~margintheory.checks.VerificationResult` (one result shape for every task).
+:class:`~margintheory.core.checks.VerificationResult` (one result shape for every task).
 """
 
 from __future__ import annotations
@@ -13,30 +13,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, cast
 
-from margintheory.checks import VerificationResult
+from margintheory.core.checks import VerificationResult
+from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL
+from margintheory.engines.margins import DEFAULT_MAX_MEMORY
 from margintheory.errors import InputError
-from margintheory.fourier import DEFAULT_SPARSITY_TOL
-from margintheory.margins import DEFAULT_MAX_MEMORY
 
 if TYPE_CHECKING:  # pragma: no cover
-    from margintheory.network import PolyNetwork
+    from margintheory.core.network import PolyNetwork
     from margintheory.tasks.parity import ParityNetwork
 
 #: options a task may or may not use (the engine budget is used by every task)
 VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VerifyOptions:
     """How to verify (as opposed to *what*: the problem object).
 
-    ``network``: check this network instead of the task's construction (a :class:`~margintheory.network.PolyNetwork`,
-    or a :class:`~margintheory.tasks.parity.ParityNetwork` for parity); ``exact``: check the construction in exact
+    ``network``: check this network instead of the task's construction (a
+    :class:`~margintheory.core.network.PolyNetwork`, or a :class:`~margintheory.tasks.parity.ParityNetwork` for parity);
+    ``exact``: check the construction in exact
     arithmetic (modular addition); ``rtol``: relative tolerance of the "equals gamma*" claims (default: the float64
     error bound only); ``fourier_tolerance``: leakage allowed in the per-neuron Fourier checks of a network;
     ``min_share``: neurons with at most this norm share are left out of the per-neuron checks; ``max_memory`` (bytes)
     and ``max_seconds`` (``None``: no limit): the budget of the exhaustive margin engine; ``family``: which
-    construction of modular addition (``"lemma-c18"``, or a smaller one of :mod:`margintheory.phase_measures`);
+    construction of modular addition (``"lemma-c18"``, or a smaller one of :mod:`margintheory.core.phase_measures`);
     ``certificate`` (modular addition): also compute the proved upper bound ``U`` and report the max margin as
     ``[L, U]`` (:mod:`margintheory.certificate.maxmin`).
     """
@@ -64,7 +65,7 @@ class VerifyOptions:
             raise InputError(f"max_seconds must be positive (or None for no limit), got {self.max_seconds}")
         if self.exact and self.network is not None:
             raise InputError("exact arithmetic checks the construction; it cannot be combined with a given network")
-        from margintheory.phase_measures import FAMILIES
+        from margintheory.core.phase_measures import FAMILIES
 
         if self.family not in FAMILIES:
             raise InputError(f"family must be one of {', '.join(FAMILIES)}, got {self.family!r}")
@@ -86,7 +87,7 @@ class VerifyOptions:
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Task:
     """One task: its description (for reports), its problem type and the function that verifies a problem."""
 

@@ -24,7 +24,7 @@ import signal
 import sys
 from collections.abc import Iterator
 
-from margintheory.progress import ProgressCallback
+from margintheory.runtime.progress import ProgressCallback
 
 #: exit status of a command whose standard output was closed by the reader (a shell's 128 + SIGPIPE)
 EXIT_PIPE = 128 + int(getattr(signal, "SIGPIPE", 13))

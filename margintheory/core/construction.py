@@ -8,47 +8,17 @@ neuron, so ``2^(k-1)`` neurons per term, ``2^(2k-1)`` per frequency, ``2^(2k-1) 
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
 
-from margintheory import progress
-from margintheory.network import PolyNetwork
-from margintheory.problems import ModularAddition, as_problem
-from margintheory.theory import frequencies
-
-
-def sum_to_product_terms(k: int) -> list[tuple[tuple[int, ...], int]]:
-    """Lemma C.16: ``2^k k! prod_j x_j = sum_{s in {+-1}^k} (-1)^((k - sum s)/2) (sum_j s_j x_j)^k``.
-
-    Returns the ``2^k`` pairs ``(s, sign)`` with ``sign = (-1)^((k - sum s)/2)`` (= ``(-1)^{#(-1) in s}``).
-    """
-    return [(s, (-1) ** ((k - sum(s)) // 2)) for s in itertools.product((1, -1), repeat=k)]
-
-
-def half_sum_to_product_terms(k: int) -> list[tuple[tuple[int, ...], int]]:
-    """The half-sum the construction uses: ``2^(k-1) k! prod_j x_j = sum_{s: s_1 = +1} sign(s) (s . x)^k``.
-
-    Valid because ``sign(-s) (-s . x)^k = sign(s) (s . x)^k``; ``2^(k-1)`` terms.
-    """
-    return [(s, sign) for s, sign in sum_to_product_terms(k) if s[0] == 1]
-
-
-def cosine_expansion_terms(k: int) -> list[tuple[tuple[int, ...], int]]:
-    """Equation (C.21): ``cos(x_1 + ... + x_{k+1}) = sum_b sign(b) prod_i [cos if b_i = 0 else sin](x_i)``.
-
-    ``b`` ranges over ``{0,1}^(k+1)`` with an even number ``|b|`` of sines; ``sign(b) = -1`` iff ``|b| = 2 mod 4``.
-    Returns the ``2^k`` pairs ``(b, sign)``.
-    """
-    out = []
-    for b in itertools.product((0, 1), repeat=k + 1):
-        n_sin = sum(b)
-        if n_sin % 2 == 0:
-            out.append((b, -1 if n_sin % 4 == 2 else 1))
-    return out
+from margintheory.core.expansions import cosine_expansion_terms, half_sum_to_product_terms
+from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import ModularAddition, as_problem
+from margintheory.core.theory import frequencies
+from margintheory.runtime import progress
 
 
 @dataclass(frozen=True)
@@ -67,7 +37,7 @@ class NeuronSpec:
 def construction_neuron_specs(p: int | ModularAddition, k: int | None = None) -> list[NeuronSpec]:
     """All ``2^(2k-1) (p-1)/2`` neurons (Lemma C.18): frequency x cosine-expansion term x half sign vector.
 
-    ``p`` is a :class:`~margintheory.problems.ModularAddition` or an integer (with ``k``; validated here)."""
+    ``p`` is a :class:`~margintheory.core.problems.ModularAddition` or an integer (with ``k``; validated here)."""
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
     base = sp.Rational(2, 2**k * math.factorial(k))  # 1/(2^(k-1) k!) from the half-sum identity
@@ -88,10 +58,11 @@ def build_construction(p: int | ModularAddition, k: int | None = None, *, normal
                        family: str = "lemma-c18") -> PolyNetwork:
     """The network of Lemma C.18 as float64 weights, with per-neuron metadata ``frequency``, ``term``, ``sign``.
 
-    ``p`` is a :class:`~margintheory.problems.ModularAddition` (validated when it was made) or an integer with ``k``.
+    ``p`` is a :class:`~margintheory.core.problems.ModularAddition` (validated when it was made) or an
+    integer with ``k``.
 
     ``family`` other than ``"lemma-c18"`` builds a smaller max-margin network from a per-frequency phase measure of
-    :mod:`margintheory.phase_measures` (``"cyclic-lattice"``: ``2 * 3^(k-1)`` neurons per frequency;
+    :mod:`margintheory.core.phase_measures` (``"cyclic-lattice"``: ``2 * 3^(k-1)`` neurons per frequency;
     ``"smallest-known"``): see :func:`build_phase_measure_network`.
 
     Each neuron's coefficient ``c`` is split evenly over its ``k+1`` vectors (``|c|^(1/(k+1))`` each, the sign on
@@ -102,7 +73,7 @@ def build_construction(p: int | ModularAddition, k: int | None = None, *, normal
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
     if family != "lemma-c18":
-        from margintheory.phase_measures import family_measure
+        from margintheory.core.phase_measures import family_measure
 
         return build_phase_measure_network(p, family_measure(family, k), normalize=normalize)
     specs = construction_neuron_specs(problem)
@@ -135,7 +106,7 @@ def build_phase_measure_network(p: int, measure, *, normalize: bool = True) -> P
     ``u_j[x] = A cos(theta_j + 2 pi zeta x/p)``, ``w[c] = A cos(theta_1 + ... + theta_k + 2 pi zeta c/p)``,
     ``A = w^(1/(k+1))`` (equal amplitudes, Lemma C.15).  Every angle is reduced exactly as an integer fraction of
     ``2 pi`` before the cosine.  Network function (unnormalized): ``(k!/2^k) sum_zeta cos_zeta(a_1+...+a_k-c)`` when
-    the measure's unwanted moments vanish (:mod:`margintheory.phase_measures`).  Metadata (the exact description,
+    the measure's unwanted moments vanish (:mod:`margintheory.core.phase_measures`).  Metadata (the exact description,
     saved with the network): ``frequency``, ``phase`` (numerators over ``phase_denominator``), ``measure_weight``
     and its exact ``measure_weight_numerator`` / ``measure_weight_denominator``."""
     k, q = measure.k, measure.denominator

@@ -1,5 +1,5 @@
-"""Presentation of a :class:`~margintheory.checks.VerificationResult`: a table that fits the terminal, or one JSON
-object in the shape of the result schema (:mod:`margintheory.schema`).
+"""Presentation of a :class:`~margintheory.core.checks.VerificationResult`: a table that fits the terminal, or one JSON
+object in the shape of the result schema (:mod:`margintheory.presentation.schema`).
 
 The table has one row per check (claim | expected | measured | tol | how | verdict) under the check's short name; rich
 reads the terminal's width (``COLUMNS`` when the output is not a terminal, 80 by default), numbers are shown with
@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from margintheory.checks import NAME_MAX, Check, VerificationResult
+from margintheory.core.checks import NAME_MAX, Check, VerificationResult
 
 _VERDICT_STYLE = {"verified": "bold green", "refuted": "bold red", "not-applicable": "bold yellow"}
 #: terminals at least this wide get 12 significant digits, those at least NARROW wide 8, narrower ones 6

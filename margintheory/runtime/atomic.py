@@ -21,18 +21,21 @@ from typing import IO
 
 from margintheory.errors import InputError
 
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISREG, "a regular file"),
+)
 
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISREG(mode):
-        return "a regular file"
+
+def file_kind(mode: int) -> str:
+    """A readable name for a file type (``st_mode``): the one naming used by every message about a path."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
     return "not a regular file"
 
 
@@ -51,7 +54,7 @@ def _regular_or_missing(target: Path, shown: str | os.PathLike[str]) -> os.stat_
     except NotADirectoryError:
         raise InputError(f"{shown}: a component of the path is not a directory") from None
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{shown}: is {_kind(st.st_mode)}; output is only written to regular files")
+        raise InputError(f"{shown}: is {file_kind(st.st_mode)}; output is only written to regular files")
     return st
 
 
@@ -148,6 +151,6 @@ def check_output_dir(path: str | os.PathLike[str]) -> Path:
         raise InputError("the output directory is empty")
     p = Path(path)
     if p.exists() and not p.is_dir():
-        raise InputError(f"{path}: exists and is {_kind(p.stat().st_mode)}, not a directory")
+        raise InputError(f"{path}: exists and is {file_kind(p.stat().st_mode)}, not a directory")
     _check_creatable_in(p, path)
     return p

@@ -1,0 +1,1 @@
+"""Array-kernel backends behind one boundary."""

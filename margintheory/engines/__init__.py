@@ -1,0 +1,1 @@
+"""Margin engines: the exhaustive engine over all p^k inputs and the Fourier-side tools."""

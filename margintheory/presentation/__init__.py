@@ -1,0 +1,1 @@
+"""Presentation: the result table and the JSON Schema of every result."""

@@ -1,0 +1,1 @@
+"""Run-time services: atomic files, memory/time budgets, progress reporting, process streams."""

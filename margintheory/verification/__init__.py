@@ -1,0 +1,294 @@
+"""The tasks of the seed papers, verified with the same machinery and reported in one result shape.
+
+Library interface (no command line here): a task is run on a problem object of :mod:`margintheory.core.problems`
+with typed keyword options::
+
+    from margintheory import verify, ModularAddition, SparseParity, GroupComposition, CoGO
+    verify(ModularAddition(7, 3))                 # the construction of Lemma C.18, float64
+    verify(ModularAddition(7, 3), exact=True)     # the same in exact arithmetic
+    verify(ModularAddition(7, 3), family="smallest-known")  # a smaller max-margin network (48 vs 96 neurons)
+    verify(ModularAddition(7, 3), network=net, rtol=1e-3)
+    verify(SparseParity(10, 4)); verify(GroupComposition("S4")); verify(CoGO(7, "F6"))
+
+``TASKS`` maps each task name to its :class:`Task` (description + runner); every runner returns a
+:class:`~margintheory.core.checks.VerificationResult` whose common fields (``gamma_star``, ``normalized_margin``,
+``width``, ...) are filled the same way for every task.  See docs/theory.md for the statements checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from margintheory.core.checks import VerificationResult
+from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
+from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL
+from margintheory.engines.margins import DEFAULT_MAX_MEMORY
+from margintheory.errors import InputError, RefusedError
+from margintheory.runtime.budget import require
+from margintheory.verification.base import Task, VerifyOptions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.core.network import PolyNetwork
+    from margintheory.tasks.parity import ParityNetwork
+
+__all__ = ["TASK_NAMES", "TASKS", "Task", "VerifyOptions", "verify"]
+
+
+def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
+    """The construction (float64 or exact) or a given network, and (``o.certificate``) the max-min interval
+    ``[L, U]`` of :mod:`margintheory.certificate.maxmin`: the solver leg, refused up front if it would not fit."""
+    if not o.certificate:
+        return _check_modular(problem, o)
+    from margintheory.certificate.block_sos import require_memory
+    from margintheory.certificate.maxmin import attach_maxmin
+
+    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory))
+    result = _check_modular(problem, o)
+    attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol)
+    return result
+
+
+def _refusal_rank(exc: RefusedError) -> int:
+    """0: no budget lifts it; 1: the optional certificate leg is unavailable; 2: a budget would allow it."""
+    return {None: 0, "certificate": 1}.get(exc.parameter, 2)
+
+
+def _first_refusal(*size_checks: Callable[[], object]) -> None:
+    """Run every up-front size check (each only estimates) and raise the most fundamental refusal among them: a
+    size nothing could allow before an unavailable optional leg before a budget that could be raised (ties: the
+    first given), so that following the advice never just leads to the next refusal of a harder kind."""
+    refusals = []
+    for check in size_checks:
+        try:
+            check()
+        except RefusedError as exc:
+            refusals.append(exc)
+    if refusals:
+        raise min(refusals, key=_refusal_rank)
+
+
+def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
+    """The up-front size check that the checks of :func:`_check_modular` make first (nothing is allocated)."""
+    from margintheory.tasks import modular_addition as verification
+
+    p, k = problem.p, problem.k
+    if o.network is not None:
+        m = getattr(o.network, "m", 0)
+        require(verification.estimate_network_check(p, k, m, max_memory=o.max_memory), o.max_memory, o.max_seconds)
+    elif o.exact and o.family != "lemma-c18":
+        from margintheory.symbolic.exact_families import check_family_size
+
+        check_family_size(p, k, o.family)
+    elif o.exact:
+        from margintheory.symbolic.exact import estimate_exact_check
+
+        require(estimate_exact_check(problem), o.max_memory, o.max_seconds)
+    else:
+        require(verification.estimate_family_check(problem, None, o.family, max_memory=o.max_memory), o.max_memory,
+                o.max_seconds)
+
+
+def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
+    """The checks of the construction (float64 or exact) or of a given network (no solver)."""
+    from margintheory.core.network import PolyNetwork
+    from margintheory.tasks import modular_addition as verification
+
+    if o.network is not None:
+        if not isinstance(o.network, PolyNetwork):
+            raise InputError("modular addition checks a PolyNetwork (arrays U (m, k, p), W (m, p))")
+        return verification.verify_network(o.network, problem=problem, max_memory=o.max_memory,
+                                           max_seconds=o.max_seconds, rtol=o.rtol,
+                                           fourier_tolerance=o.fourier_tolerance, min_share=o.min_share)
+    if (o.fourier_tolerance, o.min_share) != (DEFAULT_SPARSITY_TOL, 0.0):
+        raise InputError("fourier_tolerance and min_share apply to a given network, not to the construction")
+    if o.exact and o.family != "lemma-c18":
+        from margintheory.symbolic.exact_families import verify_family_exact
+
+        return verify_family_exact(problem, family=o.family)
+    if o.exact:
+        from margintheory.symbolic.exact import verify_construction_exact
+
+        return verify_construction_exact(problem, max_memory=o.max_memory, max_seconds=o.max_seconds)
+    return verification.verify_construction(problem, max_memory=o.max_memory, max_seconds=o.max_seconds,
+                                            family=o.family)
+
+
+def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResult:
+    from margintheory.tasks import parity
+
+    if o.network is None:
+        require(parity.estimate_parity_check(problem.n, problem.k, 2 ** (problem.k - 1)), o.max_memory,
+                o.max_seconds)
+        built = parity.build_parity_construction(problem)
+        result = parity.verify_parity(built, construction=True, rtol=o.rtol, max_memory=o.max_memory,
+                                      max_seconds=o.max_seconds)
+    else:
+        net = o.network
+        if not isinstance(net, parity.ParityNetwork):
+            raise InputError("parity checks a ParityNetwork (arrays U (m, n), W (m, 2), support S)")
+        if (net.n, net.k) != (problem.n, problem.k):
+            raise InputError(f"the network has n = {net.n}, k = |S| = {net.k} but the problem has n = {problem.n}, "
+                             f"k = {problem.k}")
+        result = parity.verify_parity(net, construction=False, rtol=o.rtol, max_memory=o.max_memory,
+                                      max_seconds=o.max_seconds)
+    result.fields["gamma_star_note"] = problem.gamma_star_note
+    return result
+
+
+def _verify_group(problem: GroupComposition, o: VerifyOptions) -> VerificationResult:
+    from margintheory.core.network import PolyNetwork
+    from margintheory.tasks import group_task
+
+    if o.network is None:
+        result = group_task.verify_group(problem.G, max_memory=o.max_memory, max_seconds=o.max_seconds)
+    else:
+        if not isinstance(o.network, PolyNetwork):
+            raise InputError("group composition checks a PolyNetwork with k = 2 and p = |G|")
+        result = group_task.verify_group_network(problem.G, o.network, max_memory=o.max_memory,
+                                                 max_seconds=o.max_seconds, rtol=o.rtol)
+        result.fields["width"] = o.network.m
+    _group_common_fields(problem, result, construction=o.network is None)
+    return result
+
+
+def _group_common_fields(problem: GroupComposition, result: VerificationResult, *, construction: bool) -> None:
+    """The group task's own names mapped onto the common fields.
+
+    ``gamma_star`` is Theorem 7.9's closed form where its hypotheses hold (real-type irreps and the class
+    condition), ``gamma*(n, 2)`` of modular addition for odd cyclic groups, else ``None`` (the class-LP max margin
+    stays in ``details.gamma_star_lp``).  The margin checks of a group are made against the LP value; their ratio
+    and error move to ``details`` under ``*_to_max_margin`` names.
+    """
+    f = result.fields
+    for key in ("ratio_to_gamma_star", "relative_error"):
+        if key in f:
+            f[key + "_to_max_margin"] = f.pop(key)
+    name, order = problem.group, problem.order
+    if "condition_holds" in f:  # real-type irreps: Theorem 7.9's setting
+        holds = bool(f["condition_holds"])
+        if holds:
+            f["gamma_star"] = problem.theorem79_formula
+            f["gamma_star_note"] = ("Theorem 7.9 (Morwani et al.): 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5); its "
+                                    "condition holds and the class LP agrees")
+        else:
+            f["gamma_star"] = None
+            f["gamma_star_note"] = (f"the condition of Theorem 7.9 fails for {name}: no closed form; the max margin is "
+                                    "the class-LP value details.gamma_star_lp")
+    elif order % 2:
+        from margintheory.core import theory
+
+        f["gamma_star"] = theory.gamma_star(order, 2)
+        f["gamma_star_note"] = (f"{name} = Z_{order}: modular addition's gamma*(p = {order}, k = 2) (Theorem C.22); "
+                                "irreps of complex type are outside Theorem 7.9")
+    else:
+        f["gamma_star"] = None
+        f["gamma_star_note"] = f"{name} has even order and irreps of complex type: no closed form applies"
+    if construction:
+        if "construction_normalized_margin" in f:
+            f["normalized_margin"] = f["construction_normalized_margin"]
+            f["width"] = f.get("construction_width")
+        elif "group_path_margin" in f:
+            from margintheory.core import theory
+
+            f["normalized_margin"] = f["group_path_margin"]
+            f["width"] = theory.construction_width(order, 2)
+
+
+def _verify_cogo(problem: CoGO, o: VerifyOptions) -> VerificationResult:
+    from margintheory.core.network import PolyNetwork
+    from margintheory.tasks import cogo_task
+
+    if o.network is not None:
+        net = o.network
+        if not isinstance(net, PolyNetwork) or net.p != problem.d:
+            raise InputError(f"CoGO checks a quadratic PolyNetwork on Z_d with d = {problem.d}")
+        result = cogo_task.verify_cogo_network(net, max_memory=o.max_memory, max_seconds=o.max_seconds)
+        result.fields["width"] = net.m
+    else:
+        result = cogo_task.verify_cogo(problem, max_memory=o.max_memory, max_seconds=o.max_seconds)
+        checked = result.fields.get("corrected") or result.fields.get("paper") or {}
+        result.fields["width"] = checked.get("order")
+    result.fields["gamma_star"] = problem.gamma_star
+    result.fields["gamma_star_note"] = problem.gamma_star_note
+    return result
+
+
+TASKS: dict[str, Task] = {
+    "modular-addition": Task(
+        name="modular-addition",
+        dataset="all p^k inputs (a_1..a_k) in Z_p^k, label a_1+...+a_k mod p",
+        encoding="one-hot per input",
+        activation="x^k (k = number of inputs)",
+        classes="p",
+        norm="L_{2,k+1}",
+        closed_form="gamma* = 2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))",
+        constructions=("Lemma C.18",),
+        reference="Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
+        problem_type=ModularAddition,
+        runner=_verify_modular,
+        options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family"}),
+    ),
+    "parity": Task(
+        name="parity",
+        dataset="all 2^n inputs x in {+1,-1}^n, label prod_{j in S} x_j, |S| = k",
+        encoding="x itself (u . x)",
+        activation="x^k",
+        classes="2",
+        norm="L_{2,k+1}",
+        closed_form="gamma* = k! sqrt(2 (k+1)^-(k+1)) for m >= 2^(k-1)",
+        constructions=("2^(k-1) neurons (D.7)",),
+        reference="Morwani et al. (arXiv:2311.07568), Thm 7.8, proof App. D.7",
+        problem_type=SparseParity,
+        runner=_verify_parity,
+        options=frozenset({"rtol"}),
+    ),
+    "group": Task(
+        name="group",
+        dataset="all |G|^2 pairs (a, b), label ab",
+        encoding="one-hot per input (k = 2, p = |G|)",
+        activation="x^2",
+        classes="|G|",
+        norm="L_{2,3}",
+        closed_form="gamma* = 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5) if sum_R d_R^1.5 chi_R(C) < 0 for all C != e",
+        constructions=("2 sum d_R^3 neurons (Lemma D.15)", "class-LP network"),
+        reference="Morwani et al. (arXiv:2311.07568), Thm 7.9, App. D.8-D.9",
+        problem_type=GroupComposition,
+        runner=_verify_group,
+        options=frozenset({"rtol"}),
+    ),
+    "cogo": Task(
+        name="cogo",
+        dataset="all d^2 pairs (a, b) in Z_d^2, label a+b mod d",
+        encoding="one-hot per input (k = 2, p = d)",
+        activation="x^2",
+        classes="d",
+        norm="squared loss on zero-mean outputs (Eq. 1); L_{2,3} for the margin",
+        closed_form="zero loss under Lemma 1's 0/1-sets",
+        constructions=("F6", "F4", "F46", "memorize"),
+        reference="Tian, CoGO (arXiv:2410.01779), Thm 1, Lemma 1, Cor. 2-5",
+        problem_type=CoGO,
+        runner=_verify_cogo,
+        options=frozenset(),
+    ),
+}
+TASK_NAMES: tuple[str, ...] = tuple(TASKS)
+
+
+def task_for(problem: Problem) -> Task:
+    """The :class:`Task` that verifies ``problem``."""
+    for task in TASKS.values():
+        if isinstance(problem, task.problem_type):
+            return task
+    raise InputError(f"not a problem object of margintheory.core.problems: {problem!r}")
+
+
+def verify(problem: Problem, *, network: PolyNetwork | ParityNetwork | None = None, exact: bool = False,
+           rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL, min_share: float = 0.0,
+           max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
+           family: str = "lemma-c18", certificate: bool = True) -> VerificationResult:
+    """Verify ``problem`` (its construction, or ``network``) and return the result; see :class:`VerifyOptions`."""
+    options = VerifyOptions(network=network, exact=exact, rtol=rtol, fourier_tolerance=fourier_tolerance,
+                            min_share=min_share, max_memory=max_memory, max_seconds=max_seconds, family=family,
+                            certificate=certificate)
+    return task_for(problem).run(problem, options)
