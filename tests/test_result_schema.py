@@ -43,8 +43,8 @@ def test_schema_file_is_package_data():
     """A non-editable ``pip install .`` ships only declared package data: the schema must be declared."""
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    data = conf["tool"]["setuptools"]["package-data"]["margintheory"]
-    assert "result.schema.json" in data and (ROOT / "margintheory" / "result.schema.json").is_file()
+    data = conf["tool"]["setuptools"]["package-data"]["margintheory.presentation"]
+    assert "result.schema.json" in data and (ROOT / "margintheory" / "presentation" / "result.schema.json").is_file()
     assert any(dep.startswith("jsonschema") for dep in conf["project"]["dependencies"])
 
 
