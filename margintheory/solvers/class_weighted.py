@@ -199,29 +199,36 @@ def kappa_bound(profile: np.ndarray) -> KappaBound:
     (Gershgorin) makes ``r I - K^T K`` a sum of two positive semidefinite matrices.  The slack ``sigma`` absorbs the
     float errors; if the exact check fails, ``r`` is raised and the certificate rebuilt (every try is exact).
     """
+    power = np.abs(kappa_values(np.asarray(profile, dtype=float))) ** 2
+    top = float(power.max())
+    slack = KAPPA_SLACK
+    for tries in range(1, 8):
+        r = Fraction(top * (1.0 + 2.0 * slack)) if top > 0 else Fraction(1, 2**60)
+        diag, off = circulant_certificate(profile, r, slack)
+        if diag >= off:
+            return KappaBound(r, True, diag, off, tries)
+        slack *= 16.0
+    return KappaBound(r, False, diag, off, tries)
+
+
+def circulant_certificate(profile: np.ndarray, r: Fraction, slack: float) -> tuple[Fraction, Fraction]:
+    """``(e_0, sum_{m != 0} |e_m|)`` of the exact remainder ``e = r [m = 0] - a - autocorrelation(h)`` for the
+    candidate ``r`` (:func:`kappa_bound`); ``e_0 >= sum |e_m|`` proves ``|kappa(j)|^2 <= r`` for every ``j``."""
     t = [Fraction(float(x)) for x in profile]
     p = len(t)
     total = sum(t, Fraction(0))
     g_int, g_den = _scaled([(total if v == 0 else Fraction(0)) - t[v] for v in range(p)])
     a_int = _autocorrelation(g_int)  # a = a_int / g_den^2
     power = np.abs(kappa_values(np.asarray(profile, dtype=float))) ** 2
-    top = float(power.max())
-    slack = KAPPA_SLACK
-    for tries in range(1, 8):
-        r = Fraction(top * (1.0 + 2.0 * slack)) if top > 0 else Fraction(1, 2**60)
-        lam = np.maximum(float(r) * (1.0 - slack) - power, 0.0)
-        h = np.fft.ifft(np.sqrt(lam)).real  # sqrt(lam) is even in j, so h is real and symmetric
-        bits = 60 - max(0, math.frexp(float(np.abs(h).max()) or 1.0)[1])
-        h_int = [int(round(float(x) * 2.0**bits)) for x in h]  # h = h_int / 2^bits
-        A_int = _autocorrelation(h_int)
-        den = (g_den**2) * (4**bits) * r.denominator
-        e = [(r.numerator * (g_den**2) * (4**bits) if m == 0 else 0) - a_int[m] * (4**bits) * r.denominator
-             - A_int[m] * (g_den**2) * r.denominator for m in range(p)]
-        diag, off = Fraction(e[0], den), Fraction(sum(abs(x) for x in e[1:]), den)
-        if diag >= off:
-            return KappaBound(r, True, diag, off, tries)
-        slack *= 16.0
-    return KappaBound(r, False, diag, off, tries)
+    lam = np.maximum(float(r) * (1.0 - slack) - power, 0.0)
+    h = np.fft.ifft(np.sqrt(lam)).real  # sqrt(lam) is even in j, so h is real and symmetric
+    bits = 60 - math.frexp(float(np.abs(h).max()) or 1.0)[1]
+    h_int = [int(round(float(x) * 2.0**bits)) for x in h]  # h = h_int / 2^bits
+    A_int = _autocorrelation(h_int)
+    den = (g_den**2) * (4**bits) * r.denominator
+    e = [(r.numerator * (g_den**2) * (4**bits) if m == 0 else 0) - a_int[m] * (4**bits) * r.denominator
+         - A_int[m] * (g_den**2) * r.denominator for m in range(p)]
+    return Fraction(e[0], den), Fraction(sum(abs(x) for x in e[1:]), den)
 
 
 # -- the bracket ------------------------------------------------------------------------------------------------------
