@@ -14,6 +14,7 @@ from margintheory import tasks
 from margintheory.commands._options import add_engine_options, add_network_file_options, engine_budget, positive_int
 from margintheory.errors import InputError
 from margintheory.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
+from margintheory.process import say
 from margintheory.report import emit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
                               network=network if isinstance(network, Net) else None,
                               problem=problem if isinstance(problem, ModularAddition) else None)
+        say(f"wrote {args.certificate}")
     if args.network:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
