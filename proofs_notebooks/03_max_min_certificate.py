@@ -14,8 +14,8 @@
 # %% [markdown]
 # # 3. The max–min certificate: why uniform `q*` and `tau` work
 #
-# **Weak duality** (Lemma C.6 = Morwani et al. Lemma 7.6). For any distribution `q` over `D_p`, any class weighting `tau`
-# and any unit-norm network `theta`,
+# **Weak duality** (Lemma C.6 = Morwani et al. Lemma 7.6). For any distribution `q` over `D_p`, any class weighting
+# `tau` and any unit-norm network `theta`,
 # `h(theta) <= E_q[g'(theta)] <= max over unit single neurons of E_q[psi'_tau]`, because `E_q[g']` is a sum over
 # neurons (homogeneity, `sum lambda_i^(k+1) = 1`). If one network meets the bound with equality, it is a
 # max-margin network: a *certificate*. For the construction this happens with `q*` and `tau` both uniform,
@@ -29,8 +29,12 @@ import numpy as np
 
 from margintheory import theory
 from margintheory.construction import build_construction
+from margintheory.fourier import neuron_fourier
 from margintheory.margins import class_weighted_margins, exhaustive_margin, input_grid, logits
 from margintheory.network import PolyNetwork
+from margintheory.solvers.class_weighted import class_weighted_single_neuron, kappa_values
+from margintheory.solvers.local import multistart_maximise
+from margintheory.solvers.objective import PairWeights, SingleNeuronObjective
 
 P, K = 5, 2
 X = input_grid(P, K)
@@ -91,10 +95,6 @@ for name, tau in [("uniform", tau_uniform()), ("next label", tau_next_label())]:
 # C.14's frequency blocks apply and a sum-of-squares certificate is checked in exact rational arithmetic.
 
 # %%
-from margintheory.solvers.class_weighted import class_weighted_single_neuron, kappa_values
-from margintheory.solvers.local import multistart_maximise
-from margintheory.solvers.objective import PairWeights, SingleNeuronObjective
-
 q_uniform = np.full(P**K, 1.0 / P**K)
 
 
@@ -165,8 +165,6 @@ assert h_next < gamma
 # margin. The maximizer is no longer a pure cosine: its input vectors carry a constant (frequency-0) part.
 
 # %%
-from margintheory.fourier import neuron_fourier
-
 P3 = 3
 X3 = input_grid(P3, K)
 q_skewed = np.where(X3[:, 0] == 0, 2.0, 1.0)

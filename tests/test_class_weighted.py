@@ -137,7 +137,8 @@ def test_bad_arrays_are_one_clear_input_error(change, message):
 def test_cli_json_is_in_the_schema_and_says_where_it_wrote(capsys, tmp_path):
     path, out = tmp_path / "w.npz", tmp_path / "neuron.npz"
     np.savez(path, **dict(zip(("q", "tau"), _shifted(5, 2, {1: 1.0}), strict=True)))
-    code = main(["solve", "--p", "5", "--k", "2", "--single-neuron", "--weights", str(path), "--json", "--out", str(out)])
+    code = main(["solve", "--p", "5", "--k", "2", "--single-neuron", "--weights", str(path), "--json",
+                 "--out", str(out)])
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     validate_result(doc)
