@@ -173,3 +173,15 @@ def test_cli_bad_weights_are_one_line_exit_2(capsys, tmp_path, case, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+
+
+def test_weights_summing_to_slightly_less_than_one_are_compared_as_given(capsys, tmp_path):
+    """Sums within the accepted 1e-9 but below 1 scale Psi below gamma*: weak duality is gamma* sum(q tau) <= Psi,
+    and a check that compared with gamma* itself would refute correct weights."""
+    q, tau = _uniform(5, 2)
+    path = tmp_path / "w.npz"
+    np.savez(path, q=q * (1 - 5e-10), tau=tau)
+    assert main(["solve", "--p", "5", "--k", "2", "--single-neuron", "--weights", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verdict"] == "verified" and doc["details"]["upper_bound"] < theory.gamma_star(5, 2)
+    assert any("not exactly 1" in n for n in doc["notes"])

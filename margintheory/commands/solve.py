@@ -147,6 +147,9 @@ def _read_weights(problem: ModularAddition, args: argparse.Namespace) -> ClassWe
     from margintheory.solvers.class_weighted import class_weights
 
     n, p = problem.p**problem.k, problem.p
+    # reading the arrays and checking them (a float64 copy, the shifted view of tau, comparisons): before any data
+    require(Estimate(f"reading and checking the class weights of {args.weights}", 32.0 * n * (p + 1), None),
+            args.max_memory, None)
     arrays = read_arrays(args.weights, ("q", "tau"), max_memory=args.max_memory, shapes={"q": (n,), "tau": (n, p)})
     try:
         return class_weights(problem, q=arrays["q"], tau=arrays["tau"])
@@ -192,6 +195,8 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace,
     p, k = problem.p, problem.k
     g = gamma_star_of(p, k)  # the closed form's value also for even p (compared there, informational)
     b = _bracket(problem, args, weights)
+    if weights is not None:  # weak duality for the weights as given: gamma* sum(q tau) <= Psi(q, tau)
+        g *= weights.total
     uniform = weights is None or weights.uniform
     what = "uniform q and tau" if weights is None else f"{'uniform' if uniform else 'class'} weights of {args.weights}"
     res = VerificationResult(f"single-neuron max margin, p={p}, k={k} ({what})")
@@ -223,6 +228,9 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace,
                        b.upper_exactness, "local_values_top": b.local.values[:5], "seconds": b.seconds})
     if weights is not None:
         res.fields["weights"] = {"file": args.weights, **b.weights}
+        if weights.total != 1.0:
+            res.notes.append(f"the weights sum to {weights.total!r}, not exactly 1: gamma* is compared as gamma* x "
+                             "that sum (the objective is linear in the weights)")
     res.notes.append(b.certification)
     _hypothesis_note(res, p)
     if args.out is not None:
@@ -267,7 +275,10 @@ def _weighted_bracket_checks(g: float, b: SingleNeuronBracket, weights: ClassWei
     if weights.profile is not None and weights.problem.p % 2 == 1:
         from margintheory.solvers.fourier_pricing import price
 
-        value = price(weights.problem.p, weights.problem.k, weights.profile[1:]).best_value
+        p, k = weights.problem.p, weights.problem.k
+        # price() normalises t to a distribution and takes q = p^-k: scale back to the arrays as given
+        scale = float(weights.q[0]) * p**k * float(weights.profile.sum())
+        value = price(p, k, weights.profile[1:]).best_value * scale
         ok = b.lower <= value * (1 + EVAL_RTOL) and value <= b.upper * (1 + EVAL_RTOL)
         rows.append(bool_check("closed form C max|kappa|", ok, tolerance=EVAL_RTOL, informational=True,
                                detail=f"C_(p,k) max_j |kappa(j)| = {value:.15g}",

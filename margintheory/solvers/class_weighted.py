@@ -104,9 +104,15 @@ class ClassWeights:
 
         return PairWeights(self.problem.p, self.problem.k, self.q[:, None] * self.tau)
 
+    @property
+    def total(self) -> float:
+        """``sum_x q[x] sum_c tau[x, c]`` (1 up to the accepted rounding): weak duality reads
+        ``gamma* <= Psi(q, tau) / total`` for weights as given (the objective is linear in them)."""
+        return float(np.dot(self.q, self.tau.sum(axis=1)))
+
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"translation_invariant": self.translation_invariant, "uniform": self.uniform,
-                               "q_constant": bool(np.all(self.q == self.q[0]))}
+                               "q_constant": bool(np.all(self.q == self.q[0])), "total": self.total}
         if self.profile is not None:
             out["tau_profile"] = self.profile
         return out
@@ -147,7 +153,7 @@ def _real_array(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
     if arr.shape != shape:
         raise InputError(f"{name} must have shape {shape} (p^k = {shape[0]} inputs in row-major order of (a_1..a_k)"
                          f"{', p labels' if len(shape) == 2 else ''}), got {arr.shape}")
-    arr = arr.astype(np.float64)
+    arr = arr.astype(np.float64, copy=False)
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name} has non-finite entries")
     return arr
@@ -370,9 +376,9 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
                                  method: str = "auto", n_starts: int = 16, seed: int | None = 0,
                                  solver: str = "CLARABEL", time_limit: float | None = None,
                                  max_memory: int = 2 * 2**30) -> SingleNeuronBracket:
-    """Bracket ``Psi(q, tau)``, the class-weighted single-neuron optimum (module docstring; docs/theory.md#class-
-    weighted-margin), for the problem ``p`` (a :class:`~margintheory.problems.ModularAddition`, or an integer with
-    ``k``) and the arrays ``q`` (shape ``(p^k,)``) and ``tau`` (shape ``(p^k, p)``).
+    """Bracket ``Psi(q, tau)``, the class-weighted single-neuron optimum (module docstring;
+    docs/theory.md#class-weighted-margin), for the problem ``p`` (a :class:`~margintheory.problems.ModularAddition`,
+    or an integer with ``k``) and the arrays ``q`` (shape ``(p^k,)``) and ``tau`` (shape ``(p^k, p)``).
 
     ``method="auto"``: ``fourier-exact`` (``proved`` upper bound) when the weights are translation-invariant
     (hypothesis (*), checked exactly), else the ``certified`` relaxation (``fourier-blocks`` or ``generic`` as
