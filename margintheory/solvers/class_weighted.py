@@ -61,6 +61,7 @@ from margintheory.budget import Estimate
 from margintheory.errors import InputError
 from margintheory.margins import input_grid
 from margintheory.problems import ModularAddition, as_problem
+from margintheory.solvers.objective import PairWeights
 from margintheory.solvers.single_neuron import SingleNeuronBracket
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,10 +99,8 @@ class ClassWeights:
         p, k = self.problem.p, self.problem.k
         return input_grid(p, k).sum(axis=1) % p
 
-    def pair_weights(self):  # noqa: ANN201 - PairWeights (imported lazily)
+    def pair_weights(self) -> PairWeights:
         """``lam[x, c] = q[x] tau[x, c]`` in float64 for the relaxations."""
-        from margintheory.solvers.objective import PairWeights
-
         return PairWeights(self.problem.p, self.problem.k, self.q[:, None] * self.tau)
 
     @property
