@@ -78,6 +78,8 @@ def test_analyze_cli_json_plots_and_errors(tmp_path):
     for name in ("summary.png", "summary.pdf", "embeddings.png", "embeddings.pdf", "frequencies.png",
                  "frequencies.pdf"):
         assert (tmp_path / "plots" / name).stat().st_size > 0
+    wrote = {line.removeprefix("wrote ") for line in proc.stderr.splitlines() if line.startswith("wrote ")}
+    assert wrote == {str(p) for p in (tmp_path / "plots").iterdir()} == set(doc["details"]["figures"])
 
 
 @pytest.mark.parametrize("case", ["mismatch", "garbage", "missing", "wrong-shapes"])

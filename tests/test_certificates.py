@@ -310,6 +310,7 @@ def test_verify_writes_a_certificate_that_check_accepts(tmp_path):
     cert = tmp_path / "p5k2.json"
     res = _cli("verify", "--p", "5", "--k", "2", "--exact", "--json", "--certificate", str(cert))
     assert res.returncode == 0, res.stderr
+    assert res.stderr.strip().splitlines()[-1] == f"wrote {cert}"  # says where it wrote, on stderr (stdout: JSON)
     out = json.loads(res.stdout)
     validate_result(out)  # the certificate object is the schema's optional top-level "certificate"
     c = out["certificate"]
@@ -485,6 +486,7 @@ def test_check_bad_files_one_line_exit_2(tmp_path, cert_doc):
     # a valid certificate for another (p, k) than the one required: exit 1, named
     other = _cli("check", str(good), "--p", "5", "--k", "3")
     assert other.returncode == 1 and "for (p, k) = (7, 3), not the requested (5, 3)" in other.stdout
+    assert "note: valid" not in other.stdout and other.stdout.rstrip().endswith("verdict: refuted")
     assert _cli("check", str(good), "--p", "7", "--k", "3").returncode == 0
 
 

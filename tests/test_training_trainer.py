@@ -122,6 +122,11 @@ def test_train_cli_writes_network_history_and_figures(tmp_path):
     doc = json.loads((out / "history.json").read_text())
     assert len(doc["history"]) == 61 and doc["config"]["width"] == 16
     assert PolyNetwork.load(out / "network.npz").U.shape == (16, 2, 5)
+    wrote = sorted(line for line in proc.stderr.splitlines() if line.startswith("wrote "))
+    assert wrote == sorted(f"wrote {p}" for p in out.iterdir() if p.is_file() and p.name != ".lock"), proc.stderr
+    # the trainer's own checkpoint is a network file: its weights are read (the optimizer state is skipped)
+    ck = PolyNetwork.load(out / "checkpoint.npz")
+    assert np.array_equal(ck.U, PolyNetwork.load(out / "network.npz").U)
 
 
 def test_train_cli_bad_input_is_one_line_exit_2(tmp_path, capsys):

@@ -15,6 +15,7 @@ from margintheory.commands._options import add_engine_options, add_network_file_
 from margintheory.errors import InputError
 from margintheory.presentation.report import emit
 from margintheory.runtime.atomic import check_output_dir, check_output_file
+from margintheory.runtime.process import say
 
 SUMMARY_FIELDS = [
     "theorem_width", "fraction_sparse",
@@ -43,7 +44,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     add_engine_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
-                        help="relative tolerance for 'equals gamma*' claims (default: float64 error bound only)")
+                        help="relative tolerance for 'equals gamma*' claims (default 1e-6: a trained network is "
+                        "max-margin only to its optimizer's accuracy; 0: the float64 error bound only, as verify)")
     parser.add_argument("--tolerance", type=float, default=1e-2,
                         help="Fourier tolerance of the sparsity / optimal-set measurements (default %(default)s)")
     parser.add_argument("--no-construction", action="store_true", help="skip the comparison with the construction")
@@ -53,21 +55,22 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from margintheory.core.network import PolyNetwork
-    from margintheory.training.analysis import analyze_network
+    from margintheory.training.analysis import TRAINED_NETWORK_RTOL, analyze_network
 
     if args.rtol is not None and not (0 <= args.rtol < 1):
         raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
+    rtol = TRAINED_NETWORK_RTOL if args.rtol is None else args.rtol
     if args.plots is not None:
         _check_plot_paths(Path(args.plots))
     net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
     result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=engine_time_limit(args),
-                             rtol=args.rtol, tolerance=args.tolerance,
+                             rtol=rtol, tolerance=args.tolerance,
                              compare_construction=not args.no_construction, title=f"analysis of {args.network}")
-    result.parameters.update(network=args.network, tolerance=args.tolerance)
-    if args.rtol is not None:
-        result.parameters["rtol"] = args.rtol
+    result.parameters.update(network=args.network, tolerance=args.tolerance, rtol=rtol)
     if args.plots is not None:
         result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots), args)]
+        for figure in result.fields["figures"]:
+            say(f"wrote {figure}")
     return emit(result, args.json, SUMMARY_FIELDS)
 
 

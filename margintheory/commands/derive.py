@@ -7,14 +7,16 @@
 * ``derive fourier --k K --p P``: Lemma C.14 for symbolic weight vectors.
 * ``derive cosine-sum``: the per-frequency sum ``sum_zeta cos(2 pi zeta x/p)`` for all odd ``p``.
 
-Every step carries its check (proved / float with tolerance / argued with reason). Exit code 0 when no check
-failed, 1 otherwise, 2 on bad input.
+Every step carries its check (proved / float with tolerance / argued with reason). ``--json`` prints the result
+schema shared by every command (each step a check with its exactness). Exit code 0 when no check failed, 1
+otherwise, 2 on bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import time
 
 from margintheory.commands._options import positive_int
 from margintheory.errors import InputError
@@ -35,6 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--k", type=positive_int, help="number of inputs k (required for identity/expansion/fourier)")
     parser.add_argument("--p", type=positive_int, help="modulus p (required for fourier; optional for gamma-star)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default %(default)s)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object in the result schema (each step a check with its exactness)")
     parser.set_defaults(func=run)
     return parser
 
@@ -90,7 +94,17 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _reject_foreign_options(args)
+    if args.json and args.format != "text":
+        raise InputError("--json prints the result schema; it cannot be combined with --format")
+    start = time.perf_counter()
     derivation = build_derivation(args.topic, args.k, args.p)
+    if args.json:
+        from margintheory.presentation.report import emit
+        from margintheory.symbolic.derivation import derivation_result
+
+        params = {name: getattr(args, name) for name in TOPIC_OPTIONS[args.topic] if getattr(args, name) is not None}
+        return emit(derivation_result(derivation, topic=args.topic, parameters=params,
+                                      seconds=time.perf_counter() - start), True)
     width = shutil.get_terminal_size().columns  # COLUMNS when set, else the terminal's, else 80
     print(derivation.render(args.format, width=width if args.format == "text" else None))
     return 0 if derivation.all_passed else 1

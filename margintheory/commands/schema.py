@@ -13,10 +13,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         "schema",
         help="print the JSON Schema of the --json results",
-        description="Print the JSON Schema (draft 2020-12) that the --json output of verify (every task), solve "
-        "and analyze follows: common fields (task, parameters, gamma_star, normalized_margin, ratio_to_gamma_star, "
-        "relative_error, width, verdict, exit_code, checks, seconds, version, notes), task-specific details and an "
-        "optional certificate.",
+        description="Print the JSON Schema (draft 2020-12) that the --json output of verify (every task), solve, "
+        "analyze, check and derive follows: common fields (task, parameters, gamma_star, normalized_margin, "
+        "ratio_to_gamma_star, relative_error, width, verdict, exit_code, checks, seconds, version, notes), "
+        "task-specific details and an optional certificate.",
     )
     parser.set_defaults(func=run)
     return parser

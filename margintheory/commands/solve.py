@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,11 +25,17 @@ from margintheory.errors import InputError, SolverError
 from margintheory.presentation.report import emit
 from margintheory.runtime.atomic import check_output_file
 from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, Estimate, require
+from margintheory.runtime.process import say
+
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.solvers.class_weighted import ClassWeights
+    from margintheory.solvers.single_neuron import SingleNeuronBracket
 
 GAP_TOL = 1e-6
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
 EVAL_RTOL = 1e-12
-SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_certified", "relative_gap", "rounds",
+SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_exactness", "upper_bound_certified", "relative_gap",
+                  "rounds",
                   "width_per_frequency", "lower_bound_width", "lower_bound_width_per_frequency",
                   "lower_bound_exactness", "lower_bound_applies", "theorem_width", "theorem_width_per_frequency",
                   "family", "solver", "uniform_dual_bound"]
@@ -45,6 +52,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--p", type=int, required=True, help="modulus p (integer >= 3)")
     parser.add_argument("--k", type=int, required=True, help="number of inputs k (integer >= 1)")
     parser.add_argument("--single-neuron", action="store_true", help="bracket the single-neuron problem only")
+    parser.add_argument("--weights", metavar="FILE.npz",
+                        help="with --single-neuron: class weights q (p^k,) over the inputs in row-major order of "
+                        "(a_1..a_k) and tau (p^k, p) over the wrong labels (default: uniform); proved when "
+                        "translation-invariant (q constant, tau[x, y(x)+d] depending on d only), else certified")
     parser.add_argument("--max-width", type=positive_int, metavar="M",
                         help="restrict the network to at most M neurons (MILP on the column-generation dictionary)")
     parser.add_argument("--min-width", action="store_true",
@@ -76,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
                          "only (for even p the closed form gamma* does not apply)")
     if args.overwrite and args.out is None:
         raise InputError("--overwrite applies to the --out file; no --out was given")
+    if args.weights is not None and not args.single_neuron:
+        raise InputError("--weights applies to --single-neuron (the class-weighted single-neuron problem)")
     if args.out is not None:
         from margintheory.network_io import output_format
 
@@ -83,9 +96,10 @@ def run(args: argparse.Namespace) -> int:
         # solve, and so is an unsupported suffix
         check_output_file(args.out, overwrite=args.overwrite)
         output_format(args.out)
-    require(_estimate(p, k, args), args.max_memory, args.time_limit, time_parameter="time_limit")
     start = time.perf_counter()
-    result = _single_neuron(problem, args) if args.single_neuron else _network(problem, args)
+    weights = None if args.weights is None else _read_weights(problem, args)
+    require(_estimate(p, k, args, weights), args.max_memory, args.time_limit, time_parameter="time_limit")
+    result = _single_neuron(problem, args, weights) if args.single_neuron else _network(problem, args)
     if not problem.applicable:
         _outside_the_theorem(result)
     _schema_fields(result, problem, args, time.perf_counter() - start)
@@ -112,6 +126,8 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
     result.task = problem.task
     result.parameters = {**problem.parameters(), "method": "single-neuron" if args.single_neuron else
                          "column-generation", "seed": args.seed}
+    if args.weights is not None:
+        result.parameters["weights"] = args.weights
     if not args.single_neuron:
         result.parameters["pricing"] = args.pricing
     for flag in ("max_width", "min_width", "time_limit"):
@@ -124,10 +140,31 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
              normalized_margin=f["lower_bound"], seconds=seconds)
 
 
-def _estimate(p: int, k: int, args: argparse.Namespace) -> Estimate:
+def _read_weights(problem: ModularAddition, args: argparse.Namespace) -> ClassWeights:
+    """``q`` and ``tau`` from ``--weights`` (shapes and dtypes checked on the headers, sizes within --max-memory
+    before any data is read), validated by :func:`margintheory.solvers.class_weighted.class_weights`."""
+    from margintheory.network_io import read_arrays
+    from margintheory.solvers.class_weighted import class_weights
+
+    n, p = problem.p**problem.k, problem.p
+    # reading the arrays and checking them (a float64 copy, the shifted view of tau, comparisons): before any data
+    require(Estimate(f"reading and checking the class weights of {args.weights}", 32.0 * n * (p + 1), None),
+            args.max_memory, None)
+    arrays = read_arrays(args.weights, ("q", "tau"), max_memory=args.max_memory, shapes={"q": (n,), "tau": (n, p)})
+    try:
+        return class_weights(problem, q=arrays["q"], tau=arrays["tau"])
+    except InputError as exc:
+        raise InputError(f"{args.weights}: {exc}") from None
+
+
+def _estimate(p: int, k: int, args: argparse.Namespace, weights: ClassWeights | None = None) -> Estimate:
     """Memory and time of the requested solve, from ``(p, k)`` before anything is allocated."""
     from margintheory.solvers.cost import column_generation_estimate, single_neuron_estimate
 
+    if weights is not None:
+        from margintheory.solvers.class_weighted import estimate
+
+        return estimate(weights, solver=args.sdp_solver)
     if args.single_neuron:  # the method solve_single_neuron's "auto" takes for uniform weights
         method = "fourier-exact" if args.sdp_solver == "CLARABEL" else "fourier-blocks"
         return single_neuron_estimate(p, k, solver=args.sdp_solver, method=method)
@@ -151,15 +188,21 @@ def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
     ]
 
 
-def _single_neuron(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
-    from margintheory.solvers.single_neuron import solve_single_neuron
-
+def _single_neuron(problem: ModularAddition, args: argparse.Namespace,
+                   weights: ClassWeights | None = None) -> VerificationResult:
+    """The bracket for uniform weights (default) or the class weights of ``--weights``; uniform weights given in a
+    file give the same rows as the default (the bracket then for the file's arrays, equal to rounding)."""
     p, k = problem.p, problem.k
     g = gamma_star_of(p, k)  # the closed form's value also for even p (compared there, informational)
-    b = solve_single_neuron(problem, seed=args.seed, solver=args.sdp_solver, time_limit=args.time_limit,
-                            max_memory=args.max_memory)
-    res = VerificationResult(f"single-neuron max margin, p={p}, k={k} (uniform q and tau)")
-    for c in _bracket_checks(g, b.lower, b.upper, b.upper_certified, b.upper_exactness):
+    b = _bracket(problem, args, weights)
+    if weights is not None:  # weak duality for the weights as given: gamma* sum(q tau) <= Psi(q, tau)
+        g *= weights.total
+    uniform = weights is None or weights.uniform
+    what = "uniform q and tau" if weights is None else f"{'uniform' if uniform else 'class'} weights of {args.weights}"
+    res = VerificationResult(f"single-neuron max margin, p={p}, k={k} ({what})")
+    rows = (_weighted_bracket_checks(g, b, weights) if weights is not None and not uniform else
+            _bracket_checks(g, b.lower, b.upper, b.upper_certified, b.upper_exactness))
+    for c in rows:
         res.add(c)
     if b.proved_upper is not None:
         from margintheory.certificate.maxmin import proof_step_checks
@@ -167,10 +210,12 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace) -> Verifi
         for c in proof_step_checks(b.proved_upper, include_weak_duality=False):
             res.add(c)
     fd = b.fourier_description()
-    res.add(bool_check("maximiser optimal (C.15)",
-                       bool(fd["in_optimal_set"]), tolerance=1e-8,
-                       detail=f"frequency {fd['frequency']}, phase residual {fd['phase_residual']:.2e}",
-                       statement="maximiser is single-frequency with equal amplitudes and aligned phases (Lemma C.15)"))
+    if uniform:
+        res.add(bool_check("maximiser optimal (C.15)",
+                           bool(fd["in_optimal_set"]), tolerance=1e-8,
+                           detail=f"frequency {fd['frequency']}, phase residual {fd['phase_residual']:.2e}",
+                           statement="maximiser is single-frequency with equal amplitudes and aligned phases "
+                                     "(Lemma C.15)"))
     if b.method == "fourier-blocks":
         res.add(bool_check("frequencies decouple (C.14)",
                            b.cross_frequency_l1 <= 1e-12, tolerance=1e-12,
@@ -179,14 +224,67 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace) -> Verifi
                                      "mass)"))
     res.fields.update(_common_fields(p, k, g, b.lower, b.upper, b.upper_certified, 0, 1, b.sos_summary()))
     res.fields.update({"method": b.method, "certification": b.certification, "maximiser_fourier": fd,
-                       "block_frequencies": b.block_frequencies, "seed": args.seed,
-                       "local_values_top": b.local.values[:5], "seconds": b.seconds})
+                       "block_frequencies": b.block_frequencies, "seed": args.seed, "upper_bound_exactness":
+                       b.upper_exactness, "local_values_top": b.local.values[:5], "seconds": b.seconds})
+    if weights is not None:
+        res.fields["weights"] = {"file": args.weights, **b.weights}
+        if weights.total != 1.0:
+            res.notes.append(f"the weights sum to {weights.total!r}, not exactly 1: gamma* is compared as gamma* x "
+                             "that sum (the objective is linear in the weights)")
     res.notes.append(b.certification)
     _hypothesis_note(res, p)
     if args.out is not None:
-        b.maximiser_network().save(args.out)
-        res.fields["network_file"] = args.out
+        _save(b.maximiser_network(), args.out, res)
     return res
+
+
+def _bracket(problem: ModularAddition, args: argparse.Namespace, weights: ClassWeights | None) -> SingleNeuronBracket:
+    options = {"seed": args.seed, "solver": args.sdp_solver, "time_limit": args.time_limit,
+               "max_memory": args.max_memory}
+    if weights is None:
+        from margintheory.solvers.single_neuron import solve_single_neuron
+
+        return solve_single_neuron(problem, **options)
+    from margintheory.solvers.class_weighted import class_weighted_single_neuron
+
+    return class_weighted_single_neuron(problem, q=weights.q, tau=weights.tau, **options)
+
+
+def _weighted_bracket_checks(g: float, b: SingleNeuronBracket, weights: ClassWeights) -> list[Check]:
+    """Rows of a bracket for non-uniform weights: weak duality (``gamma* <= Psi(q, tau) <= U``), ``L <= U`` and the
+    gap; whether the reduction applied; for translation-invariant weights the closed form of
+    :mod:`margintheory.solvers.fourier_pricing` as an independent value (odd ``p``)."""
+    how = b.upper_exactness
+    gap = b.relative_gap
+    rows = [
+        bool_check("gamma* <= upper bound", g <= b.upper, exactness=how, detail=f"upper {b.upper:.15g} ({how})",
+                   statement="gamma* <= U: by weak duality (Lemma C.6) every weighting gives Psi(q, tau) >= gamma*"),
+        bool_check("lower bound <= upper bound", b.lower <= b.upper, detail=f"[{b.lower:.15g}, {b.upper:.15g}]",
+                   statement="L <= U (L: a unit neuron's value on the given arrays, float64)"),
+        bool_check(f"relative gap < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL, exactness=how,
+                   detail=f"gap {gap:.3e}", statement=f"relative gap (upper - lower) / lower < {GAP_TOL:g}"),
+        Check(name="weights translation-invariant", expected="decided exactly",
+              measured="holds" if weights.translation_invariant else "does not hold", tolerance=None, passed=True,
+              exactness="proved", informational=True, detail="exact comparison of the float64 entries; "
+              + ("the frequency reduction applies (proved bound)" if weights.translation_invariant else
+                 "the frequency reduction does not apply: the bound is a float SOS relaxation with a rigorous safety "
+                 "margin (certified)"),
+              statement="q constant and tau[x, y(x)+d] depending on d only (the hypothesis of the frequency "
+                        "reduction, docs/theory.md#class-weighted-bracket)"),
+    ]
+    if weights.profile is not None and weights.problem.p % 2 == 1:
+        from margintheory.solvers.fourier_pricing import price
+
+        p, k = weights.problem.p, weights.problem.k
+        # price() normalises t to a distribution and takes q = p^-k: scale back to the arrays as given
+        scale = float(weights.q[0]) * p**k * float(weights.profile.sum())
+        value = price(p, k, weights.profile[1:]).best_value * scale
+        ok = b.lower <= value * (1 + EVAL_RTOL) and value <= b.upper * (1 + EVAL_RTOL)
+        rows.append(bool_check("closed form C max|kappa|", ok, tolerance=EVAL_RTOL, informational=True,
+                               detail=f"C_(p,k) max_j |kappa(j)| = {value:.15g}",
+                               statement="L <= C_(p,k) max_j |kappa(j)| <= U (closed form of "
+                                         "solvers.fourier_pricing, tau normalised)"))
+    return rows
 
 
 def _network(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
@@ -235,9 +333,15 @@ def _network(problem: ModularAddition, args: argparse.Namespace) -> Verification
                      "upper bound NOT certified (pricing by local search only)")
     _hypothesis_note(res, p)
     if args.out is not None:
-        net.save(args.out)
-        res.fields["network_file"] = args.out
+        _save(net, args.out, res)
     return res
+
+
+def _save(net, path: str, res: VerificationResult) -> None:  # noqa: ANN001 - a PolyNetwork
+    """Write the network found (atomically) and say so: one line on stderr."""
+    net.save(path)
+    res.fields["network_file"] = path
+    say(f"wrote {path}")
 
 
 def _width(problem: ModularAddition, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):

@@ -3,7 +3,7 @@
 Wiring only: the trainer is :mod:`margintheory.training.trainer`, the figures :mod:`margintheory.training.figures`.
 Writes into ``--out``: ``network.npz`` (final weights, the documented layout), ``initial.npz`` (weights at
 initialization), ``checkpoint.npz`` (resumable state), ``history.csv`` / ``history.json`` and the figures
-(``embeddings``, ``frequencies``, ``margin`` as PNG and PDF).
+(``embeddings``, ``frequencies``, ``margin`` as PNG and PDF), and says so: one line ``wrote FILE`` on stderr each.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from margintheory.commands._options import add_engine_options, engine_time_limit, nonneg_int, positive_int
 from margintheory.errors import InputError
 from margintheory.runtime.budget import require
+from margintheory.runtime.process import say
 from margintheory.training.objective import REGULARIZERS
 from margintheory.training.optim import OPTIMIZERS, SCHEDULES
 
@@ -129,8 +130,10 @@ def _train_into(cfg, out: Path, args: argparse.Namespace) -> int:
     console.print(f"normalized margin {last['normalized_margin']:.6g} ({ratio}); "
                   f"train acc {last['train_acc']:.4f}; mean max power {last['mean_max_power']:.4f}; "
                   f"frequencies covered {last['frequencies_covered']}")
-    console.print(f"wrote {out}/network.npz, initial.npz, checkpoint.npz, history.csv, history.json"
-                  + (f" and {len(written)} figure files" if written else ""))
+    for name in ("network.npz", "initial.npz", "checkpoint.npz", "history.csv", "history.json"):
+        say(f"wrote {out / name}")  # one line on stderr per file written
+    for figure in written:
+        say(f"wrote {figure}")
     return 0
 
 

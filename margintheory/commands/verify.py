@@ -9,6 +9,7 @@ is here.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from margintheory import verification as tasks
@@ -16,6 +17,7 @@ from margintheory.commands._options import add_engine_options, add_network_file_
 from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.errors import InputError
 from margintheory.presentation.report import emit
+from margintheory.runtime.process import say
 
 if TYPE_CHECKING:  # pragma: no cover
     from margintheory.core.network import PolyNetwork
@@ -36,11 +38,17 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "verify",
         help="check the max-margin theorem for (p, k) or for a given network",
         description="Check every claim of Theorem C.22 (Fourier circuits) for modulus p and k inputs, on the "
-        "paper's construction or on a network file; --task selects another task of the seed papers. "
+        "paper's construction or on a network file; a TASK (or --task) selects another task of the seed papers, "
+        "and 'margintheory verify TASK --help' lists that task's options only. "
         "Exit codes: 0 verified, 1 refuted, 2 bad input or refused.",
+        add_help=False,
     )
-    parser.add_argument("--task", default=MODULAR, choices=tasks.TASK_NAMES,
-                        help="task to verify (default %(default)s)")
+    parser.add_argument("-h", "--help", action=TaskHelp, help="show this help; after a TASK (or --task T): only the "
+                        "options of that task")
+    parser.add_argument("task_name", nargs="?", choices=tasks.TASK_NAMES, metavar="TASK",
+                        help=f"the task: {', '.join(tasks.TASK_NAMES)} (default {MODULAR}); the same as --task")
+    parser.add_argument("--task", default=None, choices=tasks.TASK_NAMES,
+                        help=f"task to verify (default {MODULAR}; or name it first: 'verify parity --n 10 --k 4')")
     parser.add_argument("--p", type=int, help="modulus p (integer >= 3; the papers assume an odd prime)")
     parser.add_argument("--k", type=int, help="number of inputs k (integer >= 1); also the activation degree")
     parser.add_argument("--network", metavar="FILE",
@@ -66,6 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="modular addition: write the max-min certificate (re-check it with 'margintheory check')")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --certificate file")
     add_task_arguments(parser)
+    group_options_by_task(parser)
     parser.set_defaults(func=run)
     return parser
 
@@ -87,6 +96,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.task = chosen_task(args)
     _reject_foreign_options(args)
     _check_tolerances(args)
     problem, network = problem_from_args(args)
@@ -109,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
                               network=network if isinstance(network, Net) else None,
                               problem=problem if isinstance(problem, ModularAddition) else None)
+        say(f"wrote {args.certificate}")
     if args.network:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
@@ -241,3 +252,74 @@ def _reject_cogo_angles(args: argparse.Namespace) -> None:
             raise InputError(f"--{flag} applies to --construction {' / '.join(constructions)} only, not {what}")
     if args.network and args.construction:
         raise InputError("--construction chooses a construction; it cannot be combined with --network")
+
+
+# -- per-task help: 'verify TASK --help' (or 'verify --task TASK --help') lists the options of that task only ------
+
+#: options only modular addition uses besides those of TASK_OPTIONS (the certificate leg)
+MODULAR_ONLY = ("no_certificate", "certificate", "overwrite")
+TASK_TITLES = {MODULAR: "modular addition (the default task)", "parity": "sparse parity (Thm 7.8)",
+               "group": "finite groups (Thm 7.9)", "cogo": "CoGO's constructions"}
+
+
+def chosen_task(args: argparse.Namespace) -> str:
+    """The task named first (``verify parity ...``) or by ``--task`` (the old spelling), default modular addition;
+    both given and different is a usage error."""
+    first, flag = getattr(args, "task_name", None), getattr(args, "task", None)
+    if first is not None and flag is not None and first != flag:
+        raise InputError(f"the task is given twice: {first!r} and --task {flag}")
+    return first or flag or MODULAR
+
+
+def tasks_using(dest: str) -> tuple[str, ...]:
+    """The tasks that use an option (every task for the common ones)."""
+    if dest in MODULAR_ONLY:
+        return (MODULAR,)
+    if dest in TASK_SPECIFIC:
+        return tuple(t for t in tasks.TASK_NAMES if dest in TASK_OPTIONS[t])
+    return tuple(tasks.TASK_NAMES)
+
+
+def group_options_by_task(parser: argparse.ArgumentParser) -> None:
+    """Move every option that only one task uses into that task's titled group (the full help then reads task by
+    task); options of several tasks stay under "options"."""
+    groups = {name: parser.add_argument_group(f"{TASK_TITLES[name]}: verify {name} --help") for name in
+              tasks.TASK_NAMES}
+    for container in list(parser._action_groups):
+        if container in groups.values():
+            continue
+        for action in list(container._group_actions):
+            users = tasks_using(action.dest)
+            if len(users) == 1 and action.option_strings:
+                container._group_actions.remove(action)
+                groups[users[0]]._group_actions.append(action)
+        if not container._group_actions and container.title not in ("positional arguments", "options"):
+            parser._action_groups.remove(container)
+
+
+def task_help(parser: argparse.ArgumentParser, task: str) -> str:
+    """The help of ``verify`` with only the options ``task`` uses (usage line included)."""
+    shown = [a for a in parser._actions if a.dest not in ("task", "task_name") and task in tasks_using(a.dest)]
+    formatter = parser.formatter_class(prog=f"{parser.prog} {task}")
+    formatter.add_usage(None, shown, [])
+    formatter.add_text(f"Check the claims for the task {task} ({TASK_TITLES[task]}). The same as '{parser.prog} "
+                       f"--task {task} ...'; '{parser.prog} --help' lists every task's options.")
+    for group in parser._action_groups:
+        actions = [a for a in group._group_actions if a in shown]
+        if actions:
+            formatter.start_section(group.title)
+            formatter.add_arguments(actions)
+            formatter.end_section()
+    return formatter.format_help()
+
+
+class TaskHelp(argparse._HelpAction):
+    """``-h``: the full help, or the chosen task's options only when a task was named before it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001 - argparse's signature
+        task = getattr(namespace, "task_name", None) or getattr(namespace, "task", None)
+        if task is None:
+            parser.print_help()
+        else:
+            parser._print_message(task_help(parser, task), sys.stdout)
+        parser.exit()

@@ -110,6 +110,10 @@ STEP_NAMES = (
     ("lower bound: exact margin", "lower bound: exact margin"),
     ("lower bound: stated", "lower bound: stated"),
     ("lower <= upper", "lower <= upper, gap"),
+    ("weights translation-invariant", "weights invariant (exact)"),
+    ("F_(q,tau)(u, w) = lam", "F = lam F_unif(u, K_t w)"),
+    ("|kappa(j)|^2 <= r", "|kappa_j|^2 <= r (exact)"),
+    ("U >= lam c_b |kappa_b| B", "U >= lam c_b |kappa_b| B"),
 )
 
 

@@ -166,8 +166,12 @@ def _check_version(tf: TensorFile) -> None:
 
 
 def read_arrays(path: str | os.PathLike[str], required: tuple[str, ...], optional: tuple[str, ...] = (), *,
-                max_memory: int = DEFAULT_MAX_MEMORY) -> dict[str, np.ndarray]:
-    """Top-level arrays of a file by name (``required`` must all be present), read under the memory budget."""
+                max_memory: int = DEFAULT_MAX_MEMORY,
+                shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+    """Top-level arrays of a file by name (``required`` must all be present), read under the memory budget.
+
+    ``shapes`` (optional) gives the shape each named array must have; those arrays must also be real numbers
+    (float or integer).  Both are checked on the headers, before any data is read."""
     with open_tensor_file(path, max_memory=max_memory) as tf:
         top = tf.tree if isinstance(tf.tree, dict) else {}
         missing = [n for n in required if not isinstance(top.get(n), LazyTensor)]
@@ -175,6 +179,15 @@ def read_arrays(path: str | os.PathLike[str], required: tuple[str, ...], optiona
             raise NetworkFormatError(f"{tf.path}: missing array(s) {missing}; expected {list(required)} "
                                      f"(the file holds: {', '.join(sorted(map(str, top))[:12]) or 'nothing'})")
         wanted = [top[n] for n in (*required, *optional) if isinstance(top.get(n), LazyTensor)]
+        for t in wanted:
+            shape = (shapes or {}).get(t.name)
+            if shape is None:
+                continue
+            if t.dtype != "bfloat16" and np.dtype(t.dtype).kind not in "fiu":
+                raise NetworkFormatError(f"{tf.path}: array {t.name} must hold real numbers, got {t.describe()}")
+            if tuple(t.shape) != tuple(shape):
+                raise NetworkFormatError(f"{tf.path}: array {t.name} must have shape {tuple(shape)}, got "
+                                         f"{tuple(t.shape)}")
         return {t.name: a for t, a in zip(wanted, tf.load(wanted), strict=True)}
 
 

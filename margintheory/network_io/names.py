@@ -13,7 +13,8 @@
 * A mapped ``X.weight`` next to a nonzero ``X.bias`` is refused: the papers' network has no biases, and verifying
   the weights without the bias would verify a different function (an all-zero bias is accepted).
 
-**Without a mapping** (:func:`default_uw`): top-level ``U`` and ``W`` (this package's files); otherwise a state
+**Without a mapping** (:func:`default_names`): top-level ``U`` and ``W`` (this package's files, and the weights of a
+checkpoint of ``margintheory train``: :func:`is_training_checkpoint`); otherwise a state
 dict, at the top level or under ``state_dict`` / ``model`` / ``model_state_dict`` / ``module`` / ``net``, with
 ``module.`` / ``model.`` prefixes ignored, in layout A (``U`` (m,k,p) and ``W`` (m,p)) or layout B
 (``embed.{j}.weight`` (p,m) for ``j = 0..k-1`` and ``out.weight`` (p,m), as ``torch.nn.Embedding(p, m)`` and
@@ -224,12 +225,45 @@ def _strip(name: str) -> str:
     return name
 
 
+#: the training checkpoint of ``margintheory train`` (:mod:`margintheory.training.checkpoint`): ``U``, ``W``, the
+#: run's state as a JSON string ``state_json`` (a 0-d unicode array) and the optimizer's moments ``opt__<name>``
+CHECKPOINT_STATE = "state_json"
+CHECKPOINT_OPTIMIZER_PREFIX = "opt__"
+#: moment names of the trainer's optimizers (Adam / AdamW: first and second moments of U and W; GD has none)
+CHECKPOINT_MOMENTS = ("m_U", "v_U", "m_W", "v_W")
+
+
+def is_training_checkpoint(top: Mapping[str, Any]) -> bool:
+    """Whether the top level of a file is exactly a checkpoint of ``margintheory train``: ``U``, ``W``, a scalar
+    string ``state_json`` and only the trainer's moments, each with the shape of the weight it belongs to.  Any
+    other extra tensor leaves the file to the general rules (an unexpected tensor is refused there)."""
+    u, w, state = top.get("U"), top.get("W"), top.get(CHECKPOINT_STATE)
+    if not all(isinstance(x, LazyTensor) for x in (u, w, state)):
+        return False
+    assert isinstance(state, LazyTensor) and isinstance(u, LazyTensor) and isinstance(w, LazyTensor)
+    if state.shape != () or state.dtype == BFLOAT16 or np.dtype(state.dtype).kind != "U":
+        return False
+    shapes = {"U": tuple(u.shape), "W": tuple(w.shape)}
+    for name, t in top.items():
+        if name in ("U", "W", CHECKPOINT_STATE):
+            continue
+        moment = str(name).removeprefix(CHECKPOINT_OPTIMIZER_PREFIX)
+        if (moment == name or moment not in CHECKPOINT_MOMENTS or not isinstance(t, LazyTensor)
+                or tuple(t.shape) != shapes[moment[2:]]):
+            return False
+    return True
+
+
 def default_names(tf: TensorFile) -> NameMap:
-    """The :class:`NameMap` of the documented layouts (module docstring), or one error listing the file's tensors."""
+    """The :class:`NameMap` of the documented layouts (module docstring), or one error listing the file's tensors.
+    A checkpoint of ``margintheory train`` (:func:`is_training_checkpoint`) gives its weights ``U``, ``W``; its
+    optimizer state is not read."""
     top = tf.tree if isinstance(tf.tree, Mapping) else {}
     ours = all(n in ("U", "W", "format_version") or str(n).startswith("meta__") for n in top)
     if ours and isinstance(top.get("U"), LazyTensor) and isinstance(top.get("W"), LazyTensor):
         return NameMap((KeyRef("U"),), KeyRef("W"))  # this package's layout (README, "Network files")
+    if tf.kind == "npz" and is_training_checkpoint(top):
+        return NameMap((KeyRef("U"),), KeyRef("W"))  # weights only: the moments and the run state are skipped
     candidates = [(c, top[c]) for c in CONTAINERS if isinstance(top.get(c), Mapping)] + [("", top)]
     first_error: NetworkFormatError | None = None
     for container, sd in candidates:

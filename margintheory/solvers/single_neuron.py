@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,6 +71,7 @@ class SingleNeuronBracket:
     certification: str = ""
     seconds: float = 0.0
     proved_upper: ProvedUpperBound | None = None  # the fourier-exact path's proved bound
+    weights: dict[str, Any] = field(default_factory=dict)  # class weights: hypothesis, kappa (class_weighted)
 
     @property
     def upper_exactness(self) -> Exactness:

@@ -7,7 +7,8 @@ in a cyclotomic field, or a seeded random test with a stated tolerance); a faile
 ``failed`` (never dropped); anything argued but not checked is ``argued`` with the reason.  The labels are
 the package's exactness levels (:data:`margintheory.core.checks.Exactness`) plus ``failed``.
 
-Rendering: plain text, Markdown (with ``$$`` LaTeX blocks) and a LaTeX fragment.
+Rendering: plain text, Markdown (with ``$$`` LaTeX blocks) and a LaTeX fragment; and, for ``derive --json``, the
+package's one result shape (:func:`derivation_result`: each step a check with its exactness).
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import sympy as sp
+
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.core.checks import Check, VerificationResult
 
 CheckKind = Literal["proved", "float", "argued", "failed"]
 FORMATS = ("text", "markdown", "latex")
@@ -182,6 +186,46 @@ class Derivation:
         lines.extend(f"\\paragraph{{Note.}} {_latex_text(n)}" for n in self.notes)
         lines.append(f"\\paragraph{{Summary.}} {_latex_text(self.summary())}")
         return "\n".join(lines)
+
+
+def step_check(index: int, step: Step) -> Check:
+    """One step as a row of the result schema: ``proved`` / ``float`` (expected error 0, measured the largest error
+    seen, the tolerance) / ``argued`` (informational, its reason in ``detail``); a failed check keeps the exactness
+    of the check that failed (``float`` when it had a tolerance, else ``proved``) with ``passed`` false."""
+    from margintheory.core.checks import NAME_MAX, Check
+
+    c = step.check
+    kind = c.kind if c.kind != "failed" else ("float" if c.tolerance is not None else "proved")
+    name = f"{index}. {step.lemma}"
+    numeric = c.tolerance is not None
+    return Check(name=name if len(name) <= NAME_MAX else name[:NAME_MAX - 3].rstrip() + "...",
+                 expected=0.0 if numeric else ("argument" if kind == "argued" else "holds"),
+                 measured=c.max_error if numeric else (kind if c.passed else "fails"),
+                 tolerance=c.tolerance, passed=c.passed, exactness=kind, detail=c.label(),
+                 informational=kind == "argued",
+                 statement=f"{step.lemma}: {step.justification}: {sp.sstr(step.statement)}")
+
+
+def derivation_result(derivation: Derivation, *, topic: str, parameters: dict[str, Any],
+                      seconds: float | None = None) -> VerificationResult:
+    """The derivation in the result schema of every ``--json`` output (``task`` ``"derive"``): one check per step,
+    the steps in full (statement, LaTeX, lemma, justification, check) under ``details``."""
+    from margintheory.core.checks import VerificationResult
+
+    result = VerificationResult(derivation.title, task="derive", parameters={"topic": topic, **parameters})
+    for i, step in enumerate(derivation.steps, 1):
+        result.add(step_check(i, step))
+    result.fields.update({
+        "gamma_star": None, "gamma_star_note": "not compared: a derivation (its steps are the claims)",
+        "normalized_margin": None, "width": None, "seconds": seconds, "topic": topic, "counts": derivation.counts(),
+        "summary": derivation.summary(),
+        "steps": [{"lemma": s.lemma, "justification": s.justification, "statement": sp.sstr(s.statement),
+                   "latex": sp.latex(s.statement), "check": {"kind": s.check.kind, "method": s.check.method,
+                   "scope": s.check.scope, "tolerance": s.check.tolerance, "max_error": s.check.max_error,
+                   "reason": s.check.reason, "seconds": s.check.seconds}} for s in derivation.steps],
+    })
+    result.notes.extend(derivation.notes)
+    return result
 
 
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",

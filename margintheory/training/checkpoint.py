@@ -1,8 +1,10 @@
 """Checkpoints: parameters, optimizer moments, random-generator state, step counter and history in one ``.npz``.
 
 Written atomically (:func:`margintheory.runtime.atomic.atomic_write_bytes`: temporary file + rename), so an interruption
-while saving leaves the previous checkpoint intact.  Layout: arrays ``U``, ``W``, ``opt__<name>`` (optimizer
-moments) and ``state_json`` (a 0-d unicode array holding the JSON of :class:`TrainState` minus the arrays).
+while saving leaves the previous checkpoint intact.  Layout (its names defined once in
+:mod:`margintheory.network_io.names`, which also reads the weights of a checkpoint): arrays ``U``, ``W``,
+``opt__<name>`` (optimizer moments) and ``state_json`` (a 0-d unicode array holding the JSON of
+:class:`TrainState` minus the arrays).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from margintheory.errors import InputError
+from margintheory.network_io.names import CHECKPOINT_OPTIMIZER_PREFIX as OPT
+from margintheory.network_io.names import CHECKPOINT_STATE as STATE
 from margintheory.runtime.atomic import atomic_write_bytes
 
 CHECKPOINT_VERSION = 1
@@ -44,8 +48,8 @@ def save_checkpoint(path: str | os.PathLike[str], state: TrainState) -> None:
         "rng_state": state.rng_state, "history": state.history, "seconds": state.seconds,
         "cpu_seconds": state.cpu_seconds,
     }
-    arrays = {"U": state.U, "W": state.W, "state_json": np.array(json.dumps(meta))}
-    arrays.update({"opt__" + k: v for k, v in state.moments.items()})
+    arrays = {"U": state.U, "W": state.W, STATE: np.array(json.dumps(meta))}
+    arrays.update({OPT + k: v for k, v in state.moments.items()})
     buf = io.BytesIO()
     np.savez(buf, allow_pickle=False, **arrays)  # numeric arrays and a JSON string only: never a pickle
     atomic_write_bytes(path, buf.getvalue())
@@ -61,12 +65,12 @@ def load_checkpoint(path: str | os.PathLike[str]) -> TrainState:
     try:
         with open_tensor_file(path, kind="npz") as tf:
             top = {n: t for n, t in tf.tree.items() if isinstance(t, LazyTensor)}
-            missing = [n for n in ("state_json", "U", "W") if n not in top]
+            missing = [n for n in (STATE, "U", "W") if n not in top]
             if missing:
                 raise InputError(f"{path}: not a readable training checkpoint (missing {missing})")
-            names = ["state_json", "U", "W"] + sorted(n for n in top if n.startswith("opt__"))
+            names = [STATE, "U", "W"] + sorted(n for n in top if n.startswith(OPT))
             data = dict(zip(names, tf.load([top[n] for n in names]), strict=True))
-        meta = json.loads(str(data["state_json"]))
+        meta = json.loads(str(data[STATE]))
     except InputError as exc:
         text = str(exc).removeprefix(f"{path}: ")
         if "checkpoint" not in text:
@@ -75,7 +79,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> TrainState:
     except (ValueError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not a readable training checkpoint ({type(exc).__name__}: {exc})") from None
     U, W = np.array(data["U"]), np.array(data["W"])
-    moments = {n[len("opt__"):]: np.array(a) for n, a in data.items() if n.startswith("opt__")}
+    moments = {n[len(OPT):]: np.array(a) for n, a in data.items() if n.startswith(OPT)}
     if not isinstance(meta, dict):
         raise InputError(f"{path}: not a readable training checkpoint (state_json is not an object)")
     if meta.get("version") != CHECKPOINT_VERSION:
