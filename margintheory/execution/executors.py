@@ -87,6 +87,10 @@ class Executor(ABC):
         """A handle to ``obj`` that tasks receive as an argument (sent to the workers once)."""
         return obj
 
+    def run_everywhere(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Call ``fn(*args)`` once in every worker process now (e.g. to import what the tasks need)."""
+        fn(*args)
+
     def close(self) -> None:
         """Cancel what is in flight and let go of the workers."""
 
@@ -194,6 +198,9 @@ class DaskExecutor(Executor):
 
     def share(self, obj: Any) -> Any:
         return self.client.scatter(obj, broadcast=True, hash=False)
+
+    def run_everywhere(self, fn: Callable[..., Any], *args: Any) -> None:
+        self.client.run(fn, *args)
 
     def close(self) -> None:
         pending = list(self._done.futures)
