@@ -45,7 +45,9 @@ class MarginEngine(Protocol):
     cluster."""
 
     holds_points: bool
-    parallelism: int
+
+    @property
+    def parallelism(self) -> int: ...
 
     def __call__(self, net: PolyNetwork, max_memory: int, *, max_seconds: float | None) -> MarginResult: ...
 

@@ -91,6 +91,7 @@ class Executor(ABC):
         """Call ``fn(*args)`` once in every worker process now (e.g. to import what the tasks need)."""
         fn(*args)
 
+    @abstractmethod
     def close(self) -> None:
         """Cancel what is in flight and let go of the workers."""
 

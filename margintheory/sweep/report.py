@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections import defaultdict
 from collections.abc import Sequence
@@ -181,9 +180,9 @@ def _ratio_figure(rows: Sequence[dict[str, Any]]):  # noqa: ANN202 - a matplotli
     for name, pts in series.items():
         pts.sort()
         ax.plot([a for a, _ in pts], [b for _, b in pts], "o-", ms=3, lw=0.8, label=name)
-    ax.axhline(1.0, color="k", ls=":", lw=0.8, label=r"$\gamma^*$ (Thm C.22)")
+    ax.axhline(1.0, color="k", ls=":", lw=0.8, label="γ* (Thm C.22)")
     ax.set_xlabel("p")
-    ax.set_ylabel(r"normalized margin / $\gamma^*$")
+    ax.set_ylabel("normalized margin / γ*")
     ax.set_title("(a) ratio to the theorem's max margin", fontsize=9)
     ax.legend(fontsize=6, loc="best")
     for name, pts in _series(rows, "p", "relative_error").items():
@@ -191,7 +190,7 @@ def _ratio_figure(rows: Sequence[dict[str, Any]]):  # noqa: ANN202 - a matplotli
         ax2.plot([a for a, _ in pts], [max(b, ERROR_FLOOR) for _, b in pts], "o", ms=3, label=name)
     ax2.set_yscale("log")
     ax2.set_xlabel("p")
-    ax2.set_ylabel(r"$|$margin $-\gamma^*| / \gamma^*$")
+    ax2.set_ylabel("|margin − γ*| / γ*")
     ax2.set_title(f"(b) relative error (exact 0 drawn at {ERROR_FLOOR:g})", fontsize=9)
     fig.tight_layout()
     return fig
@@ -213,7 +212,7 @@ def _width_figure(rows: Sequence[dict[str, Any]]):  # noqa: ANN202
         ax.plot([a for a, _ in pts], [b for _, b in pts], "o", ms=4, alpha=0.7, label=name)
     ks = sorted({r["k"] for r in per_frequency})
     grid = list(range(min(ks), max(ks) + 1))
-    ax.plot(grid, [2 ** (2 * k - 1) for k in grid], "k--", lw=0.9, label=r"$2^{2k-1}$ (Lemma C.18)")
+    ax.plot(grid, [2 ** (2 * k - 1) for k in grid], "k--", lw=0.9, label="2^(2k−1) (Lemma C.18)")
     ax.set_yscale("log", base=2)
     ax.set_xticks(grid)
     ax.set_xlabel("k")
@@ -238,7 +237,7 @@ def _seconds_figure(rows: Sequence[dict[str, Any]]):  # noqa: ANN202
         ax.plot([a for a, _ in pts], [b for _, b in pts], "o-", ms=3, lw=0.8, label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel(r"inputs $p^k$")
+    ax.set_xlabel("inputs p^k")
     ax.set_ylabel("seconds per cell (wall)")
     ax.set_title("cost of a cell", fontsize=9)
     ax.legend(fontsize=6, loc="upper left")

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from margintheory.atomic import atomic_create_bytes, atomic_write_bytes, check_output_dir
@@ -82,20 +81,19 @@ class ResultStore:
 
     def failed(self, keys: Iterable[str]) -> set[str]:
         """Those of ``keys`` whose result file records an error."""
-        files = [str(self.file(k)) for k in keys if self.has(k)]
-        if not files:
-            return set()
-        table = ds.dataset(files, schema=SCHEMA, format="parquet").to_table(columns=["cell", "verdict"])
+        table = self._read([k for k in keys if self.has(k)], ["cell", "verdict"])
         return {c for c, v in zip(table["cell"].to_pylist(), table["verdict"].to_pylist(), strict=True) if v == ERROR}
+
+    def _read(self, keys: list[str], columns: list[str] | None = None) -> pa.Table:
+        """The rows of ``keys`` in that order (one small file each; pyarrow.parquet, which loads no pandas)."""
+        schema = SCHEMA if columns is None else pa.schema([SCHEMA.field(c) for c in columns])
+        if not keys:
+            return schema.empty_table()
+        return pa.concat_tables([pq.ParquetFile(self.file(k)).read(columns=schema.names).cast(schema) for k in keys])
 
     def read(self, keys: Iterable[str] | None = None) -> pa.Table:
         """The rows of ``keys`` (default: every finished cell), in the order of ``keys``."""
-        wanted = sorted(self.finished()) if keys is None else [k for k in keys if self.has(k)]
-        if not wanted:
-            return SCHEMA.empty_table()
-        table = ds.dataset([str(self.file(k)) for k in wanted], schema=SCHEMA, format="parquet").to_table()
-        order = {k: i for i, k in enumerate(wanted)}
-        return table.take(sorted(range(table.num_rows), key=lambda i: order[table["cell"][i].as_py()]))
+        return self._read(sorted(self.finished()) if keys is None else [k for k in keys if self.has(k)])
 
     def write(self, row: dict[str, Any], *, replace: bool = False) -> bool:
         """Write the cell's row; returns ``False`` (and writes nothing) if the cell already has a result file,
