@@ -3,9 +3,10 @@
 * :func:`verify_cell`: ``margintheory.verify(ModularAddition(p, k), family=..., exact=..., certificate=..., rtol=...)``
   (the construction of Lemma C.18 or a smaller family; Theorem C.22 of Li et al., "Fourier circuits",
   arXiv:2402.09469; docs/theory.md#theorem-c22).
-* :func:`train_cell`: :func:`margintheory.training.trainer.train` with a :class:`~margintheory.training.trainer.
-  TrainConfig`, then :func:`margintheory.training.analysis.analyze_network` on the trained network (its verdict
-  with the given ``rtol``; without one the float64 bound decides, which a trained network rarely meets).
+* :func:`train_cell`: :func:`margintheory.training.trainer.train` with a
+  :class:`~margintheory.training.trainer.TrainConfig`, then :func:`margintheory.training.analysis.analyze_network` on
+  the trained network (its verdict with the given ``rtol``; without one the float64 bound decides, which a trained
+  network rarely meets).
 * ``solve`` cells run the ``solve`` command's computation; the command line supplies that function.
 
 :func:`run_cell` runs a cell function with the cell's parameters and budget and turns the result into a row of the

@@ -96,9 +96,14 @@ def summary_table(rows: Sequence[dict[str, Any]], title: str | None = None, widt
     table.add_column("rel.err", justify="right", no_wrap=True)
     table.add_column("width", justify="right", no_wrap=True)
     table.add_column("s", justify="right", no_wrap=True)
-    for g in summary_groups(rows):
+    groups = summary_groups(rows)
+    one_command = len({g["command"] for g in groups}) == 1  # then the title names it and the rows need not
+    if one_command and groups:
+        table.columns[0].header = f"{groups[0]['command']} cells"
+    for g in groups:
         error = "-" if g["max_relative_error"] is None else f"{g['max_relative_error']:.1e}"
-        table.add_row(escape(f"{g['command']} {g['variant']}".strip()), str(g["k"]), _span(g["p"]),
+        name = g["variant"] if one_command and g["variant"] else f"{g['command']} {g['variant']}".strip()
+        table.add_row(escape(name), str(g["k"]), _span(g["p"]),
                       _verdict_counts(g), _span(g["ratio"], digits), error, _span(g["width"]), f"{g['seconds']:.3g}")
     return table
 
@@ -181,6 +186,9 @@ def _ratio_figure(rows: Sequence[dict[str, Any]]):  # noqa: ANN202 - a matplotli
         pts.sort()
         ax.plot([a for a, _ in pts], [b for _, b in pts], "o-", ms=3, lw=0.8, label=name)
     ax.axhline(1.0, color="k", ls=":", lw=0.8, label="γ* (Thm C.22)")
+    values = [b for pts in series.values() for _, b in pts]
+    ax.set_ylim(min(0.9, min(values) - 0.05), max(1.05, max(values) + 0.05))  # deviations of 1e-15 are in (b)
+    ax.ticklabel_format(axis="y", useOffset=False)
     ax.set_xlabel("p")
     ax.set_ylabel("normalized margin / γ*")
     ax.set_title("(a) ratio to the theorem's max margin", fontsize=9)
@@ -233,8 +241,7 @@ def _seconds_figure(rows: Sequence[dict[str, Any]]):  # noqa: ANN202
         return None
     fig, ax = plt.subplots(figsize=(4.6, 3.4))
     for name, pts in series.items():
-        pts.sort()
-        ax.plot([a for a, _ in pts], [b for _, b in pts], "o-", ms=3, lw=0.8, label=name)
+        ax.plot([a for a, _ in pts], [b for _, b in pts], "o", ms=3, label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("inputs p^k")
