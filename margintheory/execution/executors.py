@@ -188,6 +188,10 @@ class DaskExecutor(Executor):
     def next_done(self) -> Outcome:
         future = next(self._done)
         key = self._keys.pop(future.key)
+        if future.status == "cancelled":  # not the task's failure: the cluster went away (or cancelled it)
+            self.close()
+            raise ExecutionError(f"{self.description} cancelled task {key} (the scheduler was lost or shut down); "
+                                 "nothing was recorded for the tasks in flight")
         try:
             return Outcome(key, future.result())
         except BaseException as exc:  # the task's exception, or the scheduler's (KilledWorker, cancelled)
