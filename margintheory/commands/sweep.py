@@ -16,7 +16,14 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from margintheory.commands._options import add_engine_options, engine_budget, nonneg_int, positive_float
+from margintheory.commands._options import (
+    add_engine_options,
+    byte_size,
+    engine_budget,
+    nonneg_int,
+    positive_float,
+    positive_int,
+)
 from margintheory.errors import InputError
 
 FAMILIES = ("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known")
@@ -91,7 +98,7 @@ def _run_options(parser: argparse.ArgumentParser, *, budget: bool = True) -> Non
     g.add_argument("--workers", type=nonneg_int, default=None, metavar="N",
                    help="a LocalCluster of N worker processes (default: one per core); 0 runs the cells in this "
                    "process, one after another")
-    g.add_argument("--threads", type=int_at_least_one, default=1, metavar="T",
+    g.add_argument("--threads", type=positive_int, default=1, metavar="T",
                    help="threads per LocalCluster worker (default %(default)s)")
     g.add_argument("--scheduler", metavar="ADDRESS",
                    help="use the running dask cluster at ADDRESS (e.g. tcp://10.0.0.5:8786) instead of a LocalCluster")
@@ -102,13 +109,6 @@ def _run_options(parser: argparse.ArgumentParser, *, budget: bool = True) -> Non
     g.add_argument("--json", action="store_true", help="print the sweep as one JSON object (one check per cell)")
     if budget:
         add_engine_options(parser)
-
-
-def int_at_least_one(text: str) -> int:
-    value = nonneg_int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 def _verify_parser(inner: argparse._SubParsersAction) -> None:
@@ -135,15 +135,9 @@ def _solve_parser(inner: argparse._SubParsersAction) -> None:
     parser.add_argument("--time-limit", type=positive_float, default=None, metavar="SEC",
                         help="time limit of each cell")
     _run_options(parser, budget=False)
-    parser.add_argument("--max-memory", type=_byte_size, default=None, metavar="BYTES",
+    parser.add_argument("--max-memory", type=byte_size, default=None, metavar="BYTES",
                         help="memory budget of each cell (default 2 GiB)")
     parser.set_defaults(func=run_solve)
-
-
-def _byte_size(text: str) -> int:
-    from margintheory.commands._options import byte_size
-
-    return byte_size(text)
 
 
 def _train_parser(inner: argparse._SubParsersAction) -> None:
@@ -252,8 +246,7 @@ def _run_grid(args: argparse.Namespace, cells: list, function: Callable | None) 
         raise InputError("--threads applies to the LocalCluster of --workers; the running cluster has its own")
     _quiet_dask_logs()
     store = ResultStore(args.store)
-    workers = args.workers
-    with open_executor(workers=workers, threads=args.threads, scheduler=args.scheduler,
+    with open_executor(workers=args.workers, threads=args.threads, scheduler=args.scheduler,
                        retries=args.retries) as executor, _progress_bar(len(cells), args.sweep_command) as update:
         summary = run_sweep(cells, store, executor, function, retry_failed=args.retry_failed, on_progress=update)
     return _finish(args, summary)
