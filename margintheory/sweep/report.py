@@ -26,7 +26,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from margintheory.checks import NAME_MAX, Check, VerificationResult
-from margintheory.report import format_value
 from margintheory.sweep.cells import params_of
 from margintheory.sweep.store import ERROR
 
@@ -67,7 +66,7 @@ def summary_groups(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def _span(pair: tuple | None, digits: int = 6) -> str:
     if pair is None:
         return "-"
-    lo, hi = (format_value(v, digits) for v in pair)
+    lo, hi = (f"{v:.{digits}g}" if isinstance(v, float) else str(v) for v in pair)
     return lo if lo == hi else f"{lo}..{hi}"
 
 
