@@ -118,6 +118,22 @@ def test_grid_keys_are_deterministic_and_budget_free():
         grid_cells("verify", {"k": [2], "p": []})
 
 
+def test_the_first_writer_of_a_cell_wins(tmp_path):
+    from margintheory.atomic import atomic_create_bytes
+    from margintheory.sweep.cells import error_row, run_cell
+
+    assert atomic_create_bytes(tmp_path / "f", b"first") and not atomic_create_bytes(tmp_path / "f", b"second")
+    assert (tmp_path / "f").read_bytes() == b"first" and [p.name for p in tmp_path.iterdir()] == ["f"]
+    store = ResultStore(tmp_path / "s")
+    cell = grid_cells("verify", {"p": [5]}, {"k": 1})[0]
+    assert store.write(run_cell(quick_cell, cell)) and not store.write(error_row(cell, "late", 1.0))
+    assert store.read([cell.key]).to_pylist()[0]["verdict"] == "verified"
+    assert store.write(error_row(cell, "replaced on request", 1.0), replace=True)
+    assert store.read([cell.key]).to_pylist()[0]["error"] == "replaced on request"
+    with pytest.raises(InputError, match="columns"):
+        store.write({"cell": cell.key})
+
+
 def _snapshot(store):
     return {f.name: (f.stat().st_ino, f.stat().st_mtime_ns) for f in store.path.glob("*.parquet")}
 
@@ -184,7 +200,8 @@ def _dead_pid():
 
 def test_two_sweeps_on_one_store_share_the_cells_and_a_dead_owner_is_taken_over(tmp_path):
     """Two sweeps at once (threads of this process, distinct owners) run every cell exactly once between them; a
-    claim left by a dead process is taken over; a claim of a live owner is waited for."""
+    claim left by a dead process is taken over (or cleared, on a finished cell); a claim of a live owner is waited
+    for."""
     marker = tmp_path / "m"
     marker.mkdir()  # (p = 3 is left out: the warm-up runs a cell function once on p = 3)
     cells = grid_cells("verify", {"p": list(range(5, 25, 2))}, {"k": 1, "sleep": 0.02, "marker": str(marker)})
@@ -193,18 +210,20 @@ def test_two_sweeps_on_one_store_share_the_cells_and_a_dead_owner_is_taken_over(
     (store.path / "_claims" / f"{cells[0].key}.json").write_text(json.dumps(dead))
     live = {"token": "live", "host": os.uname().nodename, "pid": os.getpid(), "start": None}
     (store.path / "_claims" / f"{cells[1].key}.json").write_text(json.dumps(live))
+    from margintheory.sweep.cells import run_cell
+
+    store.write(run_cell(quick_cell, cells[2]))  # killed between writing its result and releasing its claim:
+    (store.path / "_claims" / f"{cells[2].key}.json").write_text(json.dumps(dead))  # the claim is cleared
 
     def finish_the_live_one():  # the other sweep: writes its cell after a while, then releases its claim
         time.sleep(0.6)
-        from margintheory.sweep.cells import run_cell
-
         store.write(run_cell(quick_cell, cells[1]))
         (store.path / "_claims" / f"{cells[1].key}.json").unlink()
 
     results = []
     threads = [threading.Thread(target=lambda: results.append(run_sweep(cells, store, InProcessExecutor(),
-                                                                        quick_cell)))
-               for _ in range(2)] + [threading.Thread(target=finish_the_live_one)]
+                                                                        quick_cell)), daemon=True)
+               for _ in range(2)] + [threading.Thread(target=finish_the_live_one, daemon=True)]
     for t in threads:
         t.start()
     for t in threads:

@@ -75,6 +75,7 @@ def run_sweep(cells: Iterable[Cell], store: ResultStore, executor: Executor, fun
     keys = [c.key for c in cells]
     with store.owner(lease) as owner:
         finished = store.finished()
+        owner.clear_stale(finished)
         retry = store.failed(k for k in keys if k in finished) if retry_failed else set()
         pending = [c for c in cells if c.key not in finished or c.key in retry]
         counts = SweepCounts(len(cells), skipped=len(cells) - len(pending), done=len(cells) - len(pending))

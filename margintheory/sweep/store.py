@@ -206,6 +206,13 @@ class Owner:
                 return True
         return False
 
+    def clear_stale(self, finished: set[str]) -> None:
+        """Remove the claims of dead owners on cells that have a result (an owner killed between writing a result
+        and releasing its claim leaves one)."""
+        for path in (self.path / "_claims").glob("*.json"):
+            if path.stem in finished:
+                self._take_over(path.stem)
+
     def release(self, key: str) -> None:
         """Give up the claim of ``key`` (after writing its result, or when the sweep ends)."""
         self.held.discard(key)
