@@ -42,3 +42,8 @@ class RefusedError(MarginTheoryError):
 
 class SolverError(MarginTheoryError):
     """A numerical solver that did not return an optimal (or acceptably inaccurate) status."""
+
+
+class ExecutionError(MarginTheoryError):
+    """Work sent to other processes or machines that could not be run there (a cluster that cannot be reached, a
+    task whose workers kept dying)."""

@@ -39,6 +39,8 @@ API_GROUPS = {
     "tasks": ("Tasks: modular addition, parity, groups, CoGO", ["tasks"]),
     "verification": ("Verification, presentation and the command line", ["verification", "presentation", "cli"]),
     "testing": ("Hypothesis strategies", ["testing"]),
+    "sweep": ("Sweeps: grids of runs on dask.distributed, the results store, the split check",
+              ["execution", "sweep"]),
 }
 _tmp: list[Path] = []
 
@@ -101,12 +103,24 @@ def cli_page() -> str:
              "Exit codes: 0 verified, 1 refuted, 2 bad input / refused / solver failure.", "",
              "```text", parser.format_usage().strip(), "```", ""]
     for name, sp in sub.choices.items():
-        lines += [f"## `margintheory {name}`", "", (sp.description or "").strip(), "", "```text",
-                  sp.format_usage().strip(), "```", "",
-                  "| option | argument | default | meaning |", "|---|---|---|---|"]
-        lines += [_option_row(sp, a) for a in sp._actions if not isinstance(a, argparse._HelpAction)]
-        lines.append("")
+        lines += _command_section(f"margintheory {name}", sp, "##")
     return "\n".join(lines)
+
+
+def _command_section(title: str, sp: argparse.ArgumentParser, level: str) -> list[str]:
+    """A command's usage and option table; a command with sub-commands (``sweep``) gets one sub-section each."""
+    lines = [f"{level} `{title}`", "", (sp.description or "").strip(), "", "```text", sp.format_usage().strip(), "```",
+             ""]
+    nested = [a for a in sp._actions if isinstance(a, argparse._SubParsersAction)]
+    options = [a for a in sp._actions if not isinstance(a, argparse._HelpAction | argparse._SubParsersAction)]
+    if options:
+        lines += ["| option | argument | default | meaning |", "|---|---|---|---|"]
+        lines += [_option_row(sp, a) for a in options]
+        lines.append("")
+    for action in nested:
+        for name, inner in action.choices.items():
+            lines += _command_section(f"{title} {name}", inner, level + "#")
+    return lines
 
 
 def _modules(name: str) -> list[str]:

@@ -76,6 +76,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    return emit(solve_result(args), args.json, SUMMARY_FIELDS)
+
+
+def solve_result(args: argparse.Namespace) -> VerificationResult:
+    """The computation of ``margintheory solve`` for the parsed ``args`` (also a sweep's ``solve`` cell)."""
     problem = ModularAddition(args.p, args.k)
     p, k = problem.p, problem.k
     if args.time_limit is not None and not args.time_limit > 0:
@@ -103,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if not problem.applicable:
         _outside_the_theorem(result)
     _schema_fields(result, problem, args, time.perf_counter() - start)
-    return emit(result, args.json, SUMMARY_FIELDS)
+    return result
 
 
 #: checks that compare with the theorem's statements (odd p): informational for even p

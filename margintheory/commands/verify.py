@@ -73,6 +73,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--certificate", metavar="FILE.json",
                         help="modular addition: write the max-min certificate (re-check it with 'margintheory check')")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --certificate file")
+    parser.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                        help="split the exhaustive check into prefix ranges over a LocalCluster of N worker processes "
+                        "(dask.distributed) and min-reduce them; the same verdict and values")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="split the exhaustive check over the running dask cluster at ADDRESS "
+                        "(e.g. tcp://10.0.0.5:8786)")
     add_task_arguments(parser)
     group_options_by_task(parser)
     parser.set_defaults(func=run)
@@ -111,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         options["min_share"] = args.min_share
     if args.no_certificate:
         options["certificate"] = False
-    result = tasks.verify(problem, network=network, **options)
+    result = _verify_where(args, problem, network, options)
     if args.certificate is not None:
         from margintheory.certificate.maxmin import write_certificate_for
         from margintheory.core.network import PolyNetwork as Net
@@ -124,6 +130,22 @@ def run(args: argparse.Namespace) -> int:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
     return emit(result, args.json, summary)
+
+
+def _verify_where(args: argparse.Namespace, problem: Problem, network, options: dict):  # noqa: ANN001, ANN202
+    """``tasks.verify`` in this process, or with its exhaustive pass split over a dask cluster (``--workers`` /
+    ``--scheduler``: :mod:`margintheory.engines.split_margin`)."""
+    if args.workers is None and not args.scheduler:
+        return tasks.verify(problem, network=network, **options)
+    from margintheory.engines.split_margin import SplitMarginEngine
+    from margintheory.execution.executors import open_executor
+    from margintheory.tasks.modular_addition import margin_engine
+
+    with open_executor(workers=args.workers, scheduler=args.scheduler) as executor, \
+            margin_engine(SplitMarginEngine(executor)):
+        result = tasks.verify(problem, network=network, **options)
+    result.notes.append(f"the exhaustive pass ran in prefix ranges on {executor.description}, min-reduced")
+    return result
 
 
 def problem_from_args(args: argparse.Namespace) -> Parsed:
@@ -201,9 +223,9 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
-                 "fourier_tol", "min_share", "names")
+                 "fourier_tol", "min_share", "names", "workers", "scheduler")
 TASK_OPTIONS = {
-    MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names"},
+    MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler"},
     "parity": {"n", "k", "rtol"},
     "group": {"group", "k", "rtol", "names"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},
@@ -227,6 +249,10 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
         raise InputError("--exact checks the construction; it cannot be combined with --network")
     if args.family and args.network:
         raise InputError("--family chooses a construction; it cannot be combined with --network")
+    if args.workers is not None and args.scheduler:
+        raise InputError("--scheduler uses a running cluster; --workers starts a local one: give one of them")
+    if args.exact and (args.workers is not None or args.scheduler):
+        raise InputError("--workers / --scheduler split the float64 exhaustive check; --exact does not make one")
     for flag in TASK_SPECIFIC:  # one rule: a flag the chosen task does not use is refused, never ignored
         if _given(args, flag) and flag not in TASK_OPTIONS[name]:
             hint = {"cogo": " (use --d)", "group": " (use --group)", "parity": " (use --n and --k)"}.get(name, "")

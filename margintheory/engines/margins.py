@@ -18,6 +18,7 @@ a margin (difference of two logits) at most twice that.  This bound is reported 
 from __future__ import annotations
 
 import math
+import operator
 import os
 import threading
 import time
@@ -180,6 +181,15 @@ class MarginResult:
         return float(self.wrong_spread.max())
 
     @property
+    def points(self) -> int:
+        """Number of inputs measured (``p^k``)."""
+        return int(self.margins.size)
+
+    def points_above(self, threshold: float) -> int:
+        """How many inputs have a margin above ``threshold`` (off the margin band that ends there)."""
+        return int(np.count_nonzero(self.margins > threshold))
+
+    @property
     def normalization(self) -> float:
         """``||theta||^(k+1)``: dividing a logit of ``theta`` by it gives the logit of ``theta/||theta||``."""
         return self.norm ** (self.k + 1)
@@ -293,13 +303,120 @@ class _ChunkStream:
 def _finish(net: PolyNetwork, margins: np.ndarray, spread: np.ndarray, M: np.ndarray, seconds: float,
             nb: int) -> MarginResult:
     k = net.k
+    h = float(margins.min())
+    norm, err, normalized, tol = normalize_margin(net, h)
+    on_margin = margins <= h + 4 * err
+    return MarginResult(net.p, k, net.m, norm, margins, spread, h, normalized, err, tol, on_margin, M, seconds, nb)
+
+
+def normalize_margin(net: PolyNetwork, h: float) -> tuple[float, float, float, float]:
+    """``(norm, logit error bound, h / norm^(k+1), its tolerance)`` for the minimum margin ``h`` of ``net``: one
+    formula for the single pass and for a pass split into prefix ranges (:func:`reduce_prefix_margins`)."""
+    k = net.k
     norm = net.norm()
     err = logit_error_bound(net)
-    h = float(margins.min())
     scale = norm ** (k + 1) if norm > 0 else 1.0
     normalized = h / scale
     # margin error <= 2 err; norm^(k+1) has relative error <= (k+1)(m + (k+1)p + 2) eps (first order)
     norm_rel = (k + 1) * (net.m + (k + 1) * net.p + 2) * EPS
-    tol = 2 * err / scale + norm_rel * abs(normalized)
-    on_margin = margins <= h + 4 * err
-    return MarginResult(net.p, k, net.m, norm, margins, spread, h, normalized, err, tol, on_margin, M, seconds, nb)
+    return norm, err, normalized, 2 * err / scale + norm_rel * abs(normalized)
+
+
+# --- One prefix range of the exhaustive pass, and the min-reduction of ranges (a pass split across processes) ---
+
+
+@dataclass(frozen=True)
+class PrefixRangeMargin:
+    """The exhaustive pass over the inputs whose prefix ``(a_1..a_{k-1})`` has index ``start <= b < stop`` (row
+    ``b`` of ``input_grid(p, k - 1)``; these are the rows ``b p .. b p + p - 1`` of :func:`input_grid`), reduced to
+    what the checks need: the smallest and largest margin, the largest wrong-logit spread, the label-indexed logit
+    sums (Lemma C.20) and, when a threshold was given, the number of margins above it.  O(p^2) numbers whatever the
+    range's size; :func:`reduce_prefix_margins` combines ranges."""
+
+    p: int
+    k: int
+    start: int
+    stop: int
+    h: float
+    max_margin: float
+    max_wrong_spread: float
+    label_logit_sums: np.ndarray
+    threshold: float | None = None
+    points_above: int | None = None
+
+    @property
+    def points(self) -> int:
+        return (self.stop - self.start) * self.p
+
+
+def prefix_range_margin(net: PolyNetwork, start: int, stop: int, *, threshold: float | None = None,
+                        max_memory: int = DEFAULT_MAX_MEMORY, use_numba: bool | None = None) -> PrefixRangeMargin:
+    """:func:`exhaustive_margin` restricted to the prefixes ``start <= b < stop`` (one thread; the same kernels, so
+    every margin is the single pass's value up to the float64 bound :func:`logit_error_bound`); streamed in chunks
+    sized to ``max_memory``.  Only modular-addition labels ``(a_1 + ... + a_k) mod p``."""
+    p, k, m = net.p, net.k, net.m
+    try:
+        start, stop = operator.index(start), operator.index(stop)
+    except TypeError:
+        raise InputError(f"prefix range bounds must be integers, got {start!r}, {stop!r}") from None
+    if not 0 <= start < stop <= p ** (k - 1):
+        raise InputError(f"prefix range [{start}, {stop}) is not inside [0, {p ** (k - 1)})")
+    weights = 8 * m * (k + 1) * p * 2
+    one = 8 * p * m + 8 * m + 8 * 3 * p * p + 16 * p  # per prefix: activations, sums, logits, margins, spreads
+    if max_memory - weights < one:
+        require(Estimate(f"a prefix range of the exhaustive check over {p}^{k} points", weights + one), max_memory,
+                None)
+    nb = max(1, min(int((max_memory - weights) // one), max(1, _TARGET_CHUNK_BYTES // one), stop - start))
+    T = np.ascontiguousarray(net.U[:, k - 1, :].T)
+    prefix_U = [np.ascontiguousarray(net.U[:, j, :].T) for j in range(k - 1)]
+    M = np.zeros((p, p))
+    margins, spread = np.empty(nb * p), np.empty(nb * p)
+    A_buf, L_buf = np.empty((nb * p, m)), np.empty((nb * p, p))
+    lo, hi, wide, above = math.inf, -math.inf, -math.inf, 0
+    for b0 in range(start, stop, nb):
+        b1 = min(stop, b0 + nb)
+        rows = (b1 - b0) * p
+        digits = _prefix_digits(p, k, b0, b1)
+        S = np.zeros((b1 - b0, m))
+        for j in range(k - 1):
+            S += prefix_U[j][digits[:, j]]
+        power_of_sums(S, T, k, A_buf[:rows], use_numba=use_numba)
+        L = np.matmul(A_buf[:rows], net.W, out=L_buf[:rows])
+        y = ((digits.sum(axis=1)[:, None] + np.arange(p)[None, :]) % p).reshape(-1)
+        margin_statistics(L, y, margins[:rows], spread[:rows], M, use_numba=use_numba)
+        lo, hi = min(lo, float(margins[:rows].min())), max(hi, float(margins[:rows].max()))
+        wide = max(wide, float(spread[:rows].max()))
+        if threshold is not None:
+            above += int(np.count_nonzero(margins[:rows] > threshold))
+    return PrefixRangeMargin(p, k, start, stop, lo, hi, wide, M, threshold, above if threshold is not None else None)
+
+
+def _prefix_digits(p: int, k: int, start: int, stop: int) -> np.ndarray:
+    """Rows ``start..stop-1`` of ``input_grid(p, k - 1)`` without building the whole grid."""
+    r = np.arange(start, stop, dtype=np.int64)
+    digits = np.empty((stop - start, max(k - 1, 0)), dtype=np.int64)
+    for j in range(k - 2, -1, -1):
+        digits[:, j] = r % p
+        r //= p
+    return digits
+
+
+def reduce_prefix_margins(parts: list[PrefixRangeMargin]) -> PrefixRangeMargin:
+    """Min-reduce prefix ranges that tile one contiguous range (refused otherwise: a missing or repeated range would
+    change the minimum silently): min of the minima, max of the maxima and spreads, sum of the logit sums and of
+    the counts above the threshold (all ranges must have been counted against the same threshold)."""
+    if not parts:
+        raise InputError("no prefix ranges to reduce")
+    ordered = sorted(parts, key=lambda r: r.start)
+    first = ordered[0]
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if b.start != a.stop or (b.p, b.k) != (a.p, a.k):
+            raise InputError(f"prefix ranges do not tile: [{a.start}, {a.stop}) then [{b.start}, {b.stop})")
+    if len({r.threshold for r in ordered}) != 1:
+        raise InputError("prefix ranges were counted against different thresholds")
+    counts = [r.points_above for r in ordered]
+    return PrefixRangeMargin(
+        first.p, first.k, first.start, ordered[-1].stop, min(r.h for r in ordered),
+        max(r.max_margin for r in ordered), max(r.max_wrong_spread for r in ordered),
+        np.sum([r.label_logit_sums for r in ordered], axis=0), first.threshold,
+        None if first.threshold is None else int(sum(c or 0 for c in counts)))

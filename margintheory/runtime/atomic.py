@@ -154,3 +154,45 @@ def check_output_dir(path: str | os.PathLike[str]) -> Path:
         raise InputError(f"{path}: exists and is {file_kind(p.stat().st_mode)}, not a directory")
     _check_creatable_in(p, path)
     return p
+
+
+def atomic_create_bytes(path: str | os.PathLike[str], data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically **unless ``path`` exists**; returns whether it was written.
+
+    The data go to a temporary sibling (fsynced), which is then hard-linked to ``path``: the link fails if ``path``
+    exists, so of several processes writing the same path the first wins and the others leave its file untouched
+    (``os.replace`` would let the last one win).  The directory is fsynced after the link.  On a file system without
+    hard links the temporary file is renamed onto ``path`` if it does not exist yet (a narrow race remains there).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.chmod(tmp, 0o666 & ~_current_umask())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            return False
+        except OSError:  # no hard links here (some network and FUSE file systems)
+            if os.path.lexists(target):
+                return False
+            os.rename(tmp, target)
+        fsync_directory(target.parent)
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def fsync_directory(path: str | os.PathLike[str]) -> None:
+    """Make a rename or link in ``path`` durable (ignored where directories cannot be opened or synced)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -9,8 +9,12 @@ from a direct evaluation of the statement; the *measured* side always from the n
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import time
+from collections.abc import Iterator
+from typing import Protocol
 
 import numpy as np
 
@@ -31,6 +35,37 @@ from margintheory.engines.margins import (
 )
 from margintheory.errors import InputError
 from margintheory.runtime.budget import Estimate, grid_points, require
+
+
+class MarginEngine(Protocol):
+    """Where the exhaustive pass of the checks runs, called as ``engine(net, max_memory, max_seconds=...)`` like
+    :func:`margintheory.engines.margins.exhaustive_margin` (the default: this process's threads).  ``holds_points``:
+    it keeps
+    per-point arrays in this process (the up-front memory estimate counts them); ``parallelism``: the cores the pass
+    is spread over (the time estimate is divided by it).  ``margintheory.engines.split_margin`` spreads it over a
+    cluster."""
+
+    holds_points: bool
+
+    @property
+    def parallelism(self) -> int: ...
+
+    def __call__(self, net: PolyNetwork, max_memory: int, *, max_seconds: float | None) -> MarginResult: ...
+
+
+_ENGINE: contextvars.ContextVar[MarginEngine | None] = contextvars.ContextVar("margintheory_margin_engine",
+                                                                             default=None)
+
+
+@contextlib.contextmanager
+def margin_engine(engine: MarginEngine | None) -> Iterator[None]:
+    """Run the exhaustive passes of the checks made inside the block (in this context) with ``engine``; the
+    verdicts, tolerances and reported values are the same as with the default engine."""
+    token = _ENGINE.set(engine)
+    try:
+        yield
+    finally:
+        _ENGINE.reset(token)
 
 
 def per_frequency_cosine_sum(p: int, x: np.ndarray) -> np.ndarray:
@@ -78,11 +113,10 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
         fields["relative_error"] = abs(nm - gamma) / gamma
         fields["ratio_to_gamma_star"] = nm / gamma
     point_tol = max(4 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
-    on = res.margins <= res.h + point_tol
-    frac = float(np.mean(on))
+    off = res.points_above(res.h + point_tol)
+    frac = (res.points - off) / res.points
     checks.append(Check(name="all on margin (C.6)", expected=1.0, measured=frac, tolerance=point_tol / scale,
-                        passed=bool(on.all()), exactness="float",
-                        detail=f"fraction on the margin; {int((~on).sum())} points off",
+                        passed=off == 0, exactness="float", detail=f"fraction on the margin; {off} points off",
                         statement="every point on the margin (spt q* = D_p, Lemma C.6)"))
     spread = res.max_wrong_spread
     spread_tol = max(2 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
@@ -90,7 +124,7 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
                         tolerance=spread_tol / scale, passed=bool(spread <= spread_tol), exactness="float",
                         detail="max over points of (max - min) wrong logit, normalized",
                         statement="all wrong-label logits equal (condition C.1)"))
-    fields.update(all_on_margin=bool(on.all()), fraction_on_margin=frac, wrong_logits_equal=bool(spread <= spread_tol),
+    fields.update(all_on_margin=off == 0, fraction_on_margin=frac, wrong_logits_equal=bool(spread <= spread_tol),
                   max_wrong_spread=spread / scale)
     return checks, fields
 
@@ -230,8 +264,10 @@ def estimate_network_check(p: int, k: int, m: int, *, max_memory: int | None = D
     weights = 8 * m * (k + 1) * p
     copies = CONSTRUCTION_WEIGHT_COPIES if construction else NETWORK_WEIGHT_COPIES
     extra = CONSTRUCTION_BYTES_PER_NEURON * m if construction else 0
-    need = copies * weights + engine_bytes_per_point() * n + eng.chunk_bytes + 64 * p * p + extra
-    return Estimate(what, need, eng.seconds)
+    engine = _ENGINE.get()
+    per_point = engine_bytes_per_point() if engine is None or engine.holds_points else 0
+    need = copies * weights + per_point * n + eng.chunk_bytes + 64 * p * p + extra
+    return Estimate(what, need, eng.seconds if engine is None else eng.seconds / max(1, engine.parallelism))
 
 
 def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None, *,
@@ -271,7 +307,8 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
     result.applicable = problem.applicable
     result.add(_hypothesis_check(problem))
     unit = net.normalized()
-    res = exhaustive_margin(unit, max_memory, max_seconds=max_seconds)
+    engine = _ENGINE.get() or exhaustive_margin
+    res = engine(unit, max_memory, max_seconds=max_seconds)
     gamma = fields["gamma_star"]
     for part in (margin_checks(res, gamma, rtol), neuron_checks(unit, fourier_tolerance, min_share),
                  multidim_dft_checks(unit, res, rtol)):

@@ -1,0 +1,1 @@
+"""Where work runs: this process, or a dask.distributed cluster (local or remote), behind one boundary."""

@@ -1,0 +1,1 @@
+"""Grids of verify / solve / train runs, their Parquet results store, and its report."""
