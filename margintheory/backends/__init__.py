@@ -1,0 +1,1 @@
+"""Array-kernel backends (numpy reference and numba kernels, JAX on CPU or GPU) behind one boundary."""
