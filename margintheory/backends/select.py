@@ -41,7 +41,7 @@ class Backend:
         if self.device not in DEVICES:
             raise InputError(f"unknown device {self.device!r}; choose one of {', '.join(DEVICES)}")
         if self.name == "numpy" and self.device != "cpu":
-            raise InputError(f"the numpy backend runs on the CPU only; the {self.device} needs the jax backend")
+            raise InputError(f"the numpy backend runs on the CPU only; choose the jax backend for the {self.device}")
 
     @property
     def label(self) -> str:
