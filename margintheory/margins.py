@@ -251,7 +251,10 @@ def _jax_pass(net: PolyNetwork, labels: np.ndarray | None, choice: backends.Back
         choice, net.U, net.W, labels, max_bytes=free_bytes if choice.device == "cpu" else math.inf,
         nb=chunk_prefixes, report=None if report is None else (lambda done, total: report(what, done, total)))
     seconds = time.perf_counter() - t0
-    return _finish(net, stats.margins, stats.spread, stats.label_sums, seconds, stats.chunk_prefixes, choice)
+    res = _finish(net, stats.margins, stats.spread, stats.label_sums, seconds, stats.chunk_prefixes, choice)
+    if stats.devices > 1:
+        res.backend = f"{choice.name} ({choice.device}, {stats.devices} devices)"
+    return res
 
 
 def worker_count(workers: int | None) -> int:

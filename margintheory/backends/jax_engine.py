@@ -42,12 +42,14 @@ GPU_CHUNK_BYTES = 2**30
 
 @dataclass
 class PrefixStatistics:
-    """What the chunks of a pass measured: per-row margins and wrong-logit spreads, label sums, chunk size."""
+    """What the chunks of a pass measured: per-row margins and wrong-logit spreads, label sums, chunk size, and
+    the number of devices the chunks were sharded over."""
 
     margins: np.ndarray
     spread: np.ndarray
     label_sums: np.ndarray
     chunk_prefixes: int
+    devices: int = 1
 
 
 def bytes_per_prefix(p: int, m: int) -> int:
@@ -184,4 +186,4 @@ def margins_over_prefixes(backend: Backend, U: np.ndarray, W: np.ndarray, labels
             if report is not None:
                 report(rows.stop // p, n_prefix)
         pending = (c * nb, g, s) if c < n_chunks else None
-    return PrefixStatistics(margins, spread, np.asarray(M), nb)
+    return PrefixStatistics(margins, spread, np.asarray(M), nb, d)

@@ -59,7 +59,8 @@ def learning_rate_schedule(spec: TrainSpec) -> Callable[[Any], Any]:
     elif spec.schedule == "cosine":
         after = optax.cosine_decay_schedule(spec.lr, max(1, spec.total_steps - spec.warmup), alpha=spec.final_fraction)
     else:
-        passed = collections.Counter(s - spec.warmup for s in spec.milestones)
+        # optax scales from count >= boundary on; numpy doubles once step > milestone
+        passed = collections.Counter(s - spec.warmup + 1 for s in spec.milestones)
         after = optax.piecewise_constant_schedule(spec.lr, {b: 2.0**c for b, c in passed.items()})
     if not spec.warmup:
         return after
@@ -226,14 +227,12 @@ def _step_function(spec: TrainSpec) -> tuple[Any, Callable]:
 
 @functools.lru_cache(maxsize=8)
 def _evaluate_function(k: int) -> Callable:
-    """``(params, a, y, w) -> (train CE sum, train correct, test correct, min margin)`` in float64; ``w`` holds the
+    """``(float64 params, a, y, w) -> (train CE sum, train correct, test correct, min margin)``; ``w`` holds the
     train and test indicator of every row (0 for padding)."""
     import jax
     import jax.numpy as jnp
 
-    def evaluate(params, a, y, w):
-        p64 = jax.tree.map(lambda x: x.astype(jnp.float64), params)
-
+    def evaluate(p64, a, y, w):
         def body(carry, block):
             a_b, y_b, w_b = block
             L = logits(p64, a_b, k)
@@ -299,7 +298,8 @@ class JaxStepper:
 
     @_x64
     def evaluate(self) -> Evaluation:
-        loss, right_train, right_test, h = (float(v) for v in self._evaluate(self.params, *self.all_points))
+        p64 = {name: value.astype(np.float64) for name, value in self.params.items()}  # one compiled evaluation
+        loss, right_train, right_test, h = (float(v) for v in self._evaluate(p64, *self.all_points))
         return Evaluation(loss / self.n_train, right_train / self.n_train,
                           right_test / self.n_test if self.n_test else float("nan"), h)
 
