@@ -13,6 +13,7 @@ import sys
 import textwrap
 from fractions import Fraction
 
+import jax  # in the test extra: CI runs every test below, none is skipped
 import numpy as np
 import pytest
 
@@ -23,7 +24,6 @@ from margintheory.errors import InputError
 from margintheory.margins import exhaustive_margin, input_grid, logit_error_bound
 from margintheory.network import PolyNetwork
 
-jax = pytest.importorskip("jax")  # in the test extra: CI runs every test below
 
 
 def _has_gpu() -> bool:

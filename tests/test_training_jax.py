@@ -16,8 +16,6 @@ from margintheory.training.checkpoint import load_checkpoint
 from margintheory.training.optim import Schedule
 from margintheory.training.trainer import TrainConfig, train
 
-pytest.importorskip("jax")  # in the test extra: CI runs every test below
-
 BASE = dict(p=5, k=2, width=16, steps=200, log_every=50, checkpoint_every=1000)
 RUNS = {
     "adam": dict(),  # the papers' defaults: Adam (0.9, 0.98), warm-up 10, cosine, lambda ||theta||_{2,k+1}

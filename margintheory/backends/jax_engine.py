@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from margintheory.backends.select import Backend, devices, import_jax
+from margintheory.backends.select import Backend, devices, float64, import_jax
 
 #: activation bytes of one chunk on a CPU (measured: the chunk's operands stay in the cores' caches)
 CPU_CHUNK_BYTES = 4 * 2**20
@@ -73,17 +73,6 @@ def chunk_prefixes(backend: Backend, p: int, k: int, m: int, max_bytes: int | fl
     nb = math.ceil(n_prefix / n_chunks)
     d = len(devs)
     return d * math.ceil(nb / d)
-
-
-def _x64(fn: Callable) -> Callable:
-    """Run ``fn`` with JAX's 64-bit types enabled in this thread only (module docstring)."""
-
-    @functools.wraps(fn)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        with import_jax().enable_x64(True):
-            return fn(*args, **kwargs)
-
-    return wrapped
 
 
 @functools.lru_cache(maxsize=32)
@@ -142,7 +131,7 @@ def _replicated(mesh_devices: tuple) -> Any:
     return NamedSharding(_mesh(mesh_devices), PartitionSpec())
 
 
-@_x64
+@float64
 def margins_over_prefixes(backend: Backend, U: np.ndarray, W: np.ndarray, labels: np.ndarray | None, *,
                           max_bytes: int | float, nb: int | None = None,
                           report: Callable[[int, int], None] | None = None) -> PrefixStatistics:

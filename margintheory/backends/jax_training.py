@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from margintheory.backends.select import Backend, devices, import_jax
+from margintheory.backends.select import Backend, devices, float64, import_jax
 from margintheory.backends.training_step import Evaluation, TrainSpec
 from margintheory.errors import InputError
 
@@ -37,15 +37,6 @@ from margintheory.errors import InputError
 CPU_BLOCK_BYTES = 256 * 2**20
 GPU_MEMORY_FRACTION = 0.25
 ADAM_EPS = 1e-12  # as margintheory.training.optim.OptimizerState
-
-
-def _x64(fn: Callable) -> Callable:
-    @functools.wraps(fn)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        with import_jax().enable_x64(True):
-            return fn(*args, **kwargs)
-
-    return wrapped
 
 
 def learning_rate_schedule(spec: TrainSpec) -> Callable[[Any], Any]:
@@ -255,7 +246,7 @@ def _evaluate_function(k: int) -> Callable:
 class JaxStepper:
     """The trainer's steps on one JAX device (the interface of :mod:`margintheory.training.steppers`)."""
 
-    @_x64
+    @float64
     def __init__(self, spec: TrainSpec, backend: Backend, inputs: np.ndarray, labels: np.ndarray,
                  train_mask: np.ndarray, U: np.ndarray, W: np.ndarray, moments: dict[str, np.ndarray], t: int) -> None:
         jax = import_jax()
@@ -281,7 +272,7 @@ class JaxStepper:
         a, y, w = _padded(inputs, labels, np.ones(len(labels), self.dtype), rows, n_blocks)
         return (*jax.device_put((a, y, w), self.device), self.dtype(len(labels)))
 
-    @_x64
+    @float64
     def step(self, rows: np.ndarray | None, lr: float) -> tuple[float, bool]:
         """One update on the training points ``rows`` (all when ``None``); ``lr`` is the numpy schedule's value,
         which the optax schedule reproduces (tested).  A non-finite objective leaves the parameters unchanged."""
@@ -296,7 +287,7 @@ class JaxStepper:
         """Host copies of ``U`` and ``W`` in the training dtype."""
         return np.array(self.params["U"]), np.array(self.params["W"])
 
-    @_x64
+    @float64
     def evaluate(self) -> Evaluation:
         p64 = {name: value.astype(np.float64) for name, value in self.params.items()}  # one compiled evaluation
         loss, right_train, right_test, h = (float(v) for v in self._evaluate(p64, *self.all_points))

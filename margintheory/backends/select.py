@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +94,18 @@ def import_jax() -> Any:
         raise InputError("the jax backend needs the jax package: pip install 'margintheory[jax]' "
                          "(or 'margintheory[gpu]' for CUDA GPUs)") from None
     return jax
+
+
+def float64(fn: Callable) -> Callable:
+    """Decorator: run ``fn`` with JAX's 64-bit types enabled in this thread only (the context manager
+    ``jax.enable_x64(True)``, JAX >= 0.8), whatever the process-wide ``jax_enable_x64`` setting is."""
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with import_jax().enable_x64(True):
+            return fn(*args, **kwargs)
+
+    return wrapped
 
 
 def devices(backend: Backend) -> list[Any]:
