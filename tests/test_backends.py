@@ -25,7 +25,6 @@ from margintheory.margins import exhaustive_margin, input_grid, logit_error_boun
 from margintheory.network import PolyNetwork
 
 
-
 def _has_gpu() -> bool:
     try:
         return bool(jax.devices("gpu"))
