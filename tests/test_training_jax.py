@@ -25,6 +25,26 @@ RUNS = {
 _DONE: dict[tuple[str, str], object] = {}
 
 
+@pytest.fixture(autouse=True, scope="module")
+def small_blocks():
+    """Blocks of 13 rows for float64 (the 25 points in two blocks, the second padded: the accumulating loop), one
+    block for a 16-point mini-batch and for float32 (the loop-free path)."""
+    from margintheory.backends import jax_training
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(jax_training, "CPU_BLOCK_BYTES", 20 * 944)
+        yield
+
+
+def test_block_layout():
+    from margintheory.backends.jax_training import _blocks
+    from margintheory.backends.select import Backend
+
+    cpu = Backend("jax", "cpu")
+    assert _blocks(25, 16, 5, cpu, 8) == (13, 2) and _blocks(16, 16, 5, cpu, 8) == (16, 1)
+    assert _blocks(25, 16, 5, cpu, 4) == (25, 1)
+
+
 def run(name: str, backend: str, **extra):
     """Each (configuration, backend) trained once per session."""
     key = (name, backend + repr(sorted(extra.items())))
