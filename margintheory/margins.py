@@ -119,22 +119,30 @@ class CostEstimate:
 
 
 def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, *, workers: int = 1,
-                  device: str | None = None) -> CostEstimate:
+                  backend: backends.Backend | None = None) -> CostEstimate:
     """Memory layout and a conservative run-time estimate; the chunk is sized to fit ``max_memory``.
 
-    Computed from ``(p, k, m)`` alone (``p^k`` beyond ``2^128`` counts as infinite), before anything is allocated;
-    ``device`` (default: the selected backend's, :func:`margintheory.backends.select.current`) sets the throughput.
+    Computed from ``(p, k, m)`` alone (``p^k`` beyond ``2^128`` counts as infinite), before anything is allocated,
+    for ``backend`` (default: the selected one, :func:`margintheory.backends.select.current`): on the jax backend
+    the host also holds the JAX runtime, and a GPU's chunks live in the GPU's memory, not the host's.
     """
+    choice = backend or backends.current()
     n = grid_points(p, k)
     fixed = n * (8 + 8 + 1) + 8 * m * (k + 1) * p * 2  # margins, spreads, on-margin flags; the weights
     one = 8 * p * m + 8 * m + 8 * 3 * p * p  # one worker's buffers per prefix: activations, prefix sums, logits
-    per_prefix = workers * one
+    per_prefix, target = workers * one, max(1, _TARGET_CHUNK_BYTES // one)
+    if choice.name == "jax":
+        from margintheory.backends import jax_engine
+
+        fixed += jax_engine.RUNTIME_BYTES
+        per_prefix = jax_engine.bytes_per_prefix(p, m) if choice.device == "cpu" else 16 * p  # GPU: copies back
+        target = max(1, jax_engine.CPU_CHUNK_BYTES // (8 * p * m)) if choice.device == "cpu" else p ** (k - 1)
     free = max_memory - fixed
     if free < per_prefix:
         return CostEstimate(n, fixed, per_prefix, 0, math.inf)
-    prefixes = max(1, min(int(free // per_prefix), max(1, _TARGET_CHUNK_BYTES // one), p ** (k - 1)))
+    prefixes = max(1, min(int(free // per_prefix), target, p ** (k - 1)))
     seconds = 2.0 * n * m * p / _ESTIMATE_FLOPS + n * m / _ESTIMATE_ELEMENTS
-    if (device or backends.current().device) == "gpu":
+    if choice.device == "gpu":
         seconds /= _ESTIMATE_GPU_SPEEDUP
     return CostEstimate(n, fixed, int(prefixes * per_prefix), int(prefixes), seconds)
 
@@ -219,7 +227,7 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
             raise InputError(f"labels must be {n} integers in 0..{p - 1}")
     choice = backends.resolve(backend)
     n_workers = worker_count(workers)
-    est = estimate_cost(p, k, m, max_memory, workers=n_workers, device=choice.device)
+    est = estimate_cost(p, k, m, max_memory, workers=n_workers, backend=choice)
     check_feasible(est, max_memory, max_seconds)
     if choice.name == "jax":
         return _jax_pass(net, labels, choice, max_memory - est.fixed_bytes, chunk_prefixes)

@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     _reject_options_that_do_not_apply(args)
     backend = selected_backend(args)
     validate_pk(args.p, args.k)
-    require(estimate_training(args.p, args.k, args.width, args.steps, figures=not args.no_figures),
+    require(estimate_training(args.p, args.k, args.width, args.steps, figures=not args.no_figures,
+                              backend=backend.name, device=backend.device),
             args.max_memory, engine_time_limit(args))
     cfg = TrainConfig(
         p=args.p, k=args.k, width=args.width, steps=args.steps, lam=args.lam, regularizer=args.regularizer,
