@@ -102,6 +102,7 @@ def test_backend_choice_and_its_errors():
         with using(None):
             assert select.current() == Backend("jax", "cpu")
     assert select.current() == Backend("numpy", "cpu")
+    assert not jax.config.jax_enable_x64 and jax.numpy.zeros(1).dtype == np.float32  # float64 did not leak out
     if HAVE_GPU:  # pragma: no cover - CI has no GPU
         with using(Backend("jax", "gpu")):
             assert select.current().device == "gpu"
@@ -123,6 +124,9 @@ def test_cli_backend_flags(capsys, tmp_path, monkeypatch):
     assert jax_run["details"]["engine_backend"] == "jax (cpu)"
     assert jax_run["verdict"] == numpy_run["verdict"] == "verified"
     assert jax_run["normalized_margin"] == pytest.approx(numpy_run["normalized_margin"], rel=1e-12)
+    build_construction(5, 3).save(tmp_path / "c.npz")  # the same kernel shape: compiled once for both commands
+    assert main(["analyze", str(tmp_path / "c.npz"), "--p", "5", "--k", "3", "--backend", "jax", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["details"]["engine_backend"] == "jax (cpu)"
     refused = [["verify", "--p", "5", "--k", "3", "--backend", "numpy", "--device", "gpu"],
                ["verify", "--task", "parity", "--n", "5", "--k", "3", "--backend", "jax"],
                ["verify", "--p", "5", "--k", "2", "--exact", "--backend", "jax"]]

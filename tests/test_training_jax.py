@@ -136,3 +136,30 @@ def test_cli_trains_on_jax(tmp_path, capsys):
     assert doc["config"]["backend"] == "jax" and doc["config"]["dtype"] == "float32"
     assert doc["history"][-1]["normalized_margin"] == run("adam", "jax", dtype="float32").history[-1][
         "normalized_margin"]
+
+
+@pytest.mark.parametrize("kind", ["norm", "norm-power", "l2", "none"])
+def test_jax_regularizers_and_cross_entropy_equal_the_numpy_reference(kind):
+    import jax
+
+    from margintheory.backends.jax_training import cross_entropy_terms, regularizer
+    from margintheory.training.metrics import margin_from_logits
+    from margintheory.training.objective import cross_entropy_sum, regularizer_value_and_grad
+
+    rng = np.random.default_rng(5)
+    U, W = rng.normal(size=(6, 3, 5)), rng.normal(size=(6, 5))
+    U[2] = 0.0  # a neuron at zero: the gradient there is finite and zero
+    W[2] = 0.0
+    value, gU, gW = regularizer_value_and_grad(U, W, kind)
+    with jax.enable_x64(True):
+        got, grad = jax.value_and_grad(regularizer)({"U": U, "W": W}, kind, 3)
+        L = rng.normal(size=(40, 5)) * 30  # large logits: some rows misclassified, some by far
+        y = rng.integers(0, 5, size=40)
+        per_row, margin = (np.asarray(v) for v in cross_entropy_terms(L, y))  # host arrays: no float32 sums later
+    assert float(got) == pytest.approx(value, rel=1e-13, abs=1e-300)
+    np.testing.assert_allclose(np.asarray(grad["U"]), gU, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(np.asarray(grad["W"]), gW, rtol=1e-12, atol=1e-15)
+    total, _ = cross_entropy_sum(L.copy(), y)
+    assert float(np.sum(per_row)) == pytest.approx(total, rel=1e-13)
+    np.testing.assert_array_equal(np.asarray(margin), margin_from_logits(L, y))
+
