@@ -65,9 +65,10 @@ def chunk_prefixes(backend: Backend, p: int, k: int, m: int, max_bytes: int | fl
     most ``max_bytes``, balanced so the chunks are of equal size, a multiple of the number of devices."""
     devs = devices(backend)
     per = bytes_per_prefix(p, m)
-    if backend.device == "gpu":
+    if backend.device == "gpu":  # each GPU holds its 1/len(devs) of the chunk
         stats = devs[0].memory_stats() or {}
-        target = min(GPU_CHUNK_BYTES, GPU_MEMORY_FRACTION * stats.get("bytes_limit", 8 * GPU_CHUNK_BYTES))
+        per_gpu = min(GPU_CHUNK_BYTES, GPU_MEMORY_FRACTION * stats.get("bytes_limit", 8 * GPU_CHUNK_BYTES))
+        target = per_gpu * len(devs)
     else:
         target = CPU_CHUNK_BYTES * per / (8 * p * m)
     n_prefix = p ** (k - 1)
