@@ -6,8 +6,10 @@ A chunk is ``nb`` consecutive prefixes ``b = (a_1..a_{k-1})`` (``a_1`` most sign
 
 1. gathers and adds the prefix embeddings, ``S[b] = U[:, 0, a_1(b)] + ... + U[:, k-2, a_{k-1}(b)]`` (the digits are
    computed on the device from the prefix number: no input grid is transferred);
-2. forms the activations ``(S[b] + U[:, k-1, a])^k`` and multiplies them by ``W`` (XLA fuses the broadcast add and
-   the power into one loop writing the ``(nb p, m)`` GEMM operand once; nothing of size ``p^k x m`` exists);
+2. forms the activations ``(S[b] + U[:, k-1, a])^k`` and multiplies them by ``W``: the broadcast add and the power
+   are one XLA loop fusion writing the chunk's ``(nb p, m)`` GEMM operand once, which the GEMM reads once (checked
+   in the compiled CPU program; nothing of size ``p^k x m`` ever exists).  The operand is still written to memory:
+   fusing the power into the GEMM's tiles would take a hand-written kernel;
 3. per row: the correct logit minus the best wrong one, the spread of the wrong logits, and the label-indexed
    logit sums ``M[y, c]`` (one-hot product, accumulated on the device);
 4. returns the chunk's margins; the host copies chunk ``i`` while the device computes chunk ``i + 1``.
