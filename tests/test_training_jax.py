@@ -119,7 +119,7 @@ def test_optax_schedules_equal_the_numpy_schedule(kind, warmup, milestones):
     ref = Schedule(3e-3, 60, kind, warmup, 0.1, milestones)
     steps = np.arange(1, 71)
     with jax.enable_x64(True):
-        got = np.asarray(learning_rate_schedule(spec)(jnp.asarray(steps)))
+        got = np.asarray(jax.jit(learning_rate_schedule(spec))(jnp.asarray(steps)))
     np.testing.assert_allclose(got, [ref(int(s)) for s in steps], rtol=1e-14, atol=0)
 
 
@@ -152,10 +152,10 @@ def test_jax_regularizers_and_cross_entropy_equal_the_numpy_reference(kind):
     W[2] = 0.0
     value, gU, gW = regularizer_value_and_grad(U, W, kind)
     with jax.enable_x64(True):
-        got, grad = jax.value_and_grad(regularizer)({"U": U, "W": W}, kind, 3)
+        got, grad = jax.jit(jax.value_and_grad(regularizer), static_argnums=(1, 2))({"U": U, "W": W}, kind, 3)
         L = rng.normal(size=(40, 5)) * 30  # large logits: some rows misclassified, some by far
         y = rng.integers(0, 5, size=40)
-        per_row, margin = (np.asarray(v) for v in cross_entropy_terms(L, y))  # host arrays: no float32 sums later
+        per_row, margin = (np.asarray(v) for v in jax.jit(cross_entropy_terms)(L, y))  # host arrays from here on
     assert float(got) == pytest.approx(value, rel=1e-13, abs=1e-300)
     np.testing.assert_allclose(np.asarray(grad["U"]), gU, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(np.asarray(grad["W"]), gW, rtol=1e-12, atol=1e-15)
