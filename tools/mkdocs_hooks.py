@@ -35,6 +35,7 @@ API_GROUPS = {
     "symbolic": ("Exact derivations", ["symbolic"]),
     "solvers": ("Solvers", ["solvers"]),
     "certificate": ("Certificates: the proved upper bound, certificate files and their checker", ["certificate"]),
+    "backends": ("Array backends: numpy + numba, JAX (CPU, GPU)", ["backends"]),
     "training": ("Training and analysis", ["training"]),
     "tasks": ("Tasks: modular addition, parity, groups, CoGO", ["tasks"]),
     "verification": ("Verification, presentation and the command line", ["verification", "presentation", "cli"]),

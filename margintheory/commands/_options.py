@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from margintheory.backends import select as backends
 from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
 
 #: library parameter -> what to do on the command line
@@ -39,6 +40,29 @@ def add_engine_options(parser: argparse.ArgumentParser, *, max_seconds: float | 
     parser.add_argument("--max-seconds", type=positive_float, default=max_seconds or DEFAULT_MAX_SECONDS,
                         help="refuse runs estimated to take longer (default %(default)s s)")
     parser.add_argument("--force", action="store_true", help="run even if the time estimate exceeds --max-seconds")
+
+
+def add_backend_options(parser: argparse.ArgumentParser, *, dtype: bool = False) -> None:
+    """``--backend`` and ``--device`` (and ``--dtype`` for training): where the array kernels run.  Unset, they
+    are the numpy backend on the CPU; ``--device gpu`` alone means the jax backend."""
+    group = parser.add_argument_group("backend (README, 'Backends and GPUs')")
+    group.add_argument("--backend", choices=backends.BACKENDS, default=None,
+                       help="array backend: numpy (default; numba-compiled kernels) or jax (jit-compiled XLA kernels; "
+                       "install margintheory[jax]); verdicts are float64 on both")
+    group.add_argument("--device", choices=backends.DEVICES, default=None,
+                       help="cpu (default) or gpu (jax with CUDA, install margintheory[gpu]; implies --backend jax; "
+                       "all GPUs of the machine are used)")
+    if dtype:
+        group.add_argument("--dtype", choices=("float32", "float64"), default=None,
+                           help="training arithmetic (default float64; float32 needs --backend jax); the recorded "
+                           "margins are always recomputed in float64")
+
+
+def selected_backend(args: argparse.Namespace) -> backends.Backend:
+    """The backend :func:`add_backend_options` selects, checked (installed, device present) before any work."""
+    chosen = backends.choose(getattr(args, "backend", None), getattr(args, "device", None))
+    backends.check_available(chosen)
+    return chosen
 
 
 def add_network_file_options(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,14 @@ import argparse
 import json
 from pathlib import Path
 
-from margintheory.commands._options import add_engine_options, add_network_file_options, engine_time_limit
+from margintheory.backends.select import using
+from margintheory.commands._options import (
+    add_backend_options,
+    add_engine_options,
+    add_network_file_options,
+    engine_time_limit,
+    selected_backend,
+)
 from margintheory.errors import InputError
 from margintheory.presentation.report import emit
 from margintheory.runtime.atomic import check_output_dir, check_output_file
@@ -43,6 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "margin-history) figures to DIR, each as PNG and PDF")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
     add_engine_options(parser)
+    add_backend_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
                         help="relative tolerance for 'equals gamma*' claims (default 1e-6: a trained network is "
                         "max-margin only to its optimizer's accuracy; 0: the float64 error bound only, as verify)")
@@ -62,15 +70,17 @@ def run(args: argparse.Namespace) -> int:
     rtol = TRAINED_NETWORK_RTOL if args.rtol is None else args.rtol
     if args.plots is not None:
         _check_plot_paths(Path(args.plots))
+    backend = selected_backend(args)
     net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
-    result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=engine_time_limit(args),
-                             rtol=rtol, tolerance=args.tolerance,
-                             compare_construction=not args.no_construction, title=f"analysis of {args.network}")
+    with using(backend):
+        result = analyze_network(net, args.p, args.k, max_memory=args.max_memory,
+                                 max_seconds=engine_time_limit(args), rtol=rtol, tolerance=args.tolerance,
+                                 compare_construction=not args.no_construction, title=f"analysis of {args.network}")
+        if args.plots is not None:
+            result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots), args)]
+            for figure in result.fields["figures"]:
+                say(f"wrote {figure}")
     result.parameters.update(network=args.network, tolerance=args.tolerance, rtol=rtol)
-    if args.plots is not None:
-        result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots), args)]
-        for figure in result.fields["figures"]:
-            say(f"wrote {figure}")
     return emit(result, args.json, SUMMARY_FIELDS)
 
 

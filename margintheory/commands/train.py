@@ -14,7 +14,14 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from margintheory.commands._options import add_engine_options, engine_time_limit, nonneg_int, positive_int
+from margintheory.commands._options import (
+    add_backend_options,
+    add_engine_options,
+    engine_time_limit,
+    nonneg_int,
+    positive_int,
+    selected_backend,
+)
 from margintheory.errors import InputError
 from margintheory.runtime.budget import require
 from margintheory.runtime.process import say
@@ -30,7 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "train",
         help="train a network on modular addition and record margin / Fourier statistics",
         description="Minimize cross-entropy + lambda * ||theta||_{2,k+1} (the papers' objective) with analytic "
-        "numpy gradients; record per step the loss, accuracy, normalized margin / gamma*, max normalized Fourier "
+        "numpy gradients (or JAX autodiff and optax with --backend jax, on a GPU with --device gpu); record"
+        " per step the loss, accuracy, normalized margin / gamma*, max normalized Fourier "
         "power and frequencies covered; write the network, history and figures to --out. Interrupt with Ctrl-C "
         "and rerun with --resume to continue without losing work.",
     )
@@ -66,6 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--overwrite", action="store_true",
                         help="replace a previous run in --out (without it, a directory holding a run is refused)")
     add_engine_options(parser, max_seconds=TRAIN_MAX_SECONDS)
+    add_backend_options(parser, dtype=True)
     parser.add_argument("--no-figures", action="store_true", help="skip the figures")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (there is none when stderr is "
                         "not a terminal)")
@@ -83,15 +92,17 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and args.overwrite:
         raise InputError("--resume and --overwrite exclude each other")
     _reject_options_that_do_not_apply(args)
+    backend = selected_backend(args)
     validate_pk(args.p, args.k)
-    require(estimate_training(args.p, args.k, args.width, args.steps, figures=not args.no_figures),
+    require(estimate_training(args.p, args.k, args.width, args.steps, figures=not args.no_figures,
+                              backend=backend.name, device=backend.device),
             args.max_memory, engine_time_limit(args))
     cfg = TrainConfig(
         p=args.p, k=args.k, width=args.width, steps=args.steps, lam=args.lam, regularizer=args.regularizer,
         optimizer=args.optimizer, lr=args.lr, schedule=args.schedule, warmup=args.warmup,
         milestones=list(args.milestones or []), weight_decay=args.weight_decay or 0.0, batch_size=args.batch_size,
         train_fraction=args.train_fraction, seed=args.seed, init_scale=args.init_scale, log_every=args.log_every,
-        checkpoint_every=args.checkpoint_every,
+        checkpoint_every=args.checkpoint_every, backend=backend.name, dtype=args.dtype or "float64",
     )
     with locked_run_dir(args.out) as out:
         held = previous_run(out)
@@ -99,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{args.out} already holds {held}; pass --resume to continue it, --overwrite to "
                              "replace it, or choose another --out")
         claim_run_dir(out, resume=args.resume, overwrite=args.overwrite)
-        return _train_into(cfg, out, args)
+        return _train_into(cfg, out, args, backend.device)
 
 
 def _reject_options_that_do_not_apply(args: argparse.Namespace) -> None:
@@ -110,14 +121,14 @@ def _reject_options_that_do_not_apply(args: argparse.Namespace) -> None:
         raise InputError(f"--milestones applies to --schedule doubling only, not {args.schedule}")
 
 
-def _train_into(cfg, out: Path, args: argparse.Namespace) -> int:
+def _train_into(cfg, out: Path, args: argparse.Namespace, device: str) -> int:
     from rich.console import Console
 
     from margintheory.training import figures
     from margintheory.training.trainer import train, write_history
 
     with progress_bar(cfg.steps, enabled=not args.no_progress and sys.stderr.isatty()) as report:
-        result = train(cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report)
+        result = train(cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report, device=device)
     result.network.save(out / "network.npz")
     result.initial.save(out / "initial.npz")
     write_history(out, result)
@@ -125,7 +136,7 @@ def _train_into(cfg, out: Path, args: argparse.Namespace) -> int:
     last = result.history[-1]
     console = Console(highlight=False)
     console.print(f"trained p={cfg.p} k={cfg.k} m={cfg.width} for {cfg.steps} steps in {result.seconds:.1f} s "
-                  f"(CPU {result.cpu_seconds:.1f} s)")
+                  f"(CPU {result.cpu_seconds:.1f} s; {cfg.backend} {cfg.dtype} on the {device})")
     ratio = f"{last['ratio']:.6f} x gamma*" if cfg.p % 2 else "gamma* not applicable (even p)"
     console.print(f"normalized margin {last['normalized_margin']:.6g} ({ratio}); "
                   f"train acc {last['train_acc']:.4f}; mean max power {last['mean_max_power']:.4f}; "

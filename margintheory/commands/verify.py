@@ -13,7 +13,15 @@ import sys
 from typing import TYPE_CHECKING
 
 from margintheory import verification as tasks
-from margintheory.commands._options import add_engine_options, add_network_file_options, engine_budget, positive_int
+from margintheory.backends.select import using
+from margintheory.commands._options import (
+    add_backend_options,
+    add_engine_options,
+    add_network_file_options,
+    engine_budget,
+    positive_int,
+    selected_backend,
+)
 from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.errors import InputError
 from margintheory.presentation.report import emit
@@ -61,6 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the result schema)")
     add_engine_options(parser)
+    add_backend_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
                         help="relative tolerance for 'equals gamma*' claims on a given network (default: the float64 "
                         "error bound only)")
@@ -105,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     args.task = chosen_task(args)
     _reject_foreign_options(args)
     _check_tolerances(args)
+    backend = selected_backend(args)
     problem, network = problem_from_args(args)
     options = {"rtol": args.rtol, **engine_budget(args)}
     if args.exact:
@@ -117,15 +127,16 @@ def run(args: argparse.Namespace) -> int:
         options["min_share"] = args.min_share
     if args.no_certificate:
         options["certificate"] = False
-    result = _verify_where(args, problem, network, options)
-    if args.certificate is not None:
-        from margintheory.certificate.maxmin import write_certificate_for
-        from margintheory.core.network import PolyNetwork as Net
+    with using(backend):
+        result = _verify_where(args, problem, network, options)
+        if args.certificate is not None:
+            from margintheory.certificate.maxmin import write_certificate_for
+            from margintheory.core.network import PolyNetwork as Net
 
-        write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
-                              network=network if isinstance(network, Net) else None,
-                              problem=problem if isinstance(problem, ModularAddition) else None)
-        say(f"wrote {args.certificate}")
+            write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
+                                  network=network if isinstance(network, Net) else None,
+                                  problem=problem if isinstance(problem, ModularAddition) else None)
+            say(f"wrote {args.certificate}")
     if args.network:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
@@ -223,11 +234,12 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
-                 "fourier_tol", "min_share", "names", "workers", "scheduler")
+                 "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device")
 TASK_OPTIONS = {
-    MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler"},
+    MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler",
+              "backend", "device"},
     "parity": {"n", "k", "rtol"},
-    "group": {"group", "k", "rtol", "names"},
+    "group": {"group", "k", "rtol", "names", "backend", "device"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},
 }
 
@@ -247,6 +259,8 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
         check_output_path(args.certificate, args.overwrite)  # refused before any work
     if args.exact and args.network:
         raise InputError("--exact checks the construction; it cannot be combined with --network")
+    if args.exact and (args.backend or args.device):
+        raise InputError("--exact computes in exact arithmetic; --backend and --device choose the float64 engine")
     if args.family and args.network:
         raise InputError("--family chooses a construction; it cannot be combined with --network")
     if args.workers is not None and args.scheduler:

@@ -7,8 +7,13 @@ the spread ``max_{c != y} f[c] - min_{c != y} f[c]`` of the wrong-label logits (
 
 Streaming: inputs are ordered with ``a_1`` most significant (row ``r`` of :func:`input_grid`).  A chunk is a
 block of prefixes ``(a_1..a_{k-1})``; its preactivations are ``S[b] + U[:, k-1, a_k]`` and its activations
-``(S[b] + T[a_k])^k`` are formed by one fused kernel (:mod:`margintheory.backends.kernels`) and multiplied by ``W`` with
-one BLAS GEMM.  The chunk size is chosen under the memory budget ``max_memory``.
+``(S[b] + T[a_k])^k`` are formed by one fused kernel and multiplied by ``W`` with one GEMM.  The chunk size is
+chosen under the memory budget ``max_memory``.
+
+Backends (:mod:`margintheory.backends`): the chunk kernel runs on the backend the caller names or, by default, the
+one selected by :func:`margintheory.backends.select.using` -- numpy with numba kernels (the default; worker threads
+over the chunks) or JAX (one jit-compiled kernel, CPU or GPU, several devices through ``jax.sharding``).  Both
+compute in float64 and obey the error bound below.
 
 Floating-point error (a-priori, first order, the standard ``gamma_n`` bound of a dot product):
 every logit has ``|fl(f) - f| <= (m + 2k + 2) eps sum_i (sum_j max_a |U[i,j,a]|)^k max_c |W[i,c]|``;
@@ -28,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from margintheory.backends.kernels import margin_statistics, power_of_sums
+from margintheory.backends import select as backends
+from margintheory.backends.numpy_engine import chunk_statistics
 from margintheory.core.network import PolyNetwork
 from margintheory.errors import InputError
 from margintheory.runtime import progress
@@ -38,6 +44,9 @@ EPS = float(np.finfo(np.float64).eps)
 # conservative throughput used only for the up-front run-time estimate (2 cores, float64)
 _ESTIMATE_FLOPS = 2.0e10
 _ESTIMATE_ELEMENTS = 3.0e9
+# a GPU (float64): a plain, unfused array version ran at 3.6e12 flop/s on one H100 at p=101, k=4 (the developers'
+# measurement on a machine with a GPU); the fused kernel is no slower, so this stays conservative
+_ESTIMATE_GPU_SPEEDUP = 100.0
 _TARGET_CHUNK_BYTES = 5 * 2**19  # activations of one chunk stay in a core's cache
 
 
@@ -121,20 +130,32 @@ class CostEstimate:
         return self.fixed_bytes + self.chunk_bytes
 
 
-def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, *, workers: int = 1) -> CostEstimate:
+def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, *, workers: int = 1,
+                  backend: backends.Backend | None = None) -> CostEstimate:
     """Memory layout and a conservative run-time estimate; the chunk is sized to fit ``max_memory``.
 
-    Computed from ``(p, k, m)`` alone (``p^k`` beyond ``2^128`` counts as infinite), before anything is allocated.
+    Computed from ``(p, k, m)`` alone (``p^k`` beyond ``2^128`` counts as infinite), before anything is allocated,
+    for ``backend`` (default: the selected one, :func:`margintheory.backends.select.current`): on the jax backend
+    the host also holds the JAX runtime, and a GPU's chunks live in the GPU's memory, not the host's.
     """
+    choice = backend or backends.current()
     n = grid_points(p, k)
     fixed = n * (8 + 8 + 1) + 8 * m * (k + 1) * p * 2  # margins, spreads, on-margin flags; the weights
     one = 8 * p * m + 8 * m + 8 * 3 * p * p  # one worker's buffers per prefix: activations, prefix sums, logits
-    per_prefix = workers * one
+    per_prefix, target = workers * one, max(1, _TARGET_CHUNK_BYTES // one)
+    if choice.name == "jax":
+        from margintheory.backends import jax_engine
+
+        fixed += jax_engine.RUNTIME_BYTES
+        per_prefix = jax_engine.bytes_per_prefix(p, m) if choice.device == "cpu" else 16 * p  # GPU: copies back
+        target = max(1, jax_engine.CPU_CHUNK_BYTES // (8 * p * m)) if choice.device == "cpu" else p ** (k - 1)
     free = max_memory - fixed
     if free < per_prefix:
         return CostEstimate(n, fixed, per_prefix, 0, math.inf)
-    prefixes = max(1, min(int(free // per_prefix), max(1, _TARGET_CHUNK_BYTES // one), p ** (k - 1)))
+    prefixes = max(1, min(int(free // per_prefix), target, p ** (k - 1)))
     seconds = 2.0 * n * m * p / _ESTIMATE_FLOPS + n * m / _ESTIMATE_ELEMENTS
+    if choice.device == "gpu":
+        seconds /= _ESTIMATE_GPU_SPEEDUP
     return CostEstimate(n, fixed, int(prefixes * per_prefix), int(prefixes), seconds)
 
 
@@ -171,6 +192,7 @@ class MarginResult:
     label_logit_sums: np.ndarray
     seconds: float
     chunk_prefixes: int
+    backend: str = "numpy (cpu)"
 
     @property
     def fraction_on_margin(self) -> float:
@@ -209,12 +231,14 @@ class MarginResult:
 
 def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *, labels: np.ndarray | None = None,
                       max_seconds: float | None = None, use_numba: bool | None = None,
-                      chunk_prefixes: int | None = None, workers: int | None = None) -> MarginResult:
+                      chunk_prefixes: int | None = None, workers: int | None = None,
+                      backend: backends.Backend | str | None = None) -> MarginResult:
     """Stream the logits over all ``p^k`` inputs and measure the margin (module docstring).
 
     ``labels``: optional class per input row of :func:`input_grid` (default ``sum mod p``); ``label_logit_sums``
     is then indexed by that label.  ``chunk_prefixes`` overrides the automatic chunk size and ``workers`` the
-    number of worker threads (tests use both to check that neither changes the result).
+    number of worker threads (tests use both to check that neither changes the result).  ``backend``: ``"numpy"``,
+    ``"jax"`` or a :class:`~margintheory.backends.select.Backend` (default: the selected one).
     """
     p, k, m = net.p, net.k, net.m
     n = p**k
@@ -222,9 +246,12 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
         labels = np.asarray(labels)
         if labels.shape != (n,) or labels.dtype.kind not in "iu" or labels.min() < 0 or labels.max() >= p:
             raise InputError(f"labels must be {n} integers in 0..{p - 1}")
+    choice = backends.resolve(backend)
     n_workers = worker_count(workers)
-    est = estimate_cost(p, k, m, max_memory, workers=n_workers)
+    est = estimate_cost(p, k, m, max_memory, workers=n_workers, backend=choice)
     check_feasible(est, max_memory, max_seconds)
+    if choice.name == "jax":
+        return _jax_pass(net, labels, choice, max_memory - est.fixed_bytes, chunk_prefixes)
     nb = est.prefixes_per_chunk if chunk_prefixes is None else max(1, int(chunk_prefixes))
     t0 = time.perf_counter()
     stream = _ChunkStream(net, labels, nb, use_numba, progress.current())
@@ -239,7 +266,24 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
             for job in jobs:
                 job.result()
     seconds = time.perf_counter() - t0
-    return _finish(net, stream.margins, stream.spread, np.sum(sums, axis=0), seconds, nb)
+    return _finish(net, stream.margins, stream.spread, np.sum(sums, axis=0), seconds, nb, choice)
+
+
+def _jax_pass(net: PolyNetwork, labels: np.ndarray | None, choice: backends.Backend, free_bytes: int | float,
+              chunk_prefixes: int | None) -> MarginResult:
+    """The pass on the JAX backend (:mod:`margintheory.backends.jax_engine`, imported only here); on a CPU the
+    chunk's buffers count against the memory budget, on a GPU the device's memory sizes the chunk."""
+    from margintheory.backends import jax_engine
+
+    report, what, t0 = progress.current(), f"exhaustive margin over {net.p}^{net.k} points", time.perf_counter()
+    stats = jax_engine.margins_over_prefixes(
+        choice, net.U, net.W, labels, max_bytes=free_bytes if choice.device == "cpu" else math.inf,
+        nb=chunk_prefixes, report=None if report is None else (lambda done, total: report(what, done, total)))
+    seconds = time.perf_counter() - t0
+    res = _finish(net, stats.margins, stats.spread, stats.label_sums, seconds, stats.chunk_prefixes, choice)
+    if stats.devices > 1:
+        res.backend = f"{choice.name} ({choice.device}, {stats.devices} devices)"
+    return res
 
 
 def worker_count(workers: int | None) -> int:
@@ -284,15 +328,14 @@ class _ChunkStream:
             S = np.zeros((b1 - b0, m))
             for j in range(k - 1):
                 S += self.prefix_U[j][self.digits[b0:b1, j]]
-            A = A_buf[:rows]
-            power_of_sums(S, self.T, k, A, use_numba=self.use_numba)
-            L = np.matmul(A, net.W, out=L_buf[:rows])
+            A, L = A_buf[:rows], L_buf[:rows]
             if self.labels is None:
                 y = ((self.prefix_sums[b0:b1, None] + last[None, :]) % p).reshape(-1)
             else:
                 y = self.labels[b0 * p : b1 * p]
             rs = slice(b0 * p, b1 * p)
-            margin_statistics(L, y, self.margins[rs], self.spread[rs], M, use_numba=self.use_numba)
+            chunk_statistics(S, self.T, net.W, k, y, self.margins[rs], self.spread[rs], M, A, L,
+                             use_numba=self.use_numba)
             if self.report is not None:
                 with self.lock:
                     self.done += b1 - b0
@@ -301,12 +344,13 @@ class _ChunkStream:
 
 
 def _finish(net: PolyNetwork, margins: np.ndarray, spread: np.ndarray, M: np.ndarray, seconds: float,
-            nb: int) -> MarginResult:
+            nb: int, choice: backends.Backend) -> MarginResult:
     k = net.k
     h = float(margins.min())
     norm, err, normalized, tol = normalize_margin(net, h)
     on_margin = margins <= h + 4 * err
-    return MarginResult(net.p, k, net.m, norm, margins, spread, h, normalized, err, tol, on_margin, M, seconds, nb)
+    return MarginResult(net.p, k, net.m, norm, margins, spread, h, normalized, err, tol, on_margin, M, seconds, nb,
+                        choice.label)
 
 
 def normalize_margin(net: PolyNetwork, h: float) -> tuple[float, float, float, float]:
@@ -380,10 +424,9 @@ def prefix_range_margin(net: PolyNetwork, start: int, stop: int, *, threshold: f
         S = np.zeros((b1 - b0, m))
         for j in range(k - 1):
             S += prefix_U[j][digits[:, j]]
-        power_of_sums(S, T, k, A_buf[:rows], use_numba=use_numba)
-        L = np.matmul(A_buf[:rows], net.W, out=L_buf[:rows])
         y = ((digits.sum(axis=1)[:, None] + np.arange(p)[None, :]) % p).reshape(-1)
-        margin_statistics(L, y, margins[:rows], spread[:rows], M, use_numba=use_numba)
+        chunk_statistics(S, T, net.W, k, y, margins[:rows], spread[:rows], M, A_buf[:rows], L_buf[:rows],
+                         use_numba=use_numba)
         lo, hi = min(lo, float(margins[:rows].min())), max(hi, float(margins[:rows].max()))
         wide = max(wide, float(spread[:rows].max()))
         if threshold is not None:

@@ -316,6 +316,7 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
             result.add(c)
         fields.update(part[1])
     fields["engine_seconds"] = res.seconds
+    fields["engine_backend"] = res.backend
     fields["seconds"] = time.perf_counter() - start
     _add_notes(result, problem)
     return result, res

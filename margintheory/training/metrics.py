@@ -73,15 +73,25 @@ def fourier_summary(U: np.ndarray, W: np.ndarray) -> FourierSummary:
 def measure(U: np.ndarray, W: np.ndarray, logits_all: np.ndarray, labels_all: np.ndarray,
             train_mask: np.ndarray, gamma: float | None) -> dict[str, float]:
     """Accuracy on the train / test parts, the normalized margin over ``D_p`` and the Fourier statistics."""
-    norm = PolyNetwork(U, W).norm()
-    k = U.shape[1]
     correct = logits_all.argmax(axis=1) == labels_all
     test = ~train_mask
-    nm = float(margin_from_logits(logits_all, labels_all).min()) / norm ** (k + 1) if norm > 0 else float("nan")
+    train_acc = float(correct[train_mask].mean())
+    test_acc = float(correct[test].mean()) if test.any() else float("nan")
+    h = float(margin_from_logits(logits_all, labels_all).min())
+    return measure_weights(U, W, train_acc, test_acc, h, gamma)
+
+
+def measure_weights(U: np.ndarray, W: np.ndarray, train_acc: float, test_acc: float, h: float,
+                    gamma: float | None) -> dict[str, float]:
+    """:func:`measure` from the accuracies and the unnormalized margin ``h`` already computed (by any backend):
+    the normalized margin ``h / ||theta||^(k+1)`` (float64 weights) and the Fourier statistics."""
+    norm = PolyNetwork(U, W).norm()
+    k = U.shape[1]
+    nm = h / norm ** (k + 1) if norm > 0 else float("nan")
     fs = fourier_summary(U, W)
     return {
-        "train_acc": float(correct[train_mask].mean()),
-        "test_acc": float(correct[test].mean()) if test.any() else float("nan"),
+        "train_acc": train_acc,
+        "test_acc": test_acc,
         "norm": norm,
         "normalized_margin": nm,
         "ratio": nm / gamma if gamma else float("nan"),

@@ -1,0 +1,301 @@
+"""JAX backend of the trainer: the papers' objective, its gradient by autodiff, optax optimizers and schedules
+(docs/theory.md#training; the numpy reference is :mod:`margintheory.training.objective` and
+:mod:`margintheory.training.optim`, which this module reproduces to rounding).
+
+* Objective (Def. 4.1; Lemma 4.7 / Morwani et al. Thm 7.1): ``mean CE + lambda R(theta)``, the cross-entropy written
+  relative to the correct logit as the numpy reference writes it, ``R`` one of ``norm`` (``||theta||_{2,k+1}``),
+  ``norm-power``, ``l2``, ``none``.  Gradients: ``jax.value_and_grad``.
+* Optimizers: ``optax.sgd`` (``gd``), ``optax.adam``, ``optax.adamw`` (decoupled decay), eps ``1e-12`` as the
+  numpy reference; schedules: ``optax.linear_schedule`` warm-up joined to ``optax.constant_schedule``,
+  ``optax.cosine_decay_schedule`` or ``optax.piecewise_constant_schedule`` (doubling at milestones).  Optax counts
+  updates from 0, the numpy schedule from 1: :func:`learning_rate_schedule` takes the numpy convention.
+* Rows are processed in blocks (a ``lax.scan`` accumulating the gradient), so a full batch of ``p^k`` points never
+  holds more than a block's activations; the step is one jit-compiled function per shape.
+* ``dtype``: the parameters, optimizer state and arithmetic of the updates (float32 or float64);
+  :meth:`JaxStepper.evaluate` always recomputes in float64 (``jax.enable_x64`` as a thread-local context, see
+  :mod:`margintheory.backends.select`).
+
+Parameters and optimizer state stay on the device; the host sees them at records and checkpoints.  The optimizer
+state is flattened into named arrays (``"0.mu.U"``, ``"0.count"``, ...) for the checkpoint and restored by name.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from margintheory.backends.select import Backend, devices, float64, import_jax
+from margintheory.backends.training_step import Evaluation, TrainSpec
+from margintheory.errors import InputError
+
+#: device bytes of one block's buffers: a CPU block stays this size (cache-sized: measured at p=17, k=3, m=512 on a
+#: 2-core AMD EPYC share, 4-16 MiB blocks cost 0.57x the CPU time of one block of all points), a GPU block up to
+#: this share of its memory
+CPU_BLOCK_BYTES = 8 * 2**20
+GPU_MEMORY_FRACTION = 0.25
+ADAM_EPS = 1e-12  # as margintheory.training.optim.OptimizerState
+
+
+def learning_rate_schedule(spec: TrainSpec) -> Callable[[Any], Any]:
+    """The optax schedule of ``spec`` as a function of the 1-based step (numpy convention): linear warm-up to
+    ``lr`` over ``warmup`` steps, then constant, cosine (to ``lr * final_fraction``) or doubling."""
+    import jax.numpy as jnp
+    import optax
+
+    if spec.schedule == "constant":
+        after = optax.constant_schedule(spec.lr)
+    elif spec.schedule == "cosine":
+        after = optax.cosine_decay_schedule(spec.lr, max(1, spec.total_steps - spec.warmup), alpha=spec.final_fraction)
+    else:
+        # optax scales from count >= boundary on; numpy doubles once step > milestone
+        passed = collections.Counter(s - spec.warmup + 1 for s in spec.milestones)
+        after = optax.piecewise_constant_schedule(spec.lr, {b: 2.0**c for b, c in passed.items()})
+    if not spec.warmup:
+        return after
+    warm = optax.linear_schedule(0.0, spec.lr, spec.warmup)
+    return lambda step: jnp.where(step <= spec.warmup, warm(step), after(step - spec.warmup))
+
+
+def optimizer(spec: TrainSpec) -> Any:
+    """The optax transformation (``count`` 0 is step 1 of the schedule)."""
+    import optax
+
+    by_step = learning_rate_schedule(spec)
+
+    def lr(count: Any) -> Any:
+        return by_step(count + 1)
+
+    b1, b2 = spec.betas
+    if spec.optimizer == "gd":
+        return optax.sgd(lr)
+    if spec.optimizer == "adam":
+        return optax.adam(lr, b1=b1, b2=b2, eps=ADAM_EPS)
+    return optax.adamw(lr, b1=b1, b2=b2, eps=ADAM_EPS, weight_decay=spec.weight_decay)
+
+
+def logits(params: dict[str, Any], inputs: Any, k: int) -> Any:
+    """``f(a)[c] = sum_i (U[i,0,a_1] + ... + U[i,k-1,a_k])^k W[i,c]`` for rows ``inputs`` (n, k)."""
+    import jax
+
+    U, W = params["U"], params["W"]
+    z = U[:, 0, :].T[inputs[:, 0]]
+    for j in range(1, k):
+        z = z + U[:, j, :].T[inputs[:, j]]
+    return jax.lax.integer_pow(z, k) @ W
+
+
+def cross_entropy_terms(L: Any, y: Any) -> tuple[Any, Any]:
+    """Per-row cross-entropy written relative to the correct logit (``log1p`` when it wins), and the margin
+    ``f[y] - max_{c != y} f[c]`` (as :func:`margintheory.training.objective.cross_entropy_sum`)."""
+    import jax.numpy as jnp
+
+    hit = y[:, None] == jnp.arange(L.shape[1])[None, :]
+    correct = jnp.sum(jnp.where(hit, L, 0.0), axis=1)
+    s = jnp.where(hit, -jnp.inf, L - correct[:, None])
+    best = jnp.max(s, axis=1)
+    top = jnp.maximum(best, 0.0)
+    wrong = jnp.sum(jnp.exp(s - top[:, None]), axis=1)
+    per_row = jnp.where(top > 0, top + jnp.log(jnp.exp(-top) + wrong), jnp.log1p(wrong))
+    return per_row, -best
+
+
+def regularizer(params: dict[str, Any], kind: str, k: int) -> Any:
+    """``R(theta)`` named ``kind`` (the numpy reference's four), differentiable everywhere it is in numpy."""
+    import jax
+    import jax.numpy as jnp
+
+    U, W = params["U"], params["W"]
+    if kind == "none":
+        return jnp.zeros((), U.dtype)
+    if kind == "l2":
+        return 0.5 * (jnp.sum(U * U) + jnp.sum(W * W))
+    r2 = jnp.sum(U * U, axis=(1, 2)) + jnp.sum(W * W, axis=1)
+    if kind == "norm-power":
+        return jnp.sum(r2 ** ((k + 1) / 2))
+    top2 = jax.lax.stop_gradient(jnp.max(r2))  # a rescaling against overflow: the value does not depend on it
+    scale2 = jnp.where(top2 > 0, top2, 1.0)
+    return jnp.sqrt(scale2) * jnp.sum((r2 / scale2) ** ((k + 1) / 2)) ** (1.0 / (k + 1))
+
+
+def _blocks(n: int, m: int, p: int, backend: Backend, dtype_bytes: int) -> tuple[int, int]:
+    """``(block_rows, n_blocks)`` for ``n`` rows: a block's buffers fit the device's share."""
+    per_row = dtype_bytes * (6 * m + 4 * p) + 16
+    if backend.device == "gpu":
+        stats = devices(backend)[0].memory_stats() or {}
+        budget = GPU_MEMORY_FRACTION * stats.get("bytes_limit", 4 * 2**30)
+    else:
+        budget = CPU_BLOCK_BYTES
+    rows = max(1, min(n, int(budget // per_row)))
+    n_blocks = math.ceil(n / rows)
+    return math.ceil(n / n_blocks), n_blocks
+
+
+def _padded(inputs: np.ndarray, labels: np.ndarray, weights: np.ndarray, rows: int, n_blocks: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    total = rows * n_blocks
+    pad = total - len(labels)
+    a = np.concatenate([inputs, np.zeros((pad, inputs.shape[1]), inputs.dtype)]).reshape(n_blocks, rows, -1)
+    y = np.concatenate([labels, np.zeros(pad, labels.dtype)]).reshape(n_blocks, rows)
+    w = np.concatenate([weights, np.zeros((pad,) + weights.shape[1:], weights.dtype)])
+    return a.astype(np.int32), y.astype(np.int32), w.reshape((n_blocks, rows) + weights.shape[1:])
+
+
+def _state_name(path: tuple) -> str:
+    parts = []
+    for key in path:
+        for attr in ("idx", "name", "key"):
+            if hasattr(key, attr):
+                parts.append(str(getattr(key, attr)))
+                break
+    return ".".join(parts)
+
+
+def flatten_state(state: Any) -> dict[str, np.ndarray]:
+    """The optimizer state as named host arrays (the checkpoint's ``opt__<name>`` entries)."""
+    import jax
+
+    return {_state_name(path): np.array(leaf) for path, leaf in jax.tree_util.tree_flatten_with_path(state)[0]}
+
+
+def restore_state(fresh: Any, saved: dict[str, np.ndarray]) -> Any:
+    """``fresh`` (``tx.init(params)``) with every leaf replaced by the saved array of the same name."""
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(fresh)
+    names = [_state_name(path) for path, _ in leaves]
+    if sorted(names) != sorted(saved):
+        raise InputError(f"the checkpoint's optimizer state ({', '.join(sorted(saved)) or 'empty'}) is not the "
+                         f"jax optimizer's ({', '.join(sorted(names))})")
+    out = []
+    for name, (_, leaf) in zip(names, leaves, strict=True):
+        value = np.asarray(saved[name])
+        if value.shape != leaf.shape:
+            raise InputError(f"the checkpoint's optimizer entry {name} has shape {value.shape}, expected {leaf.shape}")
+        out.append(jax.device_put(value.astype(leaf.dtype), leaf.device))
+    return jax.tree_util.tree_unflatten(treedef, out)
+
+
+@functools.lru_cache(maxsize=8)
+def _step_function(spec: TrainSpec) -> tuple[Any, Callable]:
+    """The optimizer and ``(params, opt_state, a, y, w, n) -> (params', opt_state', objective, weights finite)``,
+    jit-compiled; cached per specification, so that later runs (a resumed one, a test's second) reuse the
+    compiled code."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    k, tx = spec.k, optimizer(spec)
+
+    def block_loss(params, a, y, w):
+        per_row, _ = cross_entropy_terms(logits(params, a, k), y)
+        return jnp.sum(w * per_row)
+
+    value_and_grad = jax.value_and_grad(block_loss)
+
+    def step(params, opt_state, a, y, w, n):
+        def body(carry, block):
+            loss, grad = carry
+            part, g = value_and_grad(params, *block)
+            return (loss + part, jax.tree.map(jnp.add, grad, g)), None
+
+        if a.shape[0] == 1:  # one block: no loop (compiles faster)
+            loss, grad = value_and_grad(params, a[0], y[0], w[0])
+        else:
+            zero = (jnp.zeros((), params["U"].dtype), jax.tree.map(jnp.zeros_like, params))
+            (loss, grad), _ = jax.lax.scan(body, zero, (a, y, w))
+        penalty, grad_r = jax.value_and_grad(regularizer)(params, spec.regularizer, k)
+        grad = jax.tree.map(lambda g, r: g / n + spec.lam * r, grad, grad_r)
+        updates, new_state = tx.update(grad, opt_state, params)
+        new = optax.apply_updates(params, updates)
+        finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(new)]))
+        return new, new_state, loss / n + spec.lam * penalty, finite
+
+    return tx, jax.jit(step)
+
+
+@functools.lru_cache(maxsize=8)
+def _evaluate_function(k: int) -> Callable:
+    """``(float64 params, a, y, w) -> (train CE sum, train correct, test correct, min margin)``; ``w`` holds the
+    train and test indicator of every row (0 for padding)."""
+    import jax
+    import jax.numpy as jnp
+
+    def evaluate(p64, a, y, w):
+        def body(carry, block):
+            a_b, y_b, w_b = block
+            L = logits(p64, a_b, k)
+            per_row, margin = cross_entropy_terms(L, y_b)
+            right = (jnp.argmax(L, axis=1) == y_b).astype(jnp.float64)
+            real = (w_b[:, 0] + w_b[:, 1]) > 0
+            loss, tr, te, h = carry
+            return (loss + jnp.sum(w_b[:, 0] * per_row), tr + jnp.sum(w_b[:, 0] * right),
+                    te + jnp.sum(w_b[:, 1] * right), jnp.minimum(h, jnp.min(jnp.where(real, margin, jnp.inf)))), None
+
+        zero = jnp.zeros((), jnp.float64)
+        start = (zero, zero, zero, jnp.array(jnp.inf))
+        if a.shape[0] == 1:  # one block: no loop (compiles faster)
+            return body(start, (a[0], y[0], w[0]))[0]
+        return jax.lax.scan(body, start, (a, y, w))[0]
+
+    return jax.jit(evaluate)
+
+
+class JaxStepper:
+    """The trainer's steps on one JAX device (the interface of :mod:`margintheory.training.steppers`)."""
+
+    @float64
+    def __init__(self, spec: TrainSpec, backend: Backend, inputs: np.ndarray, labels: np.ndarray,
+                 train_mask: np.ndarray, U: np.ndarray, W: np.ndarray, moments: dict[str, np.ndarray], t: int) -> None:
+        jax = import_jax()
+
+        self.spec, self.backend, self.t = spec, backend, t
+        self.device = devices(backend)[0]
+        self.dtype = np.float32 if spec.dtype == "float32" else np.float64
+        self.params = jax.device_put({"U": np.asarray(U, self.dtype), "W": np.asarray(W, self.dtype)}, self.device)
+        self.tx, self._step = _step_function(spec)
+        fresh = jax.device_put(self.tx.init(self.params), self.device)  # committed, as the step's outputs are
+        self.opt_state = restore_state(fresh, moments) if moments else fresh
+        self.train_inputs, self.train_labels = inputs[train_mask], labels[train_mask]
+        self.n_train, self.n_test = int(train_mask.sum()), int((~train_mask).sum())
+        self.full_batch = self._put_batch(self.train_inputs, self.train_labels)
+        rows, n_blocks = _blocks(len(labels), spec.width, spec.p, backend, 8)
+        which = np.stack([train_mask, ~train_mask], axis=1).astype(np.float64)
+        self.all_points = jax.device_put(_padded(inputs, labels, which, rows, n_blocks), self.device)
+        self._evaluate = _evaluate_function(spec.k)
+
+    def _put_batch(self, inputs: np.ndarray, labels: np.ndarray) -> tuple[Any, ...]:
+        jax = import_jax()
+        rows, n_blocks = _blocks(len(labels), self.spec.width, self.spec.p, self.backend, self.dtype().itemsize)
+        a, y, w = _padded(inputs, labels, np.ones(len(labels), self.dtype), rows, n_blocks)
+        return (*jax.device_put((a, y, w), self.device), self.dtype(len(labels)))
+
+    @float64
+    def step(self, rows: np.ndarray | None, lr: float) -> tuple[float, bool]:
+        """One update on the training points ``rows`` (all when ``None``); ``lr`` is the numpy schedule's value,
+        which the optax schedule reproduces (tested).  A non-finite objective leaves the parameters unchanged."""
+        batch = self.full_batch if rows is None else self._put_batch(self.train_inputs[rows], self.train_labels[rows])
+        params, state, objective, finite = self._step(self.params, self.opt_state, *batch)
+        value = float(objective)
+        if math.isfinite(value):
+            self.params, self.opt_state, self.t = params, state, self.t + 1
+        return value, bool(finite)
+
+    def weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """Host copies of ``U`` and ``W`` in the training dtype."""
+        return np.array(self.params["U"]), np.array(self.params["W"])
+
+    @float64
+    def evaluate(self) -> Evaluation:
+        p64 = {name: value.astype(np.float64) for name, value in self.params.items()}  # one compiled evaluation
+        loss, right_train, right_test, h = (float(v) for v in self._evaluate(p64, *self.all_points))
+        return Evaluation(loss / self.n_train, right_train / self.n_train,
+                          right_test / self.n_test if self.n_test else float("nan"), h)
+
+    def optimizer_state(self) -> tuple[dict[str, np.ndarray], int]:
+        return flatten_state(self.opt_state), self.t
+

@@ -1,0 +1,193 @@
+"""The backend boundary: the JAX engine against the numpy reference and exact arithmetic, multi-device sharding,
+backend selection and its errors, the command-line flags, and that numpy runs never import jax.
+
+Sizes are fixed and small so that each kernel shape is compiled once for the whole file (jit compilation is the
+cost of these tests, not the arithmetic)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from fractions import Fraction
+
+import jax  # in the test extra: CI runs every test below, none is skipped
+import numpy as np
+import pytest
+
+from margintheory.backends import select
+from margintheory.backends.select import Backend, choose, using
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.margins import exhaustive_margin, input_grid, logit_error_bound
+from margintheory.errors import InputError
+
+
+def _has_gpu() -> bool:
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
+
+
+HAVE_GPU = _has_gpu()
+
+
+def random_net(seed: int, m: int = 7, k: int = 3, p: int = 5) -> PolyNetwork:
+    rng = np.random.default_rng(seed)
+    return PolyNetwork(rng.normal(size=(m, k, p)), rng.normal(size=(m, p)))
+
+
+def assert_same_pass(a, b):
+    """Two passes over the same network agree within the a-priori float64 bound (both obey it)."""
+    tol = 4 * a.logit_error_bound
+    assert np.max(np.abs(a.margins - b.margins)) <= tol
+    assert np.max(np.abs(a.wrong_spread - b.wrong_spread)) <= tol
+    assert np.max(np.abs(a.label_logit_sums - b.label_logit_sums)) <= a.margins.size * tol
+    assert abs(a.normalized_margin - b.normalized_margin) <= a.normalized_tolerance + b.normalized_tolerance
+    assert np.array_equal(a.on_margin, b.on_margin) or abs(a.h - b.h) <= tol
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_jax_engine_matches_numpy_with_padding_and_given_labels(seed):
+    """One chunk of all 25 prefixes; then chunks of 2 (13 chunks, the last one padded) with given labels."""
+    net = random_net(seed)
+    ref = exhaustive_margin(net)
+    full = exhaustive_margin(net, backend="jax")
+    assert full.backend == "jax (cpu)" and ref.backend == "numpy (cpu)" and full.chunk_prefixes == 25
+    assert_same_pass(ref, full)
+    labels = np.random.default_rng(seed).integers(0, 5, size=5**3)
+    with_labels = exhaustive_margin(net, labels=labels, backend="jax", chunk_prefixes=2)
+    assert_same_pass(exhaustive_margin(net, labels=labels), with_labels)
+
+
+def test_a_wrong_kernel_is_caught():
+    """The comparison above can fail: a pass with one logit off by 1e-9 (far above the bound) is rejected."""
+    net = random_net(0)
+    ref, other = exhaustive_margin(net), exhaustive_margin(net, backend="jax")
+    other.margins[17] += 1e-9
+    with pytest.raises(AssertionError):
+        assert_same_pass(ref, other)
+
+
+def test_jax_margins_obey_the_error_bound_against_exact_arithmetic():
+    p, k, m = 5, 3, 7
+    net = PolyNetwork(random_net(7).U * 3, random_net(7).W)
+    res = exhaustive_margin(net, backend="jax")
+    bound = logit_error_bound(net)
+    U = [[[Fraction(float(v)) for v in row] for row in neuron] for neuron in net.U]
+    W = [[Fraction(float(v)) for v in row] for row in net.W]
+    worst = 0.0
+    for r, a in enumerate(input_grid(p, k)):
+        logit = [sum(sum(U[i][j][a[j]] for j in range(k)) ** k * W[i][c] for i in range(m)) for c in range(p)]
+        y = int(sum(a)) % p
+        exact = logit[y] - max(v for c, v in enumerate(logit) if c != y)
+        worst = max(worst, abs(float(exact - Fraction(float(res.margins[r])))))
+    assert worst <= 2 * bound and res.logit_error_bound == bound
+    assert 0 < bound < 1e-9
+
+
+def test_backend_choice_and_its_errors():
+    assert select.current() == Backend("numpy", "cpu")
+    assert choose(None, "gpu") == Backend("jax", "gpu") and choose("jax") == Backend("jax", "cpu")
+    with pytest.raises(InputError, match="CPU only"):
+        Backend("numpy", "gpu")
+    with pytest.raises(InputError, match="unknown backend"):
+        Backend("torch")
+    with using("jax"):
+        assert select.current() == Backend("jax", "cpu")
+        assert exhaustive_margin(random_net(0)).backend == "jax (cpu)"  # the layers between never name it
+        with using(None):
+            assert select.current() == Backend("jax", "cpu")
+    assert select.current() == Backend("numpy", "cpu")
+    assert not jax.config.jax_enable_x64 and jax.numpy.zeros(1).dtype == np.float32  # float64 did not leak out
+    if HAVE_GPU:  # pragma: no cover - CI has no GPU
+        with using(Backend("jax", "gpu")):
+            assert select.current().device == "gpu"
+    else:
+        with pytest.raises(InputError, match="no GPU is visible to jax"):
+            with using(Backend("jax", "gpu")):
+                pass
+
+
+def test_cli_backend_flags(capsys, tmp_path, monkeypatch):
+    from margintheory.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", "--p", "5", "--k", "3", "--no-certificate", "--json"]) == 0
+    numpy_run = json.loads(capsys.readouterr().out)
+    assert main(["verify", "--p", "5", "--k", "3", "--no-certificate", "--json", "--backend", "jax"]) == 0
+    jax_run = json.loads(capsys.readouterr().out)
+    assert numpy_run["details"]["engine_backend"] == "numpy (cpu)"
+    assert jax_run["details"]["engine_backend"] == "jax (cpu)"
+    assert jax_run["verdict"] == numpy_run["verdict"] == "verified"
+    assert jax_run["normalized_margin"] == pytest.approx(numpy_run["normalized_margin"], rel=1e-12)
+    build_construction(5, 3).save(tmp_path / "c.npz")  # the same kernel shape: compiled once for both commands
+    assert main(["analyze", str(tmp_path / "c.npz"), "--p", "5", "--k", "3", "--backend", "jax", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["details"]["engine_backend"] == "jax (cpu)"
+    refused = [["verify", "--p", "5", "--k", "3", "--backend", "numpy", "--device", "gpu"],
+               ["verify", "--task", "parity", "--n", "5", "--k", "3", "--backend", "jax"],
+               ["verify", "--p", "5", "--k", "2", "--exact", "--backend", "jax"]]
+    if not HAVE_GPU:
+        refused += [["verify", "--p", "5", "--k", "3", "--device", "gpu"],
+                    ["train", "--p", "5", "--k", "2", "--width", "4", "--device", "gpu", "--out", "unused"],
+                    ["analyze", "unused.npz", "--p", "5", "--k", "2", "--device", "gpu"]]
+    for argv in refused:
+        assert main(argv) == 2, argv
+        captured = capsys.readouterr()
+        assert captured.err.count("\n") == 1 and "Traceback" not in captured.err, argv
+    assert not os.path.exists("unused")
+
+
+def _run_python(code: str, **env: str) -> str:
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **env})
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def fresh_process() -> dict:
+    """One new interpreter with two CPU devices forced by XLA: first a numpy-backend verify (command line) and a
+    training run, noting which of jax / optax they imported; then a pass on the jax backend over both devices."""
+    out = _run_python("""
+        import json, sys
+        import numpy as np
+        from margintheory.cli import main
+        assert main(["verify", "--p", "5", "--k", "2", "--no-certificate"]) == 0
+        from margintheory.training.trainer import TrainConfig, train
+        train(TrainConfig(p=5, k=2, width=4, steps=3))
+        imported = sorted(name for name in ("jax", "jaxlib", "optax") if name in sys.modules)
+        from margintheory.engines.margins import exhaustive_margin
+        from margintheory.core.network import PolyNetwork
+        rng = np.random.default_rng(3)
+        net = PolyNetwork(rng.normal(size=(7, 3, 5)), rng.normal(size=(7, 5)))
+        ref = exhaustive_margin(net)
+        res = exhaustive_margin(net, backend="jax", chunk_prefixes=3)
+        print(json.dumps({"imported": imported, "backend": res.backend, "nb": res.chunk_prefixes,
+                          "err": float(np.abs(res.margins - ref.margins).max()), "bound": ref.logit_error_bound,
+                          "sums": float(np.abs(res.label_logit_sums - ref.label_logit_sums).max())}))
+    """, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_numpy_backend_never_imports_jax(fresh_process):
+    assert fresh_process["imported"] == []
+
+
+def test_two_devices_shard_the_chunks(fresh_process):
+    """Each chunk's prefixes are split over both devices (25 prefixes in chunks of 4: the last one padded); the
+    margins are numpy's."""
+    got = fresh_process
+    assert got["backend"] == "jax (cpu, 2 devices)" and got["nb"] == 4  # 3 rounded up to a multiple of 2
+    assert got["err"] <= 4 * got["bound"] and got["sums"] <= 125 * 4 * got["bound"]
+
+
+def test_construction_on_jax_reaches_gamma_star():
+    from margintheory.core.theory import gamma_star
+
+    res = exhaustive_margin(build_construction(5, 3).normalized(), backend="jax")
+    assert abs(res.normalized_margin - gamma_star(5, 3)) <= res.normalized_tolerance
+    assert res.max_wrong_spread <= 4 * res.logit_error_bound

@@ -1,0 +1,165 @@
+"""The trainer on the JAX backend: the numpy trainer's trajectory to 1e-6 after 200 steps (float64), bit-exact
+resume, float32 training with float64 records, optax schedules equal to the numpy schedule, the CLI flags.
+
+All runs share two step specifications (float64 and float32) so that each step function is compiled once."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from margintheory.engines.margins import exhaustive_margin
+from margintheory.errors import InputError
+from margintheory.training.checkpoint import load_checkpoint
+from margintheory.training.optim import Schedule
+from margintheory.training.trainer import TrainConfig, train
+
+BASE = dict(p=5, k=2, width=16, steps=200, log_every=50, checkpoint_every=1000)
+RUNS = {
+    "adam": dict(),  # the papers' defaults: Adam (0.9, 0.98), warm-up 10, cosine, lambda ||theta||_{2,k+1}
+    "adamw": dict(optimizer="adamw", weight_decay=1e-2, regularizer="none", batch_size=16, train_fraction=0.8),
+    "gd": dict(optimizer="gd", lr=0.05, schedule="doubling", milestones=[60, 120], regularizer="norm-power"),
+}
+_DONE: dict[tuple[str, str], object] = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def small_blocks():
+    """Blocks of 13 rows for float64 (the 25 points in two blocks, the second padded: the accumulating loop), one
+    block for a 16-point mini-batch and for float32 (the loop-free path)."""
+    from margintheory.backends import jax_training
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(jax_training, "CPU_BLOCK_BYTES", 20 * 944)
+        yield
+
+
+def test_block_layout():
+    from margintheory.backends.jax_training import _blocks
+    from margintheory.backends.select import Backend
+
+    cpu = Backend("jax", "cpu")
+    assert _blocks(25, 16, 5, cpu, 8) == (13, 2) and _blocks(16, 16, 5, cpu, 8) == (16, 1)
+    assert _blocks(25, 16, 5, cpu, 4) == (25, 1)
+
+
+def run(name: str, backend: str, **extra):
+    """Each (configuration, backend) trained once per session."""
+    key = (name, backend + repr(sorted(extra.items())))
+    if key not in _DONE:
+        _DONE[key] = train(TrainConfig(**BASE, **RUNS[name], backend=backend, **extra))
+    return _DONE[key]
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-300))
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_float64_jax_run_matches_the_numpy_trainer_after_200_steps(name):
+    ref, got = run(name, "numpy"), run(name, "jax")
+    assert rel(ref.network.U, got.network.U) <= 1e-6 and rel(ref.network.W, got.network.W) <= 1e-6
+    assert [r["step"] for r in got.history] == [r["step"] for r in ref.history] == [0, 50, 100, 150, 200]
+    for a, b in zip(ref.history, got.history, strict=True):
+        for field in ("lr", "loss", "data_loss", "norm", "normalized_margin", "mean_max_power"):
+            assert b[field] == pytest.approx(a[field], rel=1e-6), (a["step"], field)
+        assert (a["train_acc"], a["frequencies_covered"]) == (b["train_acc"], b["frequencies_covered"])
+    assert got.history[-1]["normalized_margin"] != ref.history[0]["normalized_margin"]  # it did train
+
+
+def test_a_different_trajectory_is_caught():
+    """The 1e-6 comparison can fail: a numpy run whose learning rate differs by 1e-4 (relative) is rejected."""
+    other = train(TrainConfig(**BASE, lr=5e-3 * (1 + 1e-4)))
+    assert rel(run("adam", "numpy").network.U, other.network.U) > 1e-6
+
+
+def test_jax_resume_is_bit_exact(tmp_path):
+    cfg = TrainConfig(**BASE, **RUNS["adamw"], backend="jax")
+    whole = run("adamw", "jax")
+    part = train(cfg, checkpoint=tmp_path / "ck.npz", stop_after=73)
+    assert not part.finished and load_checkpoint(tmp_path / "ck.npz").step == 73
+    rest = train(cfg, checkpoint=tmp_path / "ck.npz", resume=True)
+    np.testing.assert_array_equal(rest.network.U, whole.network.U)
+    np.testing.assert_array_equal(rest.network.W, whole.network.W)
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in rest.history]
+    np.testing.assert_equal(strip, [{k: v for k, v in r.items() if k != "seconds"} for r in whole.history])
+    numpy_cfg = TrainConfig(**BASE, **RUNS["adamw"])
+    with pytest.raises(InputError, match="backend: checkpoint 'jax' vs now 'numpy'"):
+        train(numpy_cfg, checkpoint=tmp_path / "ck.npz", resume=True)
+
+
+def test_float32_training_records_float64_margins(tmp_path):
+    res = train(TrainConfig(**BASE, backend="jax", dtype="float32"), checkpoint=tmp_path / "ck.npz")
+    state = load_checkpoint(tmp_path / "ck.npz")
+    assert state.U.dtype == np.float32 and all(v.dtype in (np.float32, np.int32) for v in state.moments.values())
+    last = res.history[-1]
+    # the recorded margin is the float64 engine's margin of the (float32) weights
+    assert last["normalized_margin"] == pytest.approx(exhaustive_margin(res.network).normalized_margin, rel=1e-12)
+    f64 = run("adam", "jax").history[-1]
+    assert last["normalized_margin"] == pytest.approx(f64["normalized_margin"], rel=1e-3)
+    assert last["normalized_margin"] != f64["normalized_margin"]  # float32 steps really are float32
+    with pytest.raises(InputError, match="float32 training needs the jax backend"):
+        TrainConfig(**BASE, dtype="float32")
+
+
+@pytest.mark.parametrize("kind,warmup,milestones", [
+    ("constant", 0, ()), ("cosine", 10, ()), ("cosine", 0, ()), ("doubling", 5, (3, 20, 20, 40)),
+])
+def test_optax_schedules_equal_the_numpy_schedule(kind, warmup, milestones):
+    import jax
+    import jax.numpy as jnp
+
+    from margintheory.backends.jax_training import learning_rate_schedule
+    from margintheory.backends.training_step import TrainSpec
+
+    spec = TrainSpec(5, 2, 4, 0.0, "none", "adam", (0.9, 0.98), 0.0, 3e-3, 60, kind, warmup, 0.1, milestones)
+    ref = Schedule(3e-3, 60, kind, warmup, 0.1, milestones)
+    steps = np.arange(1, 71)
+    with jax.enable_x64(True):
+        got = np.asarray(jax.jit(learning_rate_schedule(spec))(jnp.asarray(steps)))
+    np.testing.assert_allclose(got, [ref(int(s)) for s in steps], rtol=1e-14, atol=0)
+
+
+def test_cli_trains_on_jax(tmp_path, capsys):
+    from margintheory.cli import main
+
+    out = tmp_path / "run"
+    argv = ["train", "--p", "5", "--k", "2", "--width", "16", "--steps", "200", "--log-every", "50",
+            "--checkpoint-every", "1000", "--backend", "jax", "--dtype", "float32", "--out", str(out), "--no-figures",
+            "--no-progress"]
+    assert main(argv) == 0
+    assert "jax float32 on the cpu" in capsys.readouterr().out
+    doc = json.loads((out / "history.json").read_text())
+    assert doc["config"]["backend"] == "jax" and doc["config"]["dtype"] == "float32"
+    assert doc["history"][-1]["normalized_margin"] == run("adam", "jax", dtype="float32").history[-1][
+        "normalized_margin"]
+
+
+@pytest.mark.parametrize("kind", ["norm", "norm-power", "l2", "none"])
+def test_jax_regularizers_and_cross_entropy_equal_the_numpy_reference(kind):
+    import jax
+
+    from margintheory.backends.jax_training import cross_entropy_terms, regularizer
+    from margintheory.training.metrics import margin_from_logits
+    from margintheory.training.objective import cross_entropy_sum, regularizer_value_and_grad
+
+    rng = np.random.default_rng(5)
+    U, W = rng.normal(size=(6, 3, 5)), rng.normal(size=(6, 5))
+    U[2] = 0.0  # a neuron at zero: the gradient there is finite and zero
+    W[2] = 0.0
+    value, gU, gW = regularizer_value_and_grad(U, W, kind)
+    with jax.enable_x64(True):
+        got, grad = jax.jit(jax.value_and_grad(regularizer), static_argnums=(1, 2))({"U": U, "W": W}, kind, 3)
+        L = rng.normal(size=(40, 5)) * 30  # large logits: some rows misclassified, some by far
+        y = rng.integers(0, 5, size=40)
+        per_row, margin = (np.asarray(v) for v in jax.jit(cross_entropy_terms)(L, y))  # host arrays from here on
+    assert float(got) == pytest.approx(value, rel=1e-13, abs=1e-300)
+    np.testing.assert_allclose(np.asarray(grad["U"]), gU, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(np.asarray(grad["W"]), gW, rtol=1e-12, atol=1e-15)
+    total, _ = cross_entropy_sum(L.copy(), y)
+    assert float(np.sum(per_row)) == pytest.approx(total, rel=1e-13)
+    np.testing.assert_array_equal(np.asarray(margin), margin_from_logits(L, y))
+
