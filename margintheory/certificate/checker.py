@@ -226,8 +226,6 @@ def _like(sample: Any, x: Fraction) -> Any:
 
 def ceil_sqrt(v: Fraction, bits: int = 64) -> Fraction:
     """A dyadic ``r >= sqrt(v)`` (``v >= 0``) with relative excess below ``2^-bits`` (integer square root)."""
-    import math
-
     if v <= 0:
         return Fraction(0)
     shift = bits + max(0, (v.denominator.bit_length() - v.numerator.bit_length()) // 2 + 2)
@@ -245,7 +243,7 @@ def network_margin_bound(p: int, k: int, U: list[list[list[Any]]], W: list[list[
     import itertools
 
     m = len(U)
-    h = None
+    margins = []
     for a in itertools.product(range(p), repeat=k):
         zk = []
         for i in range(m):
@@ -255,9 +253,8 @@ def network_margin_bound(p: int, k: int, U: list[list[list[Any]]], W: list[list[
             zk.append(z**k)
         logits = [sum(zk[i] * W[i][c] for i in range(m)) for c in range(p)]
         y = sum(a) % p
-        best_wrong = max(logits[c] for c in range(p) if c != y)
-        margin = logits[y] - best_wrong
-        h = margin if h is None or margin < h else h
+        margins.append(logits[y] - max(logits[c] for c in range(p) if c != y))
+    h = min(margins)
     S = Fraction(0)
     for i in range(m):
         sq = Fraction(sum(to_fraction(x) ** 2 for row in U[i] for x in row)) + sum(to_fraction(x) ** 2 for x in W[i])
@@ -455,7 +452,7 @@ def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         return "scale", "the scale of g_k must be positive"
     for bi, (basis, gram) in enumerate(c["blocks"]):
         degs = {sum(m) for m in basis}
-        if (c["homogeneous"] and degs - {expected_h}) or max(degs, default=0) > expected_h:
+        if (c["homogeneous"] and degs - {expected_h}) or any(d > expected_h for d in degs):
             return "Gram bases", f"block {bi} has monomials of degree {sorted(degs)}"
         n = len(gram)
         if any(gram[i][j] != gram[j][i] for i in range(n) for j in range(i)):
@@ -498,7 +495,9 @@ def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     steps.append(Step("frequency-block constants c^2 recomputed from (p, k) (Lemma C.14)", True, "proved",
                       "; ".join(f"j in {f}: c^2 = {v}" for f, _, v in want)))
     U = c["upper"]
-    if U < 0 or any(U * U < x["constant_squared"] * bound * bound for x in expected):
+    if U < 0:  # (squares are compared below)
+        return "upper bound U >= c gamma/scale for every block", f"U = {U} is negative"
+    if any(U * U < x["constant_squared"] * bound * bound for x in expected):
         return "upper bound U >= c gamma/scale for every block", f"U = {U} is below a block's bound"
     steps.append(Step("upper bound U >= c gamma/scale for every block", True, "proved", f"U = {U}"))
     for name, reason in NOT_RECHECKED:
@@ -520,7 +519,8 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
             return "lower bound: exact margin of the included network", "the claim has no lower value"
         h, S = network_margin_bound(c["p"], c["k"], *c["witness"])
         hq = to_fraction(h)
-        if hq <= 0 or S <= 0 or L2 > (hq / S) ** 2:
+        # (S > 0 whenever hq > 0: a network whose weights are all zero has margin 0)
+        if hq <= 0 or L2 > (hq / S) ** 2:
             return ("lower bound: exact margin of the included network",
                     f"margin/norm bound {hq}/{S} is below the claimed lower bound")
         steps.append(Step("lower bound: exact margin of the included network over all inputs", True, "proved",
@@ -552,6 +552,8 @@ def check_file(path: str) -> Outcome:
             return Outcome("unreadable", f"{path}: {st.st_size} bytes is larger than a certificate can be")
         with open(path, "rb") as fh:
             raw = fh.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:  # it grew after the size check
+            return Outcome("unreadable", f"{path}: more than {MAX_BYTES} bytes is larger than a certificate can be")
         data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         return Outcome("unreadable", f"{path}: no such file")
