@@ -278,9 +278,15 @@ def test_ceil_sqrt_is_an_upper_bound_within_its_relative_excess_and_exact_on_squ
             assert r * r >= v
             assert (r * (1 - F(1, 2**bits))) ** 2 < v  # relative excess below 2^-bits
             assert r.denominator & (r.denominator - 1) == 0  # dyadic
+            # short numbers: the denominator is at most 2^(bits + max(0, (L(den) - L(num)) // 2 + 2))
+            lengths = v.denominator.bit_length() - v.numerator.bit_length()
+            assert r.denominator <= 2 ** (bits + max(0, lengths // 2 + 2))
+        assert checker.ceil_sqrt(v) == checker.ceil_sqrt(v, 64)
     for root in (F(7, 2), F(2), F(1, 2**20), F(3, 2**70), F(2**70 + 1, 1)):
         assert checker.ceil_sqrt(root * root) == root
-    assert checker.ceil_sqrt(F(0)) == 0 and checker.ceil_sqrt(F(-4)) == 0
+    assert checker.ceil_sqrt(F(0)) == 0
+    with pytest.raises(ValueError):
+        checker.ceil_sqrt(F(-1, 10**30))
 
 
 def _margin_oracle(p, k, U, W):
@@ -297,7 +303,7 @@ def _margin_oracle(p, k, U, W):
     return worst
 
 
-@pytest.mark.parametrize("p,k,m", [(3, 1, 2), (4, 2, 3), (3, 3, 2), (2, 2, 1), (5, 2, 2)])
+@pytest.mark.parametrize("p,k,m", [(3, 1, 2), (4, 2, 3), (3, 3, 2), (2, 2, 1), (5, 2, 2), (2, 4, 2), (2, 5, 1)])
 def test_network_margin_bound_is_the_exact_margin_and_an_upper_bound_on_the_norm(p, k, m):
     rng = random.Random(p * 100 + k * 10 + m)
     U = [[[F(rng.randint(-4, 4), rng.randint(1, 3)) for _ in range(p)] for _ in range(k)] for _ in range(m)]
@@ -715,7 +721,7 @@ def test_a_witness_with_zero_margin_proves_nothing():
 def test_lower_without_witness_is_argued_and_still_compared_with_upper():
     doc = _with_lower(cert("p5k2"), "1/40", witness=False)
     out = checker.check_data(doc)
-    assert out.status == "valid"
+    assert out.status == "valid" and all(s.passed for s in out.steps)
     assert (out.steps[-2].name, out.steps[-2].exactness, out.steps[-2].detail) == (
         "lower bound: stated, not re-checked (no network included)", "argued", doc["claim"]["lower_how"])
     assert out.steps[-1].detail == ""
@@ -743,7 +749,8 @@ def test_lower_above_upper_and_the_relative_gap_are_exact():
     assert checker.check_data(_with_lower(cert("p5k2"), str(L), F(1, 8), witness=False)).status == "valid"
     assert failed(_with_lower(cert("p5k2"), f"sqrt({L * L})", F(1, 10), witness=False)) == (GAP_FAILURE,
                                                                                          "claimed 1/10")
-    assert failed(_with_lower(cert("p5k2"), "0", F(10**9), witness=False)) == (GAP_FAILURE, f"claimed {10**9}")
+    assert failed(_with_lower(cert("p5k2"), "0", F(10**9), witness=False)) == (GAP_FAILURE,
+                                                                                f"claimed {10**9}, but L = 0")
     assert checker.check_data(_with_lower(cert("p5k2"), "0", witness=False)).status == "valid"
 
 
@@ -810,14 +817,17 @@ def test_check_file_limit_is_inclusive_and_a_file_that_grows_is_refused(tmp_path
                                st.st_atime, st.st_mtime, st.st_ctime))
 
     monkeypatch.setattr(os, "stat", stale_stat)
-    assert checker.check_file(str(over)).message == (f"{over}: more than {len(text) + 10} bytes is larger than a "
-                                                     "certificate can be")
+    grown = checker.check_file(str(over))
+    assert (grown.status, grown.message) == ("unreadable", f"{over}: more than {len(text) + 10} bytes is larger than "
+                                                           "a certificate can be")
     assert checker.check_file(str(exact)).status == "valid"
 
 
 def test_check_file_unreadable_files_one_line_each(tmp_path, monkeypatch):
-    assert checker.check_file(str(tmp_path / "missing.json")).message == f"{tmp_path / 'missing.json'}: no such file"
-    assert checker.check_file(str(tmp_path)).message == f"{tmp_path}: not a regular file"
+    missing = checker.check_file(str(tmp_path / "missing.json"))
+    assert (missing.status, missing.message) == ("unreadable", f"{tmp_path / 'missing.json'}: no such file")
+    directory = checker.check_file(str(tmp_path))
+    assert (directory.status, directory.message) == ("unreadable", f"{tmp_path}: not a regular file")
     bad = tmp_path / "bad.json"
     for content, kind in ((b"\xff\xfe", "UnicodeDecodeError"), (b"{", "JSONDecodeError"),
                           (b"[" * 100_000 + b"]" * 100_000, "RecursionError")):

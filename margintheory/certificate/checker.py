@@ -225,9 +225,11 @@ def _like(sample: Any, x: Fraction) -> Any:
 
 
 def ceil_sqrt(v: Fraction, bits: int = 64) -> Fraction:
-    """A dyadic ``r >= sqrt(v)`` (``v >= 0``) with relative excess below ``2^-bits`` (integer square root)."""
-    if v <= 0:
-        return Fraction(0)
+    """A dyadic ``r >= sqrt(v)`` (``v >= 0``) with relative excess below ``2^-bits`` (integer square root), exact
+    when ``sqrt(v)`` is a dyadic of that denominator; the denominator is at most ``2^(bits + max(0, (L(b) - L(a))
+    // 2 + 2))`` for ``v = a/b`` and ``L`` the bit length (so that certificate numbers stay short)."""
+    if v < 0:
+        raise ValueError(f"ceil_sqrt of a negative number {v}")
     shift = bits + max(0, (v.denominator.bit_length() - v.numerator.bit_length()) // 2 + 2)
     x = -((-v.numerator * 4**shift) // v.denominator)
     n = math.isqrt(x)
@@ -258,10 +260,7 @@ def network_margin_bound(p: int, k: int, U: list[list[list[Any]]], W: list[list[
     S = Fraction(0)
     for i in range(m):
         sq = Fraction(sum(to_fraction(x) ** 2 for row in U[i] for x in row)) + sum(to_fraction(x) ** 2 for x in W[i])
-        if k % 2 == 1:
-            S += sq ** ((k + 1) // 2)
-        else:
-            S += sq ** (k // 2) * ceil_sqrt(sq)
+        S += sq ** (k // 2) * (sq if k % 2 else ceil_sqrt(sq))  # sq^((k+1)/2), the square root rounded up
     return h, S
 
 
@@ -532,7 +531,9 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         if L2 > U * U:
             return "lower <= upper", "the claimed lower bound exceeds the upper bound"
         # (U - L)/L <= g  <=>  U <= (1 + g) L  <=>  U^2 <= (1 + g)^2 L^2   (U, L >= 0)
-        if c["gap"] is not None and (L2 == 0 or U * U > (1 + c["gap"]) ** 2 * L2):
+        if c["gap"] is not None and L2 == 0:
+            return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}, but L = 0"
+        if c["gap"] is not None and U * U > (1 + c["gap"]) ** 2 * L2:
             return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}"
         steps.append(Step("lower <= upper and the claimed relative gap", True, "proved",
                           "" if c["gap"] is None else f"(U - L)/L <= {c['gap']}"))
@@ -554,7 +555,7 @@ def check_file(path: str) -> Outcome:
             raw = fh.read(MAX_BYTES + 1)
         if len(raw) > MAX_BYTES:  # it grew after the size check
             return Outcome("unreadable", f"{path}: more than {MAX_BYTES} bytes is larger than a certificate can be")
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode())  # UTF-8, the only encoding of the format
     except FileNotFoundError:
         return Outcome("unreadable", f"{path}: no such file")
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -59,18 +59,16 @@ class GramCertificate:
 
 @dataclass(frozen=True)
 class CertificateCheck:
-    """Outcome of the exact check: each condition, the ratio ``1^T G 1 / trace G`` and the bound it proves."""
+    """Outcome of the exact check: each condition, whether all of them hold (``passed``), the ratio
+    ``1^T G 1 / trace G`` and the bound it proves."""
 
     symmetric: bool
     zero_sums: bool
     positive_definite: bool
+    passed: bool
     ratio: Fraction
     bound: int
     seconds: float
-
-    @property
-    def passed(self) -> bool:
-        return self.symmetric and self.zero_sums and self.positive_definite
 
 
 def _is_positive_definite(A: list[list[int]]) -> bool:
@@ -120,8 +118,8 @@ def check_gram_certificate(cert: GramCertificate) -> CertificateCheck:
     total = sum(sum(r) for r in G)
     trace = sum(G[i][i] for i in range(n))
     ratio = Fraction(total, trace) if trace > 0 else Fraction(0)
-    bound = math.ceil(ratio) if ratio > 0 else 0
-    return CertificateCheck(symmetric, zero_sums, pd, ratio, bound, time.perf_counter() - t0)
+    return CertificateCheck(symmetric, zero_sums, pd, symmetric and zero_sums and pd, ratio, max(0, math.ceil(ratio)),
+                            time.perf_counter() - t0)
 
 
 def shipped_certificate(k: int) -> GramCertificate | None:
@@ -279,11 +277,17 @@ def known_clique(k: int) -> list[tuple[int, ...]] | None:
 
 @lru_cache(maxsize=16)
 def width_lower_bound(k: int) -> WidthLowerBound:
+    """:func:`best_width_lower_bound`, computed once per process."""
+    return best_width_lower_bound(k)
+
+
+def best_width_lower_bound(k: int) -> WidthLowerBound:
     """The best certified bound this package has for ``k``: the shipped Delsarte certificate if any, else the
     clique bound (``k <= 3``: exhaustive search; ``k = 5``: :func:`known_clique`; every ``k``: at least
     :func:`even_subset_clique`, ``2^(k-1)``).  Shipped certificates: ``k = 3`` (ratio 15.805, bound 16) and
     ``k = 4`` (169 vectors, SDP by SCS, ratio 39.28, bound 40).
-    Every returned bound passed :func:`check_gram_certificate` in this call."""
+    Every returned bound passed :func:`check_gram_certificate` in this call; a certificate that fails raises
+    :class:`SolverError`."""
     t0 = time.perf_counter()
     cert = shipped_certificate(k)
     method = "Delsarte certificate (positive definite Gram matrix, shipped, re-checked exactly)"
