@@ -19,6 +19,7 @@ import json
 import math
 import os
 import random
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -679,12 +680,16 @@ def test_argued_steps_of_the_file_are_listed_once_and_never_as_proved():
     steps.append({"name": "claimed proof", "exactness": "proved", "reason": "trust me"})
     steps.append({"name": "weak duality: restated differently", "exactness": "argued", "reason": "dup"})
     steps.append({"name": "Lemma C.14", "exactness": "argued", "reason": "dup"})
+    steps.append({"name": "weakly related: another argument", "exactness": "argued", "reason": "own"})
+    steps.append({"name": "Lemma C.6 again", "exactness": "argued", "reason": "own too"})
     out = checker.check_data(doc)
-    assert out.status == "valid"
+    assert out.status == "valid" and all(s.passed for s in out.steps)
     names = [(s.name, s.exactness, s.detail) for s in out.steps]
-    assert names[6:11] == [*[(n, "argued", r) for n, r in checker.NOT_RECHECKED],
-                           ("a further argument", "argued", "because"), ("argued step", "argued", "")]
-    assert len(out.steps) == len(VALID_STEPS) + 2
+    assert names[6:13] == [*[(n, "argued", r) for n, r in checker.NOT_RECHECKED],
+                           ("a further argument", "argued", "because"), ("argued step", "argued", ""),
+                           ("weakly related: another argument", "argued", "own"), ("Lemma C.6 again", "argued",
+                                                                                   "own too")]
+    assert len(out.steps) == len(VALID_STEPS) + 4
 
 
 def _with_lower(doc, lower, gap=None, witness=True):
@@ -878,5 +883,7 @@ def test_main_prints_every_step_and_returns_the_exit_status(tmp_path, capsys, mo
     assert capsys.readouterr() == ("[PASS] (proved) a step\nfine\n", "")
 
 
-def test_the_progress_hook_is_the_packages_reporter():
+def test_the_progress_hook_is_the_packages_reporter_or_a_no_op_without_the_package(monkeypatch):
     assert checker._progress_hook() is progress.report
+    monkeypatch.setitem(sys.modules, "margintheory.progress", None)  # as if the module were copied out alone
+    assert checker._progress_hook() is checker._no_progress and checker._no_progress("x", 1, 2) is None

@@ -402,13 +402,17 @@ def _parse_witness(w: Any, p: int, k: int) -> tuple[list, list] | None:
             [[rational(x, "lower_witness.W") for x in r] for r in W])
 
 
+def _no_progress(what: str, done: float, total: float | None = None) -> None:
+    """The progress reporter of this module when it is used on its own: nothing is shown."""
+
+
 def _progress_hook() -> Any:
-    """``margintheory.progress.report`` when the package is there (a progress bar on a terminal), else a no-op: this
-    module stays usable on its own."""
+    """``margintheory.progress.report`` when the package is there (a progress bar on a terminal), else
+    :func:`_no_progress`: this module stays usable on its own."""
     try:
         from margintheory.progress import report
-    except ImportError:  # pragma: no cover - the module copied out of the package
-        return lambda what, done, total=None: None
+    except ImportError:  # the module copied out of the package
+        return _no_progress
     return report
 
 
@@ -442,7 +446,7 @@ def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     """The SOS certificate of ``max_{|z|=1} g_k <= gamma/scale``: relaxation type, Gram bases and symmetry, the
     polynomial identity, positive semidefiniteness (exact LDL^T)."""
     k = c["k"]
-    expected_h = (k + 1) // 2 if k % 2 else (k + 2) // 2
+    expected_h = k // 2 + 1  # (k + 1)/2 for odd k (homogeneous), (k + 2)/2 for even k (Putinar)
     if c["homogeneous"] != (k % 2 == 1) or c["half_degree"] != expected_h:
         return "relaxation type", f"k = {k} needs homogeneous={k % 2 == 1}, half_degree={expected_h}"
     if c["homogeneous"] and c["multiplier"]:
