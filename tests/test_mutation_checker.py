@@ -51,7 +51,7 @@ def failed(doc: dict) -> tuple[str, str]:
     out = checker.check_data(doc)
     assert out.status == "invalid", out.message
     last = out.steps[-1]
-    assert not last.passed and last.exactness == "proved"
+    assert last.passed is False and last.exactness == "proved" and (out.p, out.k) == (doc["p"], doc["k"])
     assert out.message == f"step failed: {last.name}: {last.detail}"
     return last.name, last.detail
 
@@ -114,7 +114,8 @@ def test_positive_algebraic_square():
     assert checker.positive_algebraic_square("sqrt(0)", "x") == 0
     for bad, message in ((F(1, 2), "x: expected 'a/b' or 'sqrt(a/b)', got Fraction(1, 2)"),
                          ("-1/2", "x: must be non-negative"), ("sqrt(-1/2)", "x: square root of a negative number"),
-                         ("sqrt(1/2", "x: not a rational 'a/b': 'sqrt(1/2'")):
+                         ("sqrt(1/2", "x: not a rational 'a/b': 'sqrt(1/2'"),
+                         ("sqrt(1/x)", "x: not a rational 'a/b': '1/x'")):
         with pytest.raises(Unreadable) as exc:
             checker.positive_algebraic_square(bad, "x")
         assert str(exc.value) == message
@@ -267,6 +268,9 @@ def test_ldl_rejects_singular_and_indefinite_matrices_and_names_the_row():
     assert checker.ldl_psd([[F(4), F(2), F(2)], [F(2), F(2), F(3)], [F(2), F(3), F(3)]]) == (
         False, "negative pivot -2 at row 2")
     assert checker.ldl_psd([[F(1), F(0), F(1)], [F(0), F(1), F(1)], [F(1), F(1), F(2)]]) == (True, "")  # singular
+    # a zero in the pivot row does not end the elimination of the rows below it
+    assert checker.ldl_psd([[F(1), F(0), F(2)], [F(0), F(1), F(0)], [F(2), F(0), F(1)]]) == (
+        False, "negative pivot -3 at row 2")
 
 
 # -- ceil_sqrt and the witness network -----------------------------------------------------------------------------
@@ -470,12 +474,12 @@ def test_witness_shapes_and_the_work_limit():
     bad = _witness(5, 2, 1)
     bad["W"][0][3] = "x"
     assert unreadable(dict(minimal(), lower_witness=bad)) == "lower_witness.W: not a rational 'a/b': 'x'"
-    # the work p^k m (k + p) is checked before the neurons are read: 4 * 250000 * 5 is exactly the limit
-    assert checker.MAX_WITNESS_WORK == 4 * 250_000 * 5
-    at_limit = dict(minimal(4, 1), lower_witness={"U": [None] * 250_000, "W": [None] * 250_000})
-    assert unreadable(at_limit) == "lower_witness: neuron 0 does not have shapes (k, p) = (1, 4) and (p,)"
-    over = dict(minimal(4, 1), lower_witness={"U": [None] * 250_001, "W": [None] * 250_001})
-    assert unreadable(over) == "lower_witness: a network of 250001 neurons on 4^1 inputs is too large to re-check"
+    # the work p^k m (k + p) is checked before the neurons are read: 5^3 * 5000 * 8 is exactly the limit
+    assert checker.MAX_WITNESS_WORK == 5**3 * 5000 * 8
+    at_limit = dict(minimal(5, 3), lower_witness={"U": [None] * 5000, "W": [None] * 5000})
+    assert unreadable(at_limit) == "lower_witness: neuron 0 does not have shapes (k, p) = (3, 5) and (p,)"
+    over = dict(minimal(5, 3), lower_witness={"U": [None] * 5001, "W": [None] * 5001})
+    assert unreadable(over) == "lower_witness: a network of 5001 neurons on 5^3 inputs is too large to re-check"
 
 
 # -- the whole check: what a valid certificate proves, and every tampering ----------------------------------------
@@ -581,6 +585,19 @@ def test_relaxation_type_and_degrees_of_the_bases():
     doc = cert("p5k2")
     doc["sos"]["blocks"][3]["basis"][0] = [2] + [0] * 5  # degree h is allowed: the identity then fails
     assert failed(doc)[0].startswith("polynomial identity")
+
+
+def test_a_certificate_scaled_by_a_positive_factor_stays_valid():
+    """Multiplying the identity by t > 0 (Gram blocks, multiplier, gamma and scale) keeps it; here down to a scale
+    below 1."""
+    for name, t in (("p5k2", F(1, 8)), ("p3k3", F(1, 1000))):
+        doc = cert(name)
+        sos = doc["sos"]
+        for b in sos["blocks"]:
+            b["gram"] = [[str(F(x) * t) for x in row] for row in b["gram"]]
+        sos["multiplier"] = [[m, str(F(x) * t)] for m, x in sos["multiplier"]]
+        sos["gamma"], sos["scale"] = str(F(sos["gamma"]) * t), str(F(sos["scale"]) * t)
+        assert F(sos["scale"]) < 1 and checker.check_data(doc).status == "valid"
 
 
 def test_a_zero_or_negative_scale_is_rejected():

@@ -394,7 +394,8 @@ def _parse_witness(w: Any, p: int, k: int) -> tuple[list, list] | None:
         raise Unreadable("lower_witness: U (m, k, p) and W (m, p) must be non-empty lists of the same length")
     if p**k * len(U) * (k + p) > MAX_WITNESS_WORK:
         raise Unreadable(f"lower_witness: a network of {len(U)} neurons on {p}^{k} inputs is too large to re-check")
-    for i, (u, w_row) in enumerate(zip(U, W, strict=True)):
+    for i in range(len(U)):  # (len(U) == len(W))
+        u, w_row = U[i], W[i]
         if (not isinstance(u, list) or len(u) != k or any(not isinstance(r, list) or len(r) != p for r in u)
                 or not isinstance(w_row, list) or len(w_row) != p):
             raise Unreadable(f"lower_witness: neuron {i} does not have shapes (k, p) = ({k}, {p}) and (p,)")
@@ -481,7 +482,8 @@ def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         if not ok:
             return "Gram matrices positive semidefinite (exact LDL^T)", f"block {bi}: {why}"
     steps.append(Step("Gram matrices positive semidefinite (exact LDL^T)", True, "proved",
-                      f"{len(c['blocks'])} blocks, largest {max((len(g) for _, g in c['blocks']), default=0)}"))
+                      # (at least one block: without any, the identity cannot hold and failed above)
+                      f"{len(c['blocks'])} blocks, largest {max(len(g) for _, g in c['blocks'])}"))
     return None
 
 
