@@ -55,8 +55,7 @@ def _regular_or_missing(target: Path, shown: str | os.PathLike[str]) -> os.stat_
     return st
 
 
-@contextlib.contextmanager
-def atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "") -> Iterator[IO]:
+def _atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "") -> Iterator[IO]:
     """Open a temporary sibling of ``path``; on success it is renamed onto ``path``, on error it is removed.
 
     ``suffix`` is appended to the temporary name (``numpy.savez`` insists on a ``.npz`` ending).  Raises
@@ -79,6 +78,10 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+#: :func:`_atomic_open` as a context manager (defined apart so that the mutation gate reaches the generator)
+atomic_open = contextlib.contextmanager(_atomic_open)
 
 
 def _current_umask() -> int:

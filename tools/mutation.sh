@@ -8,8 +8,9 @@
 #   tools/mutation.sh AREA --show          print the diff of every mutant not killed last time
 #
 # mutmut runs in a scratch copy, .mutation/AREA/ (git-ignored), whose pyproject.toml holds [tool.mutmut] from the
-# repository's pyproject.toml plus the area's `only_mutate` and its test selection; every mutant runs only the tests
-# of that selection which reach the mutated function.  JOBS (default 1) is the number of mutants tested at once.
+# repository's pyproject.toml plus the area's `only_mutate` and its test selection (and, for an area that is some
+# functions of a file, their mutmut name patterns `mutants`); every mutant runs only the tests of that selection which
+# reach the mutated function.  JOBS (default 1) is the number of mutants tested at once.
 # Needs the `mutation` extra (pip install -e '.[mutation]').  Exit status: 0 when no mutant survives, 1 otherwise.
 set -euo pipefail
 
@@ -46,6 +47,7 @@ if area not in areas:
 mutmut = dict(tool["mutmut"])
 mutmut["only_mutate"] = areas[area]["only_mutate"]
 mutmut["pytest_add_cli_args_test_selection"] = areas[area]["tests"]
+mutmut["mutants"] = areas[area].get("mutants", [])  # (not a mutmut key: the functions of the area, read below)
 pytest_ini = {k: v for k, v in tool["pytest"]["ini_options"].items() if k != "addopts"}
 with open(out, "w") as fh:  # JSON literals of strings, numbers, booleans and lists are TOML literals too
     for table, items in (("tool.mutmut", mutmut), ("tool.pytest.ini_options", pytest_ini)):
@@ -62,7 +64,8 @@ count() {
 import collections, fnmatch, json, pathlib, sys, tomllib
 from mutmut.stats import status_by_exit_code
 area = sys.argv[1]
-patterns = tomllib.load(open("pyproject.toml", "rb"))["tool"]["mutmut"]["only_mutate"]
+conf = tomllib.load(open("pyproject.toml", "rb"))["tool"]["mutmut"]
+patterns, functions = conf["only_mutate"], conf["mutants"]
 total = collections.Counter()
 not_killed = []
 for meta in sorted(pathlib.Path("mutants").rglob("*.py.meta")):
@@ -70,6 +73,10 @@ for meta in sorted(pathlib.Path("mutants").rglob("*.py.meta")):
     if not any(fnmatch.fnmatch(source, p) for p in patterns):
         continue
     codes = json.loads(meta.read_text())["exit_code_by_key"]
+    if functions:  # the area is these functions of the file
+        codes = {k: v for k, v in codes.items() if any(fnmatch.fnmatch(k, f) for f in functions)}
+    if not codes:
+        continue
     c = collections.Counter(status_by_exit_code[v] for v in codes.values())
     killed = c["killed"] + c["timeout"]
     rest = {s: n for s, n in c.items() if s not in ("killed", "timeout")}
@@ -105,7 +112,8 @@ rm -rf "$work/margintheory" "$work/tests"
 cp -a "$root/margintheory" "$root/tests" "$work/"
 find "$work" -name __pycache__ -prune -exec rm -rf {} +
 
-names=()
+# the area's functions (mutmut name patterns), when it is not whole files
+mapfile -t names < <("$python" -c 'import sys, tomllib; print(*tomllib.load(open(sys.argv[1], "rb"))["tool"]["mutmut"]["mutants"], sep="\n")' "$work/pyproject.toml" | grep -v '^$' || true)
 if [ "$mode" = --survivors ]; then
     mapfile -t names < "$work/survivors.txt"
     if [ ${#names[@]} -eq 0 ]; then count; exit $?; fi
