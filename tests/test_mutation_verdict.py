@@ -362,22 +362,88 @@ def test_the_points_on_the_margin_are_those_within_four_error_bounds():
     assert fin.seconds == 0.1 and fin.chunk_prefixes == 2
 
 
-def test_margin_checks_tolerances_at_their_boundaries():
+def _measured(res, **changes):
+    return replace(res, **changes)
+
+
+@pytest.fixture(scope="module")
+def construction_result():
     from margintheory.construction import build_construction
 
-    res = margins.exhaustive_margin(build_construction(5, 2))
-    gamma = res.normalized_margin
-    tol = max(res.normalized_tolerance + 4 * EPS * gamma, 0.0)
-    checks, fields = margin_checks(res, gamma, None)
-    by = {c.name: c for c in checks}
-    assert by["margin = gamma* (C.22)"].passed and by["margin <= gamma* (C.6)"].passed
-    assert by["margin <= gamma* (C.6)"].tolerance == pytest.approx(tol / gamma, rel=1e-15)
-    assert fields["ratio_to_gamma_star"] == 1.0 and fields["relative_error"] == 0.0
-    assert fields["margin_tolerance"] == res.normalized_tolerance and fields["normalized_margin"] == gamma
-    above = replace(res, normalized_margin=gamma + 1.5 * tol)  # above gamma* by more than the tolerance
-    by = {c.name: c for c in margin_checks(above, gamma, None)[0]}
-    assert not by["margin <= gamma* (C.6)"].passed and not by["margin = gamma* (C.22)"].passed
-    loose = {c.name: c for c in margin_checks(above, gamma, 2 * tol / gamma)[0]}  # rtol widens both
-    assert loose["margin <= gamma* (C.6)"].passed and loose["margin = gamma* (C.22)"].passed
-    assert {c.name: c for c in margin_checks(res, None, None)[0]}.keys() == {"all on margin (C.6)",
-                                                                            "wrong logits equal (C.1)"}
+    return margins.exhaustive_margin(build_construction(5, 2))
+
+
+def test_margin_rows_against_gamma_star_at_their_boundaries(construction_result):
+    """With gamma* = 1 and no measured tolerance the allowance is 4 eps: 1 + 4 eps passes, 1 + 5 eps does not; an
+    rtol widens it to rtol gamma*."""
+    res = _measured(construction_result, normalized_tolerance=0.0)
+
+    def by_name(nm, rtol=None, gamma=1.0):
+        checks, fields = margin_checks(_measured(res, normalized_margin=nm), gamma, rtol)
+        return {c.name: c for c in checks}, fields
+
+    r, fields = by_name(1.0 + 4 * EPS)
+    c6, c22 = r["margin <= gamma* (C.6)"], r["margin = gamma* (C.22)"]
+    assert c6.passed and c22.passed and c6.tolerance == 4 * EPS and c22.tolerance == 4 * EPS
+    assert (c6.expected, c6.measured, c6.exactness) == (True, True, "float")
+    assert c6.detail == f"margin/gamma* = {1 + 4 * EPS:.15g}"
+    assert c6.statement == "normalized margin <= gamma* (weak duality, Lemma C.6)"
+    assert c22.statement == "normalized margin = gamma* (Theorem C.22)" and (c22.expected, c22.measured) == (
+        1.0, 1.0 + 4 * EPS)
+    assert fields["ratio_to_gamma_star"] == 1.0 + 4 * EPS and fields["relative_error"] == 4 * EPS
+    r, _ = by_name(1.0 + 5 * EPS)
+    assert not r["margin <= gamma* (C.6)"].passed and not r["margin = gamma* (C.22)"].passed
+    r, _ = by_name(1.0 + 1e-3, rtol=1e-3)
+    assert r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == 1e-3
+    r, _ = by_name(1.0 + 1.01e-3, rtol=1e-3)
+    assert not r["margin <= gamma* (C.6)"].passed
+    r, _ = by_name(0.5, rtol=None, gamma=0.5)  # tolerances relative to gamma*
+    assert r["margin <= gamma* (C.6)"].tolerance == 4 * EPS
+    res2 = _measured(res, normalized_tolerance=1e-9, normalized_margin=1.0 + 1e-9 + 4 * EPS)
+    r = {c.name: c for c in margin_checks(res2, 1.0, None)[0]}
+    assert r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == 1e-9 + 4 * EPS
+    r = {c.name: c for c in margin_checks(_measured(res2, normalized_margin=1.0 + 1.0001e-9 + 4 * EPS), 1.0,
+                                          None)[0]}
+    assert not r["margin <= gamma* (C.6)"].passed
+
+
+def test_points_on_the_margin_and_the_wrong_logit_spread_at_their_boundaries(construction_result):
+    """err = 1e-10 and norm 2 (normalization 8): a point is on the margin within 4 err of h, the wrong logits are
+    equal within 2 err; with an rtol both become rtol |margin| norm^(k+1)."""
+    err = 1e-10
+    M = np.full(25, 1.0)
+    M[4] = 1.0 + 4 * err
+    spread = np.zeros(25)
+    spread[7] = 2 * err
+    res = _measured(construction_result, margins=M, h=1.0, logit_error_bound=err, norm=2.0, wrong_spread=spread,
+                    normalized_margin=0.125, normalized_tolerance=0.0)
+    checks, fields = margin_checks(res, 0.125, None)
+    r = {c.name: c for c in checks}
+    on, equal = r["all on margin (C.6)"], r["wrong logits equal (C.1)"]
+    assert (on.expected, on.measured, on.tolerance, on.passed, on.exactness) == (1.0, 1.0, 4 * err / 8, True, "float")
+    assert on.detail == "fraction on the margin; 0 points off"
+    assert on.statement == "every point on the margin (spt q* = D_p, Lemma C.6)"
+    assert (equal.expected, equal.measured, equal.tolerance, equal.passed, equal.exactness) == (
+        0.0, 2 * err / 8, 2 * err / 8, True, "float")
+    assert equal.detail == "max over points of (max - min) wrong logit, normalized"
+    assert equal.statement == "all wrong-label logits equal (condition C.1)"
+    assert fields == {"normalized_margin": 0.125, "margin_tolerance": 0.0, "logit_error_bound": err,
+                      "relative_error": 0.0, "ratio_to_gamma_star": 1.0, "all_on_margin": True,
+                      "fraction_on_margin": 1.0, "wrong_logits_equal": True, "max_wrong_spread": 2 * err / 8}
+    M2, spread2 = M.copy(), spread.copy()
+    M2[[4, 5]] = 1.0 + 4 * err * (1 + 1e-5)
+    spread2[7] = 2 * err * (1 + 1e-5)
+    off = _measured(res, margins=M2, wrong_spread=spread2)
+    checks, fields = margin_checks(off, 0.125, None)
+    r = {c.name: c for c in checks}
+    assert not r["all on margin (C.6)"].passed and r["all on margin (C.6)"].measured == 23 / 25
+    assert r["all on margin (C.6)"].detail == "fraction on the margin; 2 points off"
+    assert not r["wrong logits equal (C.1)"].passed
+    assert fields["all_on_margin"] is False and fields["wrong_logits_equal"] is False
+    wide = {c.name: c for c in margin_checks(off, 0.125, 1e-6)[0]}  # rtol |margin| norm^3 = 1e-6 > 4 err
+    assert wide["all on margin (C.6)"].passed and wide["all on margin (C.6)"].tolerance == 1e-6 * 0.125 * 8 / 8
+    assert wide["wrong logits equal (C.1)"].passed and wide["wrong logits equal (C.1)"].tolerance == 1e-6 * 0.125
+    neg = _measured(off, normalized_margin=-0.125)  # |margin|
+    assert {c.name: c for c in margin_checks(neg, None, 1e-6)[0]}["all on margin (C.6)"].passed
+    r = {c.name: c for c in margin_checks(off, None, None)[0]}
+    assert set(r) == {"all on margin (C.6)", "wrong logits equal (C.1)"}
