@@ -136,6 +136,13 @@ def prove_upper_bound(p: int | ModularAddition, k: int | None = None, *, max_mem
 @lru_cache(maxsize=32)
 def _prove_upper_bound(problem: ModularAddition, max_memory: int, time_limit: float | None,
                        exact_reduction: bool) -> ProvedUpperBound:
+    return upper_bound_chain(problem, max_memory, time_limit, exact_reduction)
+
+
+def upper_bound_chain(problem: ModularAddition, max_memory: int, time_limit: float | None,
+                      exact_reduction: bool) -> ProvedUpperBound:
+    """The chain of the module docstring, computed (the SOS certificate and the symbolic proof of Lemma C.14 are
+    cached per ``k``); raises :class:`SolverError` when a proved step fails."""
     from margintheory.symbolic.block_reduction import exact_reduction_check
 
     p, k = problem.p, problem.k
