@@ -114,7 +114,8 @@ def test_certificate_document_and_reduction_json():
     red = ub.reduction_json()
     assert red == {"p": 5, "k": 2,
                    "statement": "with uniform q, tau the single-neuron objective is sum over frequency blocks of "
-                                "c_b g_k(zeta_b) in orthonormal coordinates (Lemma C.14 of Li et al., arXiv:2402.09469)",
+                                "c_b g_k(zeta_b) in orthonormal coordinates (Lemma C.14 of Li et al., "
+                                "arXiv:2402.09469)",
                    "blocks": [{"frequencies": "1..2", "domain": "complex", "constant_squared": "1/40"}],
                    "exact_check_at_p_k": ub.reduction_check, "steps": [s.to_dict() for s in ub.steps]}
     assert ub.steps[0].to_dict() == {"name": WEAK_DUALITY[0], "exactness": "argued", "passed": True,

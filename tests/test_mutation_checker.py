@@ -13,7 +13,6 @@ boundary (``<`` for ``<=``) moved in any of the exact comparisons.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import math
@@ -143,7 +142,7 @@ def test_block_form_is_the_real_part_of_conj_zw_times_z1_to_zk(k):
 @pytest.mark.parametrize("n,h", [(1, 1), (2, 2), (3, 2), (2, 3)])
 def test_norm_power_is_the_expanded_power_of_the_squared_norm(n, h):
     z, w = _variables(n)
-    assert checker.norm_power(n, h) == _sympy_coefficients(sum(a * b for a, b in zip(z, w)) ** h, z, w)
+    assert checker.norm_power(n, h) == _sympy_coefficients(sum(a * b for a, b in zip(z, w, strict=True)) ** h, z, w)
     assert checker.norm_power(n, 0) == {(0,) * (2 * n): 1}
 
 
@@ -184,14 +183,14 @@ def test_identity_defect_is_lhs_minus_rhs_expanded_by_sympy(seed):
     z, w = _variables(n)
 
     def mono(m):
-        return sp.Mul(*[v**e for v, e in zip(z + w, m)])
+        return sp.Mul(*[v**e for v, e in zip(z + w, m, strict=True)])
 
     def q(x):
         return sp.Rational(int(x.p), int(x.q))
 
     sos = sum(q(g[r][s]) * mono(checker.conj_times(b[r], b[s])) for b, g in blocks for r in range(len(b))
               for s in range(len(b)))
-    norm2 = sum(a * c for a, c in zip(z, w))
+    norm2 = sum(a * c for a, c in zip(z, w, strict=True))
     lam = sum(q(c) * mono(m) for m, c in multiplier)
     N = norm2**h if homogeneous else 1
     g_k = (w[k] * sp.Mul(*z[:k]) + z[k] * sp.Mul(*w[:k])) / 2
@@ -734,7 +733,8 @@ def test_a_witness_with_zero_margin_proves_nothing():
     doc["lower_witness"]["W"] = [["0"] * 3 for _ in doc["lower_witness"]["W"]]
     h, S = checker.network_margin_bound(3, 1, *checker.parse(doc)["witness"])
     assert h == 0 and S > 0
-    assert failed(_with_lower(doc, "0")) == (WITNESS_FAILURE, f"margin/norm bound 0/{S} is below the claimed lower bound")
+    assert failed(_with_lower(doc, "0")) == (WITNESS_FAILURE,
+                                             f"margin/norm bound 0/{S} is below the claimed lower bound")
     doc = cert("p3k1")  # all weights zero: margin 0, norm 0
     doc["lower_witness"] = {"U": [[["0"] * 3]], "W": [["0"] * 3]}
     assert failed(_with_lower(doc, "0")) == (WITNESS_FAILURE, "margin/norm bound 0/0 is below the claimed lower bound")
@@ -830,7 +830,8 @@ def test_check_file_limit_is_inclusive_and_a_file_that_grows_is_refused(tmp_path
     assert checker.check_file(str(exact)).status == "valid"
     over = tmp_path / "over.json"
     over.write_text(text + " " * 11)
-    assert checker.check_file(str(over)).message == f"{over}: {len(text) + 11} bytes is larger than a certificate can be"
+    assert checker.check_file(str(over)).message == (f"{over}: {len(text) + 11} bytes is larger than a certificate "
+                                                     "can be")
     real_stat = os.stat
 
     def stale_stat(path, *args, **kwargs):  # the size seen before the file grew
@@ -855,7 +856,8 @@ def test_check_file_unreadable_files_one_line_each(tmp_path, monkeypatch):
                           (b"[" * 100_000 + b"]" * 100_000, "RecursionError")):
         bad.write_bytes(content)
         out = checker.check_file(str(bad))
-        assert out.status == "unreadable" and out.message.startswith(f"{bad}: not a readable JSON certificate ({kind}: ")
+        assert out.status == "unreadable"
+        assert out.message.startswith(f"{bad}: not a readable JSON certificate ({kind}: ")
     bad.write_text("[]")
     assert checker.check_file(str(bad)).message == "the top level is not a JSON object"
 

@@ -157,7 +157,7 @@ def schema_mutants(original: dict) -> Iterator[tuple[str, dict, str]]:
         rule = max((i + 2 for i, key in enumerate(path) if key in ("allOf", "anyOf")), default=0)
         context = json.dumps(_at(original, path[:rule])) if rule else ""  # the whole rule a mutant is inside
 
-        def mutant(change, what, item=None, key=None):
+        def mutant(change, what, item=None, key=None, path=path, where=where, context=context):
             m = copy.deepcopy(original)
             change(_at(m, path))
             return f"{where}: {what}", m, f"{where} {what} {json.dumps(item)} {_TAGS.get(key, '')} {context}"
@@ -243,7 +243,8 @@ def test_every_schema_mutant_is_caught_by_some_document():
     for what, mutated, hint in schema_mutants(original):
         n += 1
         v = _validator(mutated)
-        for doc in sorted(docs, key=_closeness(hint), reverse=True):  # (a stable sort: recent killers first among equals)
+        # (a stable sort: the recent killers first among equals)
+        for doc in sorted(docs, key=_closeness(hint), reverse=True):
             if v.is_valid(doc[0]) != doc[1]:
                 docs.insert(0, docs.pop(docs.index(doc)))
                 break

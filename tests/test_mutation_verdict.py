@@ -151,7 +151,8 @@ def test_rows_of_an_exact_run():
     assert table == [("max margin >= L", "proved", True, True), ("max margin <= U, gamma* <= U", "proved", True, False),
                      ("network margin = optimum", "proved", True, False), ("blocks decouple (C.14)", "proved", True,
                                                                            False),
-                     ("one SOS solve, all blocks", "proved", True, False), ("U: weak duality (C.6)", "argued", True, True),
+                     ("one SOS solve, all blocks", "proved", True, False),
+                     ("U: weak duality (C.6)", "argued", True, True),
                      ("U: homogeneity", "argued", True, True)]
     r = {c.name: c for c in out}
     low, up, gap = r["max margin >= L"], r["max margin <= U, gamma* <= U"], r["network margin = optimum"]
@@ -159,7 +160,8 @@ def test_rows_of_an_exact_run():
     assert low.detail == "L = sqrt(1/1080); exact how"
     assert low.statement == "max margin >= L: normalized margin of the checked network"
     assert (up.expected, up.measured, up.tolerance) == (float(GAMMA_5_2), UF, 0.0)
-    assert up.detail == f"U = {U_5_2}; U/gamma* - 1 = {float(U_5_2) / float(GAMMA_5_2) - 1:.3e}; squares compared exactly"
+    ratio = float(U_5_2) / float(GAMMA_5_2) - 1
+    assert up.detail == f"U = {U_5_2}; U/gamma* - 1 = {ratio:.3e}; squares compared exactly"
     assert up.statement == "max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)"
     assert (gap.expected, gap.tolerance) == (GAP_TOL, GAP_TOL)
     assert gap.measured == pytest.approx(float(U_5_2) / float(GAMMA_5_2) - 1, rel=1e-12)
@@ -253,7 +255,8 @@ def test_reduction_rows_say_which_proof_ran_and_fail_with_it():
     assert r.passed is False
     r = rows(upper_bound(exact_ran=False), float_L())["blocks decouple (C.14)"]
     assert (r.measured, r.passed) == ("all p (sympy); exact at (p, k) not run", True)
-    assert r.detail == "proved for all p (sympy: 11 steps); the exact expansion at (p, k) = (5, 2) was not run: too large"
+    assert r.detail == ("proved for all p (sympy: 11 steps); the exact expansion at (p, k) = (5, 2) was not run: "
+                        "too large")
     r = rows(upper_bound(exact_ran=False, lemma_passed=False), float_L())["blocks decouple (C.14)"]
     assert r.passed is False
     ub = upper_bound(exact_ran=False)
@@ -327,7 +330,8 @@ def test_logit_error_bound_is_the_documented_formula_and_bounds_the_float_error(
         assert margins.logit_error_bound(net) == pytest.approx(want, rel=1e-14)
         exact = [[sum(F(float(net.W[i, c])) * sum(F(float(net.U[i, j, a[j]])) for j in range(k)) ** k
                       for i in range(m)) for c in range(p)] for a in margins.input_grid(p, k)]
-        err = max(abs(F(float(x)) - e) for row_f, row_e in zip(margins.logits(net), exact) for x, e in zip(row_f, row_e))
+        pairs = zip(margins.logits(net).ravel(), [e for row in exact for e in row], strict=True)
+        err = max(abs(F(float(x)) - e) for x, e in pairs)
         assert err <= margins.logit_error_bound(net)
 
 

@@ -85,7 +85,7 @@ def test_forbidden_difference_classes_are_every_difference_outside_the_moments_a
     assert classes == want and all(d not in allowed for d in classes)
     assert sum(len(v) for v in classes.values()) + sum(
         1 for i, j in itertools.product(range(len(index)), repeat=2)
-        if tuple(a - b for a, b in zip(index[i], index[j])) in allowed) == len(index) ** 2
+        if tuple(a - b for a, b in zip(index[i], index[j], strict=True)) in allowed) == len(index) ** 2
     with pytest.raises(ValueError):
         wb.forbidden_difference_classes(2, [(0, 0), (1, 1, 1)])
 
@@ -259,9 +259,9 @@ def test_moment_clique_is_a_largest_clique_containing_zero(k, size):
     S = wb.moment_clique(k)
     M = _moments(k)
     assert len(S) == size and S[0] == (0,) * k and len(set(S)) == size
-    assert all(tuple(a - b for a, b in zip(s, t)) in M for s in S for t in S if s != t)
+    assert all(tuple(a - b for a, b in zip(s, t, strict=True)) in M for s in S for t in S if s != t)
     # no larger one: no vector of M is adjacent to every member (the largest clique is also maximal)
-    assert not any(all(tuple(a - b for a, b in zip(m, s)) in M for s in S) for m in M if m not in S)
+    assert not any(all(tuple(a - b for a, b in zip(m, s, strict=True)) in M for s in S) for m in M if m not in S)
 
 
 def test_moment_clique_stops_at_its_time_limit():
@@ -274,7 +274,7 @@ def test_even_subset_clique(k):
     S = wb.even_subset_clique(k)
     M = _moments(k)
     assert len(S) == len(set(S)) == 2 ** (k - 1) and all(set(v) <= {0, 1} and sum(v) % 2 == 0 for v in S)
-    assert all(tuple(a - b for a, b in zip(s, t)) in M for s in S for t in S if s != t)
+    assert all(tuple(a - b for a, b in zip(s, t, strict=True)) in M for s in S for t in S if s != t)
 
 
 def test_clique_certificate_is_j_plus_i_over_n_squared():
