@@ -179,6 +179,10 @@ def test_identity_defect_is_lhs_minus_rhs_expanded_by_sympy(seed):
     h = rng.randint(1, 3)
     blocks, multiplier = _random_sos_data(rng, k, homogeneous, h)
     scale, gamma = flint.fmpq(rng.randint(1, 5), 3), flint.fmpq(rng.randint(-5, 5), 7)
+    if seed % 3 == 1:  # Fractions throughout (as the producer passes them): the constants follow their type
+        scale, gamma = checker.to_fraction(scale), checker.to_fraction(gamma)
+        blocks = [(b, [[checker.to_fraction(x) for x in row] for row in g]) for b, g in blocks]
+        multiplier = [(m, checker.to_fraction(c)) for m, c in multiplier]
     n = k + 1
     z, w = _variables(n)
 
@@ -186,7 +190,8 @@ def test_identity_defect_is_lhs_minus_rhs_expanded_by_sympy(seed):
         return sp.Mul(*[v**e for v, e in zip(z + w, m, strict=True)])
 
     def q(x):
-        return sp.Rational(int(x.p), int(x.q))
+        x = checker.to_fraction(x)
+        return sp.Rational(x.numerator, x.denominator)
 
     sos = sum(q(g[r][s]) * mono(checker.conj_times(b[r], b[s])) for b, g in blocks for r in range(len(b))
               for s in range(len(b)))
@@ -371,6 +376,9 @@ def test_parse_reads_every_field():
     (lambda d: d.update(k=65), "(p, k) = (5, 65) out of range"),
     (lambda d: d.update(claim=[]), "field certificate.claim has the wrong type (list)"),
     (lambda d: d.pop("reduction"), "missing field certificate.reduction"),
+    (lambda d: d.pop("sos"), "missing field certificate.sos"),
+    (lambda d: d["sos"].pop("multiplier"), "missing field sos.multiplier"),
+    (lambda d: d["reduction"].pop("blocks"), "missing field reduction.blocks"),
     (lambda d: d["reduction"].update(p=7), "the reduction section is for (p, k) = (7, 2), but the certificate claims "
                                            "(5, 2)"),
     (lambda d: d["reduction"].pop("k"), "the reduction section is for (p, k) = (5, None), but the certificate claims "
@@ -418,6 +426,7 @@ def test_parse_reads_every_field():
     (lambda d: d["reduction"].update(blocks=[{"frequencies": "1", "domain": "real", "constant_squared": "1/x"}]),
      "constant: not a rational 'a/b': '1/x'"),
     (lambda d: d["sos"].pop("scale"), "missing field sos.scale"),
+    (lambda d: d["sos"].pop("gamma"), "missing field sos.gamma"),
     (lambda d: d["sos"].update(scale="1/0"), "sos.scale: denominator must be positive in '1/0'"),
     (lambda d: d["sos"].update(gamma="g"), "sos.gamma: not a rational 'a/b': 'g'"),
     (lambda d: d["claim"].update(upper="1.5"), "claim.upper: not a rational 'a/b': '1.5'"),

@@ -65,7 +65,7 @@ import collections, fnmatch, json, pathlib, sys, tomllib
 from mutmut.stats import status_by_exit_code
 area = sys.argv[1]
 conf = tomllib.load(open("pyproject.toml", "rb"))["tool"]["mutmut"]
-patterns, functions = conf["only_mutate"], conf["mutants"]
+patterns, functions = conf["only_mutate"], conf.get("mutants", [])
 total = collections.Counter()
 not_killed = []
 for meta in sorted(pathlib.Path("mutants").rglob("*.py.meta")):
@@ -113,7 +113,7 @@ cp -a "$root/margintheory" "$root/tests" "$work/"
 find "$work" -name __pycache__ -prune -exec rm -rf {} +
 
 # the area's functions (mutmut name patterns), when it is not whole files
-mapfile -t names < <("$python" -c 'import sys, tomllib; print(*tomllib.load(open(sys.argv[1], "rb"))["tool"]["mutmut"]["mutants"], sep="\n")' "$work/pyproject.toml" | grep -v '^$' || true)
+mapfile -t names < <("$python" -c 'import sys, tomllib; print(*tomllib.load(open(sys.argv[1], "rb"))["tool"]["mutmut"].get("mutants", []), sep="\n")' "$work/pyproject.toml" | grep -v '^$' || true)
 if [ "$mode" = --survivors ]; then
     mapfile -t names < "$work/survivors.txt"
     if [ ${#names[@]} -eq 0 ]; then count; exit $?; fi
