@@ -163,13 +163,10 @@ def ldl_psd(matrix: list[list[Any]]) -> tuple[bool, str]:
             continue
         row = a[i]
         for j in range(i + 1, n):
-            if row[j] == 0:
-                continue
-            f = row[j] / d
-            aj = a[j]
-            for t in range(i + 1, n):
-                if row[t] != 0:
-                    aj[t] -= f * row[t]
+            if row[j] != 0:  # row j minus f times row i, on the columns still to be eliminated
+                f = row[j] / d
+                aj = a[j]
+                aj[i + 1:] = [aj[t] - f * row[t] for t in range(i + 1, n)]
     return True, ""
 
 
