@@ -88,6 +88,10 @@ def test_forbidden_difference_classes_are_every_difference_outside_the_moments_a
         if tuple(a - b for a, b in zip(index[i], index[j], strict=True)) in allowed) == len(index) ** 2
     with pytest.raises(ValueError):
         wb.forbidden_difference_classes(2, [(0, 0), (1, 1, 1)])
+    assert wb.difference((3, -1, 0), (1, 1, -2)) == (2, -2, 2)
+    for s, t in (((1, 2), (1, 2, 3)), ((1, 2, 3), (1, 2))):
+        with pytest.raises(ValueError):
+            wb.difference(s, t)
 
 
 # -- the certificate check -----------------------------------------------------------------------------------------
@@ -260,6 +264,8 @@ def test_moment_clique_is_a_largest_clique_containing_zero(k, size):
     M = _moments(k)
     assert len(S) == size and S[0] == (0,) * k and len(set(S)) == size
     assert all(tuple(a - b for a, b in zip(s, t, strict=True)) in M for s in S for t in S if s != t)
+    # the first largest clique found in the (deterministic) search order, not a later one of the same size
+    assert S == {1: [(0,), (-2,)], 2: [(0, 0), (-1, -1), (-2, -2), (-3, -1), (-2, 0), (-1, 1)]}[k]
     # no larger one: no vector of M is adjacent to every member (the largest clique is also maximal)
     assert not any(all(tuple(a - b for a, b in zip(m, s, strict=True)) in M for s in S) for m in M if m not in S)
 
@@ -335,5 +341,7 @@ def test_the_bound_applies_to_primes_above_2k_only():
     lb = wb.WidthLowerBound(3, 16, "proved", "m", "r", 0.0)
     assert [p for p in range(2, 30) if lb.applies_to(p)] == [7, 11, 13, 17, 19, 23, 29]
     assert lb.total(7) == 48 and lb.total(11) == 80 and lb.total(5) is None and lb.total(9) is None
+    assert type(lb.total(7)) is int
     lb2 = wb.WidthLowerBound(2, 6, "proved", "m", "r", 0.0)
     assert lb2.applies_to(5) and not lb2.applies_to(4) and not lb2.applies_to(3)
+    assert not wb.WidthLowerBound(1, 2, "proved", "m", "r", 0.0).applies_to(2)  # p = 2k = 2 is prime, not > 2k

@@ -90,6 +90,11 @@ def _is_positive_definite(A: list[list[int]]) -> bool:
     return True
 
 
+def difference(s: tuple[int, ...], t: tuple[int, ...]) -> tuple[int, ...]:
+    """``s - t`` for integer vectors of the same length (``ValueError`` otherwise)."""
+    return tuple(a - b for a, b in zip(s, t, strict=True))
+
+
 def forbidden_difference_classes(k: int, index: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[tuple[int, int]]]:
     """The entries ``(i, j)`` of a Gram matrix indexed by ``index``, grouped by the difference ``d = s_i - t_j``,
     for every ``d`` outside ``M_k + {0}`` (the unwanted moments and zero): the entries of each class must sum to
@@ -98,7 +103,7 @@ def forbidden_difference_classes(k: int, index: list[tuple[int, ...]]) -> dict[t
     classes: dict[tuple[int, ...], list[tuple[int, int]]] = {}
     for i, s in enumerate(index):
         for j, t in enumerate(index):
-            d = tuple(a - b for a, b in zip(s, t, strict=True))
+            d = difference(s, t)
             if d not in allowed:
                 classes.setdefault(d, []).append((i, j))
     return classes
@@ -191,7 +196,7 @@ def moment_clique(k: int, time_limit: float | None = None) -> list[tuple[int, ..
     with ``time_limit`` the best found so far, then only a valid clique, not necessarily a largest)."""
     M = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)}
     cand = sorted(M)
-    adj = {q: {r for r in cand if r != q and tuple(a - b for a, b in zip(q, r, strict=True)) in M} for q in cand}
+    adj = {q: {r for r in cand if r != q and difference(q, r) in M} for q in cand}
     best: list[tuple[int, ...]] = []
     t0 = time.perf_counter()
 
