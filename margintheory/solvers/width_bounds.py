@@ -173,7 +173,8 @@ def round_gram_certificate(k: int, index: list[tuple[int, ...]], G: np.ndarray, 
     above the most negative eigenvalue.  Nothing here is trusted: check with :func:`check_gram_certificate`."""
     n = len(index)
     classes = forbidden_difference_classes(k, index)
-    A = np.rint(np.asarray(G) / np.trace(G) * denominator).astype(object)
+    scaled = np.rint(np.asarray(G) / np.trace(G) * denominator)
+    A = np.array([[int(x) for x in row] for row in scaled], dtype=object)  # Python integers: exact from here on
     A = (A + A.T) // 2
     for d, lst in classes.items():
         if d > tuple(-v for v in d):
@@ -181,7 +182,7 @@ def round_gram_certificate(k: int, index: list[tuple[int, ...]], G: np.ndarray, 
             i0, j0 = lst[0]
             A[i0, j0] -= s
             A[j0, i0] -= s
-    lam = float(np.linalg.eigvalsh(A.astype(float)).min())
+    lam = float(np.linalg.eigvalsh(np.array(A, dtype=np.float64)).min())
     eta = int(math.ceil(max(0.0, -lam) * 1.5)) + max(1, denominator // 10**7)
     for i in range(n):
         A[i, i] += eta
