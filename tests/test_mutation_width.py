@@ -173,6 +173,12 @@ def test_ratio_and_bound_of_degenerate_matrices():
     assert chk.ratio == Fraction(3, 2) and chk.bound == 2 and chk.passed
     exact = wb.GramCertificate(2, ((0, 0), (-1, -1)), ((1, 0), (0, 1)), 1)  # ratio exactly 1: bound 1
     assert wb.check_gram_certificate(exact).bound == 1
+    one = wb.check_gram_certificate(wb.GramCertificate(2, ((0, 0),), ((1,),), 1))  # trace 1
+    assert one.ratio == 1 and one.bound == 1 and one.passed
+    # a malformed index with an asymmetric matrix: not passed (the zero sums are not even looked at)
+    ragged = wb.GramCertificate(2, ((0, 0), (1, 1, 1)), ((1, 2), (0, 1)), 1)
+    chk = wb.check_gram_certificate(ragged)
+    assert not chk.symmetric and not chk.zero_sums and not chk.passed
 
 
 def test_gram_certificate_json_round_trip():
@@ -248,7 +254,7 @@ def test_rounding_is_exact_integer_arithmetic_even_for_huge_denominators():
     index = [(0, 0), (1, 0), (2, 0), (-1, -1)]
     G = np.array([[4.0, -0.3, 0.1, 1.0], [-0.3, 4.0, -0.2, 0.5], [0.1, -0.2, 4.0, 0.0], [1.0, 0.5, 0.0, 4.0]])
     G[0, 1] -= 1e-3  # asymmetric by a negative amount
-    for den in (10**18 + 25 * 10**6 + 7, 25 * 10**6, 999):
+    for den in (2 * 10**19 + 7, 10**18 + 25 * 10**6 + 7, 25 * 10**6, 999):  # (sums beyond 64-bit integers first)
         cert = wb.round_gram_certificate(2, index, G, denominator=den)
         assert [list(r) for r in cert.numerators] == _rounded_by_hand(index, G, den), den
         assert wb.check_gram_certificate(cert).passed

@@ -80,12 +80,10 @@ def _is_positive_definite(A: list[list[int]]) -> bool:
     for i in range(n):
         if a[i][i] <= 0:
             return False
-        piv = a[i][i]
-        for r in range(i + 1, n):
-            air = a[r][i]
-            row_r, row_i = a[r], a[i]
-            for c in range(i + 1, n):
-                row_r[c] = (piv * row_r[c] - air * row_i[c]) // prev
+        piv, row_i = a[i][i], a[i]
+        for r in range(i + 1, n):  # (exact division: the results are minors of A)
+            row_r, air = a[r], a[r][i]
+            row_r[i + 1:] = [(piv * row_r[c] - air * row_i[c]) // prev for c in range(i + 1, n)]
         prev = piv
     return True
 
