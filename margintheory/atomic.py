@@ -92,7 +92,7 @@ def _current_umask() -> int:
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
-    with atomic_open(path, "w") as fh:
+    with atomic_open(path) as fh:  # (text mode, the default)
         fh.write(text)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import socket
 import stat
 from pathlib import Path
@@ -34,6 +35,7 @@ def test_resolve_target_follows_a_link_only(tmp_path):
     link.symlink_to(real)  # (dangling: the file does not exist yet)
     assert atomic.resolve_target(link) == real and atomic.resolve_target(str(real)) == real
     assert atomic.resolve_target(tmp_path / "plain") == tmp_path / "plain"
+    assert atomic.resolve_target("relative/../x.txt") == Path("relative/../x.txt")  # not a link: unchanged
 
 
 def test_regular_or_missing(tmp_path):
@@ -92,7 +94,7 @@ def test_the_temporary_sibling_and_its_suffix(tmp_path):
     assert os.listdir(tmp_path) == ["net.npz"]
     with atomic.atomic_open(target) as fh:
         (tmp,) = [n for n in os.listdir(tmp_path) if n != "net.npz"]
-        assert tmp.endswith(".tmp") and not tmp.endswith(".npz.tmp")
+        assert re.fullmatch(r"\.net\.npz\.[a-z0-9_]{8}\.tmp", tmp), tmp  # no suffix by default
         fh.write("text mode by default")
     assert target.read_text() == "text mode by default"
 
@@ -102,6 +104,12 @@ def test_a_failed_write_removes_the_temporary_file_and_keeps_the_old_one(tmp_pat
     target.write_text("old")
     with pytest.raises(RuntimeError), atomic.atomic_open(target) as fh:
         fh.write("half")
+        raise RuntimeError
+    assert os.listdir(tmp_path) == ["t.txt"] and target.read_text() == "old"
+    with pytest.raises(RuntimeError), atomic.atomic_open(target) as fh:  # the temporary file already gone
+        for name in os.listdir(tmp_path):
+            if name != "t.txt":
+                os.unlink(tmp_path / name)
         raise RuntimeError
     assert os.listdir(tmp_path) == ["t.txt"] and target.read_text() == "old"
 
@@ -123,8 +131,9 @@ def test_missing_folders_are_created_and_non_regular_targets_refused_before_anyt
     assert deep.read_text() == "x"
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    with pytest.raises(InputError, match="is a FIFO; output is only written to regular files"):
+    with pytest.raises(InputError) as exc:
         atomic.atomic_write_text(fifo, "x")
+    assert str(exc.value) == f"{fifo}: is a FIFO; output is only written to regular files"
     with pytest.raises(InputError, match="is a directory"):
         atomic.atomic_write_text(tmp_path / "a", "x")
     with pytest.raises(InputError, match="is a device"):
@@ -141,9 +150,26 @@ def test_nearest_existing_ancestor(tmp_path):
 
 
 def test_check_creatable_in(tmp_path, monkeypatch):
+    probes = []
+    real_mkstemp, real_mkdtemp = atomic.tempfile.mkstemp, atomic.tempfile.mkdtemp
+
+    def mkstemp(**kwargs):
+        probes.append(("file", kwargs))
+        return real_mkstemp(**kwargs)
+
+    def mkdtemp(**kwargs):
+        probes.append(("folder", kwargs))
+        return real_mkdtemp(**kwargs)
+
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(atomic.tempfile, "mkdtemp", mkdtemp)
     atomic._check_creatable_in(tmp_path, "s")  # a probe file is made and removed
     atomic._check_creatable_in(tmp_path / "new" / "deeper", "s")  # a probe folder is made and removed
     assert os.listdir(tmp_path) == []
+    # the probes are made where the output will go, under a name that says what they are
+    assert probes == [("file", {"prefix": ".margintheory-probe.", "dir": tmp_path}),
+                      ("folder", {"prefix": ".margintheory-probe.", "dir": tmp_path})]
+    monkeypatch.undo()
     f = tmp_path / "file"
     f.write_text("")
     with pytest.raises(InputError) as exc:
@@ -196,9 +222,24 @@ def test_check_output_file(tmp_path):
     assert atomic.check_output_file(good_link) == old
     with pytest.raises(InputError) as exc:  # a directory is refused as such, even with overwrite
         atomic.check_output_file(tmp_path, overwrite=True)
-    assert "is a directory" in str(exc.value) and exc.value.parameter is None
+    assert str(exc.value) == f"{tmp_path}: is a directory; output is only written to regular files"
+    assert exc.value.parameter is None
     with pytest.raises(InputError, match="is a directory"):
         atomic.check_output_file(tmp_path, overwrite=False)
+
+
+def test_output_checks_name_the_path_when_nothing_can_be_created(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(atomic.tempfile, "mkdtemp", refuse)
+    with pytest.raises(InputError) as exc:
+        atomic.check_output_file(tmp_path / "x.json")
+    assert str(exc.value) == f"{tmp_path / 'x.json'}: cannot create files in {tmp_path} (Read-only file system)"
+    with pytest.raises(InputError) as exc:
+        atomic.check_output_dir(tmp_path / "out")
+    assert str(exc.value) == f"{tmp_path / 'out'}: cannot create directories in {tmp_path} (Read-only file system)"
 
 
 def test_check_output_dir(tmp_path):
