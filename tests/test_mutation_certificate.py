@@ -83,7 +83,29 @@ def test_a_failed_step_raises_instead_of_returning_a_bound(monkeypatch):
 def test_prove_upper_bound_takes_a_problem_or_p_and_k_and_is_cached():
     a = upper_bound.prove_upper_bound(5, 2)
     assert upper_bound.prove_upper_bound(ModularAddition(5, 2)) is a
-    assert a.upper == chain().upper
+    assert a.upper == chain().upper and a.reduction_check["ran"]  # the exact expansion by default
+    assert a.steps[1].detail == upper_bound._symbolic_proof(2)[1] and "proved" in a.steps[1].detail
+
+
+def test_the_time_limit_reaches_the_solve(monkeypatch):
+    seen = []
+    real = upper_bound._block_certificate
+
+    def spy(k, max_memory, time_limit):
+        seen.append(time_limit)
+        return real(k, max_memory, None)
+
+    monkeypatch.setattr(upper_bound, "_block_certificate", spy)
+    upper_bound.upper_bound_chain(ModularAddition(5, 2), 2 * 2**30, 123.0, False)
+    upper_bound.prove_upper_bound(5, 2, time_limit=321.0, exact_reduction=False)
+    assert seen == [123.0, 321.0]
+
+
+def test_u_equal_to_the_block_bound_is_allowed():
+    """For (3, 1) the block constant is c = 1/2 and B is dyadic: U = c B exactly, and the step holds."""
+    ub = chain(3, 1)
+    (c2,) = [c["constant_squared"] for c in ub.constants]
+    assert c2 == F(1, 4) and ub.upper * ub.upper == c2 * ub.block_bound**2 and ub.proved
 
 
 def test_float_roundings_are_outward():
