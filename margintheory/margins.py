@@ -285,10 +285,13 @@ def _finish(net: PolyNetwork, margins: np.ndarray, spread: np.ndarray, M: np.nda
     norm = net.norm()
     err = logit_error_bound(net)
     h = float(margins.min())
-    scale = norm ** (k + 1) if norm > 0 else 1.0
-    normalized = h / scale
+    scale = norm ** (k + 1)
     # margin error <= 2 err; norm^(k+1) has relative error <= (k+1)(m + (k+1)p + 2) eps (first order)
     norm_rel = (k + 1) * (net.m + (k + 1) * net.p + 2) * EPS
-    tol = 2 * err / scale + norm_rel * abs(normalized)
+    if scale > 0:
+        normalized = h / scale
+        tol = 2 * err / scale + norm_rel * abs(normalized)
+    else:  # the zero network: every logit is exactly 0
+        normalized, tol = 0.0, 0.0
     on_margin = margins <= h + 4 * err
     return MarginResult(net.p, k, net.m, norm, margins, spread, h, normalized, err, tol, on_margin, M, seconds, nb)

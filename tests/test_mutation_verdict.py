@@ -94,11 +94,11 @@ def test_relative_gap_exact_is_decided_on_squares_at_its_boundary():
     L = LowerBound(0.03, sp.Rational(3, 100), "proved", "")
     at = F(3, 100) * (1 + GAP_TOL_EXACT)
     gap, within, exact = maxmin.relative_gap(at, L)
-    assert within and exact and gap == pytest.approx(1e-9, rel=1e-6)
+    assert within and exact and gap == pytest.approx(1e-9, rel=1e-6, abs=0)
     gap, within, exact = maxmin.relative_gap(at + F(1, 10**30), L)
     assert not within and exact
     gap, within, exact = maxmin.relative_gap(F(6, 100), L)
-    assert gap == pytest.approx(1.0, rel=1e-15) and not within
+    assert gap == pytest.approx(1.0, rel=1e-15, abs=0) and not within
 
 
 def test_relative_gap_float_and_its_boundary():
@@ -164,7 +164,7 @@ def test_rows_of_an_exact_run():
     assert up.detail == f"U = {U_5_2}; U/gamma* - 1 = {ratio:.3e}; squares compared exactly"
     assert up.statement == "max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)"
     assert (gap.expected, gap.tolerance) == (GAP_TOL, GAP_TOL)
-    assert gap.measured == pytest.approx(float(U_5_2) / float(GAMMA_5_2) - 1, rel=1e-12)
+    assert gap.measured == pytest.approx(float(U_5_2) / float(GAMMA_5_2) - 1, rel=1e-12, abs=0)
     assert gap.detail == f"L = {L.value:.15g} (proved), U = {UF:.15g} (proved)"
     assert gap.statement == "network margin = solver optimum: (U - L)/L <= 1e-09"
 
@@ -205,14 +205,20 @@ def test_gap_row_tolerances_and_their_boundaries():
     r = rows(far, exact, rtol=math.nextafter(gap, 0))["network margin = optimum"]
     assert r.passed is False
     assert rows(ub, exact, rtol=1e-10)["network margin = optimum"].tolerance == GAP_TOL  # never below 1e-9
+    # rtol = 1e-9 exactly: the gap is still decided on exact squares, where float64 would say otherwise
+    L3 = LowerBound(0.03, sp.Rational(3, 100), "proved", "")
+    at = upper_bound(U=F(3, 100) * (1 + GAP_TOL_EXACT))
+    gap_float = maxmin.relative_gap(at.upper, L3)[0]
+    assert gap_float > GAP_TOL  # (float64 rounds this gap up)
+    assert rows(at, L3, rtol=GAP_TOL)["network margin = optimum"].passed is True
     assert rows(ub, exact, rtol=1e-10)["network margin = optimum"].passed is True
     # a float L widens the tolerance by its error bound, relative to L, and says so where it matters
     L = LowerBound(0.03, None, "float", "", error_bound=3e-9)
     r = rows(ub, L)["network margin = optimum"]
-    assert r.tolerance == pytest.approx(GAP_TOL + 1e-7, rel=1e-12)
+    assert r.tolerance == pytest.approx(GAP_TOL + 1e-7, rel=1e-12, abs=0)
     assert r.statement == ("network margin = solver optimum: (U - L)/L <= 1e-09 + the float64 error bound of L "
                            "(1.00e-07 relative; --exact decides 1e-9 exactly where it fits)")
-    small = LowerBound(0.03, None, "float", "", error_bound=0.03 * 0.01 * GAP_TOL)  # exactly 1 % of the tolerance
+    small = LowerBound(1.0, None, "float", "", error_bound=0.01 * GAP_TOL)  # exactly 1 % of the tolerance
     r = rows(ub, small)["network margin = optimum"]
     assert r.statement == f"network margin = solver optimum: (U - L)/L <= {GAP_TOL + 0.01 * GAP_TOL:g}"
     tiny = LowerBound(0.03, None, "float", "", error_bound=0.03 * 0.011 * GAP_TOL)
@@ -241,6 +247,15 @@ def test_rows_without_a_closed_form_and_for_even_p():
     one = r["one SOS solve, all blocks"]
     assert one.expected == "2 frequencies" and one.detail.startswith("j in 1..1, j in 2: each block")
     assert rows(upper_bound(p=3, k=2), float_L(0.03))["one SOS solve, all blocks"].expected == "1 frequency"
+    one = rows(upper_bound(), float_L())["one SOS solve, all blocks"]
+    assert (one.expected, one.measured, one.tolerance, one.passed, one.exactness, one.informational) == (
+        "2 frequencies", "1 SOS solve (g_2)", None, True, "proved", False)
+    assert one.detail == ("j in 1..2: each block is c_j g_k(zeta_j) in its own orthonormal coordinates (the nonzero "
+                          "frequencies are permuted by the Galois group of Q(omega_p); the change of variables is "
+                          f"explicit), so one exact certificate max_(|z|=1) g_k <= B = {B_5_2} (Clarabel, status "
+                          "Solved, 9 iterations) bounds them all")
+    assert one.statement == ("one SOS solve bounds every frequency block (Galois-related blocks are the same form "
+                             "g_k)")
 
 
 def test_reduction_rows_say_which_proof_ran_and_fail_with_it():
@@ -297,14 +312,24 @@ def test_certificate_field():
         "sos_solves": 1, "steps": [s.to_dict() for s in ub.steps],
         "solver": {"name": "Clarabel", "status": "Solved", "iterations": 9, "kkt": {"gap": 1e-9}}, "seconds": 1.5}
     assert maxmin.certificate_field(ub, float_L())["lower_algebraic"] is None
+    ub.solver.pop("kkt")
+    assert maxmin.certificate_field(ub, L)["solver"] == {"name": "Clarabel", "status": "Solved", "iterations": 9,
+                                                        "kkt": None}
 
 
 def test_attach_maxmin_adds_the_rows_and_the_interval(monkeypatch):
-    monkeypatch.setattr(maxmin, "prove_upper_bound", lambda problem, max_memory: upper_bound())
     from margintheory.problems import ModularAddition
 
+    def fake(problem, max_memory):
+        assert problem == ModularAddition(5, 2) and max_memory == 2**30
+        return upper_bound()
+
+    monkeypatch.setattr(maxmin, "prove_upper_bound", fake)
     result = VerificationResult("t", fields={"normalized_margin": 0.0304, "margin_tolerance": 1e-15})
-    ub = maxmin.attach_maxmin(result, ModularAddition(5, 2), max_memory=2**30)
+    ub = maxmin.attach_maxmin(result, ModularAddition(5, 2), max_memory=2**30, rtol=1e-3)
+    gap_row = {c.name: c for c in result.checks}["network margin = optimum"]
+    assert gap_row.tolerance == pytest.approx(1e-3 + 1e-15 / 0.0304, rel=1e-9, abs=0)  # rtol passed on
+    assert gap_row.informational is False  # (5, 2) is applicable
     assert ub.upper == U_5_2 and [c.name for c in result.checks][:3] == [
         "max margin >= L", "max margin <= U, gamma* <= U", "network margin = optimum"]
     assert result.certificate["lower_exactness"] == "float"
@@ -327,7 +352,7 @@ def test_logit_error_bound_is_the_documented_formula_and_bounds_the_float_error(
         net = _net(seed, m, k, p)
         zabs = np.abs(net.U).max(axis=2).sum(axis=1)
         want = (m + 2 * k + 2) * EPS * float(np.sum(zabs**k * np.abs(net.W).max(axis=1)))
-        assert margins.logit_error_bound(net) == pytest.approx(want, rel=1e-14)
+        assert margins.logit_error_bound(net) == pytest.approx(want, rel=1e-14, abs=0)
         exact = [[sum(F(float(net.W[i, c])) * sum(F(float(net.U[i, j, a[j]])) for j in range(k)) ** k
                       for i in range(m)) for c in range(p)] for a in margins.input_grid(p, k)]
         pairs = zip(margins.logits(net).ravel(), [e for row in exact for e in row], strict=True)
@@ -343,16 +368,24 @@ def test_the_engine_measures_the_margin_and_its_tolerance():
     g = np.array([f[i, y[i]] - np.max(np.delete(f[i], y[i])) for i in range(25)])
     assert np.allclose(res.margins, g, rtol=0, atol=1e-12) and res.h == g.min()
     norm = net.norm()
-    assert res.normalized_margin == pytest.approx(g.min() / norm**3, rel=1e-13)
+    assert res.normalized_margin == pytest.approx(g.min() / norm**3, rel=1e-13, abs=0)
     err = margins.logit_error_bound(net)
     assert res.logit_error_bound == err
     norm_rel = 3 * (3 + 3 * 5 + 2) * EPS
     assert res.normalized_tolerance == pytest.approx(2 * err / norm**3 + norm_rel * abs(res.normalized_margin),
-                                                     rel=1e-12)
+                                                     rel=1e-12, abs=0)
     assert np.array_equal(res.on_margin, res.margins <= res.h + 4 * err)
     assert (res.p, res.k, res.m, res.norm) == (5, 2, 3, norm) and res.seconds >= 0
     zero = margins.exhaustive_margin(PolyNetwork(np.zeros((2, 2, 3)), np.zeros((2, 3))))
     assert zero.normalized_margin == 0.0 and zero.h == 0.0 and zero.normalized_tolerance == 0.0
+    M = np.zeros((5, 5))  # M[s, c]: logits of class c summed over the inputs with label s
+    for i in range(25):
+        M[y[i]] += f[i]
+    assert np.allclose(res.label_logit_sums, M, rtol=1e-12, atol=0)
+    small = net.scaled(0.1)  # norm below 1: still divided by norm^(k+1)
+    sres = margins.exhaustive_margin(small)
+    assert small.norm() < 1 and sres.normalized_margin == pytest.approx(sres.h / small.norm() ** 3, rel=1e-13, abs=0)
+    assert sres.normalized_margin == pytest.approx(res.normalized_margin, rel=1e-12, abs=0)  # homogeneity
 
 
 def test_the_points_on_the_margin_are_those_within_four_error_bounds():
@@ -361,8 +394,9 @@ def test_the_points_on_the_margin_are_those_within_four_error_bounds():
     err = res.logit_error_bound
     M = np.full(25, 5.0)
     M[3], M[7], M[9] = 0.0, 4 * err, 4 * err * (1 + 1e-6)
-    fin = margins._finish(net, M, np.zeros(25), np.zeros((5, 5)), 0.1, 2)
-    assert fin.h == 0.0 and list(np.flatnonzero(fin.on_margin)) == [3, 7]
+    sums = np.arange(25.0).reshape(5, 5)
+    fin = margins._finish(net, M, np.zeros(25), sums, 0.1, 2)
+    assert fin.h == 0.0 and list(np.flatnonzero(fin.on_margin)) == [3, 7] and fin.label_logit_sums is sums
     assert fin.seconds == 0.1 and fin.chunk_prefixes == 2
 
 
@@ -403,6 +437,12 @@ def test_margin_rows_against_gamma_star_at_their_boundaries(construction_result)
     assert not r["margin <= gamma* (C.6)"].passed
     r, _ = by_name(0.5, rtol=None, gamma=0.5)  # tolerances relative to gamma*
     assert r["margin <= gamma* (C.6)"].tolerance == 4 * EPS
+    r, _ = by_name(0.25 * (1 + 1e-3), rtol=1e-3, gamma=0.25)  # rtol is relative: rtol gamma* absolute
+    assert r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == pytest.approx(1e-3,
+                                                                                                     rel=1e-12, abs=0)
+    assert r["margin <= gamma* (C.6)"].detail == f"margin/gamma* = {0.25 * (1 + 1e-3) / 0.25:.15g}"
+    r, _ = by_name(0.25 * (1 + 1.1e-3), rtol=1e-3, gamma=0.25)
+    assert not r["margin <= gamma* (C.6)"].passed
     res2 = _measured(res, normalized_tolerance=1e-9, normalized_margin=1.0 + 1e-9 + 4 * EPS)
     r = {c.name: c for c in margin_checks(res2, 1.0, None)[0]}
     assert r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == 1e-9 + 4 * EPS

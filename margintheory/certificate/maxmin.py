@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, cast
+from typing import Any
 
 import sympy as sp
 
@@ -134,12 +134,12 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
     rows.append(Check("max margin >= L", g_float, L.value, None, True,
                       L.exactness, f"L = {L.text()}; {L.how}", informational=True,
                       statement="max margin >= L: normalized margin of the checked network"))
-    if gamma_exact is not None and g_float is not None:
+    if gamma_exact is not None:
         g2 = sp.nsimplify(sp.expand(gamma_exact**2))
         above = U * U >= Fraction(int(g2.p), int(g2.q))
-        rows.append(Check("max margin <= U, gamma* <= U", g_float,
+        rows.append(Check("max margin <= U, gamma* <= U", float(gamma_exact),
                           ub.upper_float, 0.0, bool(above), "proved",
-                          f"U = {U}; U/gamma* - 1 = {float(U) / g_float - 1:.3e}; squares compared exactly",
+                          f"U = {U}; U/gamma* - 1 = {float(U) / float(gamma_exact) - 1:.3e}; squares compared exactly",
                           statement="max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)"))
     else:
         rows.append(Check("max margin <= U", None, ub.upper_float, None,
@@ -196,7 +196,7 @@ def proof_step_checks(ub: ProvedUpperBound, *, only_argued: bool = False,
         if (only_argued and s.exactness != "argued") or (not include_weak_duality and s.name.startswith("weak")):
             continue
         rows.append(Check(step_name(s.name, "U: "), "argument" if s.exactness == "argued" else "holds",
-                          s.exactness, None, s.passed, cast(Exactness, s.exactness), s.detail,
+                          s.exactness, None, s.passed, s.exactness, s.detail,
                           informational=s.exactness == "argued", statement=f"upper-bound step: {s.name}"))
     return rows
 
@@ -219,7 +219,7 @@ def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
                               "constant_squared": str(c["constant_squared"])} for c in ub.constants],
         "sos_solves": 1,
         "steps": [s.to_dict() for s in ub.steps],
-        "solver": {k: v for k, v in ub.solver.items() if k != "kkt"} | {"kkt": ub.solver.get("kkt")},
+        "solver": {**ub.solver, "kkt": ub.solver.get("kkt")},  # (kkt: null when the solver reported none)
         "seconds": ub.seconds,
     }
 

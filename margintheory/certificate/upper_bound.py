@@ -31,6 +31,7 @@ from margintheory import progress
 from margintheory.certificate import checker
 from margintheory.certificate.checker import ceil_sqrt
 from margintheory.certificate.rational_sos import RationalSOS, exact_certificate
+from margintheory.checks import Exactness
 from margintheory.errors import SolverError
 from margintheory.problems import ModularAddition, as_problem
 
@@ -48,7 +49,7 @@ class ProofStep:
     """One link of the chain: ``exactness`` is ``proved`` or ``argued`` (with its reason in ``detail``)."""
 
     name: str
-    exactness: str
+    exactness: Exactness
     passed: bool
     detail: str
 
