@@ -437,9 +437,13 @@ def test_margin_rows_against_gamma_star_at_their_boundaries(construction_result)
     assert not r["margin <= gamma* (C.6)"].passed
     r, _ = by_name(0.5, rtol=None, gamma=0.5)  # tolerances relative to gamma*
     assert r["margin <= gamma* (C.6)"].tolerance == 4 * EPS
-    r, _ = by_name(0.25 * (1 + 1e-3), rtol=1e-3, gamma=0.25)  # rtol is relative: rtol gamma* absolute
+    r, fields = by_name(0.25 * (1 + 1e-3), rtol=1e-3, gamma=0.25)  # rtol is relative: rtol gamma* absolute
     assert r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == pytest.approx(1e-3,
                                                                                                      rel=1e-12, abs=0)
+    assert r["margin = gamma* (C.22)"].passed and r["margin = gamma* (C.22)"].tolerance == pytest.approx(
+        1e-3, rel=1e-12, abs=0)
+    assert fields["relative_error"] == pytest.approx(1e-3, rel=1e-9, abs=0)
+    assert fields["ratio_to_gamma_star"] == pytest.approx(1 + 1e-3, rel=1e-12, abs=0)
     assert r["margin <= gamma* (C.6)"].detail == f"margin/gamma* = {0.25 * (1 + 1e-3) / 0.25:.15g}"
     r, _ = by_name(0.25 * (1 + 1.1e-3), rtol=1e-3, gamma=0.25)
     assert not r["margin <= gamma* (C.6)"].passed
