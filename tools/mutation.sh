@@ -34,6 +34,11 @@ fi
 area=$1
 mode=${2:-full}
 work=$root/.mutation/$area
+if ! areas | awk '{print $1}' | grep -qx -- "$area"; then
+    echo "tools/mutation.sh: no area '$area'; areas:" >&2
+    areas >&2
+    exit 2
+fi
 
 # the scratch copy's pyproject.toml: the shared [tool.mutmut] table plus the area's files and tests
 write_config() {
