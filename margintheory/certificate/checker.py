@@ -166,13 +166,10 @@ def ldl_psd(matrix: list[list[Any]]) -> tuple[bool, str]:
             continue
         row = a[i]
         for j in range(i + 1, n):
-            if row[j] == 0:
-                continue
-            f = row[j] / d
-            aj = a[j]
-            for t in range(i + 1, n):
-                if row[t] != 0:
-                    aj[t] -= f * row[t]
+            if row[j] != 0:  # row j minus f times row i, on the columns still to be eliminated
+                f = row[j] / d
+                aj = a[j]
+                aj[i + 1:] = [aj[t] - f * row[t] for t in range(i + 1, n)]
     return True, ""
 
 
@@ -228,11 +225,11 @@ def _like(sample: Any, x: Fraction) -> Any:
 
 
 def ceil_sqrt(v: Fraction, bits: int = 64) -> Fraction:
-    """A dyadic ``r >= sqrt(v)`` (``v >= 0``) with relative excess below ``2^-bits`` (integer square root)."""
-    import math
-
-    if v <= 0:
-        return Fraction(0)
+    """A dyadic ``r >= sqrt(v)`` (``v >= 0``) with relative excess below ``2^-bits`` (integer square root), exact
+    when ``sqrt(v)`` is a dyadic of that denominator; the denominator is at most ``2^(bits + max(0, (L(b) - L(a))
+    // 2 + 2))`` for ``v = a/b`` and ``L`` the bit length (so that certificate numbers stay short)."""
+    if v < 0:
+        raise ValueError(f"ceil_sqrt of a negative number {v}")
     shift = bits + max(0, (v.denominator.bit_length() - v.numerator.bit_length()) // 2 + 2)
     x = -((-v.numerator * 4**shift) // v.denominator)
     n = math.isqrt(x)
@@ -248,7 +245,7 @@ def network_margin_bound(p: int, k: int, U: list[list[list[Any]]], W: list[list[
     import itertools
 
     m = len(U)
-    h = None
+    margins = []
     for a in itertools.product(range(p), repeat=k):
         zk = []
         for i in range(m):
@@ -258,16 +255,12 @@ def network_margin_bound(p: int, k: int, U: list[list[list[Any]]], W: list[list[
             zk.append(z**k)
         logits = [sum(zk[i] * W[i][c] for i in range(m)) for c in range(p)]
         y = sum(a) % p
-        best_wrong = max(logits[c] for c in range(p) if c != y)
-        margin = logits[y] - best_wrong
-        h = margin if h is None or margin < h else h
+        margins.append(logits[y] - max(logits[c] for c in range(p) if c != y))
+    h = min(margins)
     S = Fraction(0)
     for i in range(m):
         sq = Fraction(sum(to_fraction(x) ** 2 for row in U[i] for x in row)) + sum(to_fraction(x) ** 2 for x in W[i])
-        if k % 2 == 1:
-            S += sq ** ((k + 1) // 2)
-        else:
-            S += sq ** (k // 2) * ceil_sqrt(sq)
+        S += sq ** (k // 2) * (sq if k % 2 else ceil_sqrt(sq))  # sq^((k+1)/2), the square root rounded up
     return h, S
 
 
@@ -401,7 +394,8 @@ def _parse_witness(w: Any, p: int, k: int) -> tuple[list, list] | None:
         raise Unreadable("lower_witness: U (m, k, p) and W (m, p) must be non-empty lists of the same length")
     if p**k * len(U) * (k + p) > MAX_WITNESS_WORK:
         raise Unreadable(f"lower_witness: a network of {len(U)} neurons on {p}^{k} inputs is too large to re-check")
-    for i, (u, w_row) in enumerate(zip(U, W, strict=True)):
+    for i in range(len(U)):  # (len(U) == len(W))
+        u, w_row = U[i], W[i]
         if (not isinstance(u, list) or len(u) != k or any(not isinstance(r, list) or len(r) != p for r in u)
                 or not isinstance(w_row, list) or len(w_row) != p):
             raise Unreadable(f"lower_witness: neuron {i} does not have shapes (k, p) = ({k}, {p}) and (p,)")
@@ -409,13 +403,17 @@ def _parse_witness(w: Any, p: int, k: int) -> tuple[list, list] | None:
             [[rational(x, "lower_witness.W") for x in r] for r in W])
 
 
+def _no_progress(what: str, done: float, total: float | None = None) -> None:
+    """The progress reporter of this module when it is used on its own: nothing is shown."""
+
+
 def _progress_hook() -> Any:
-    """``margintheory.runtime.progress.report`` when the package is there (a progress bar on a terminal), else a
-    no-op: this module stays usable on its own."""
+    """``margintheory.runtime.progress.report`` when the package is there (a progress bar on a terminal), else
+    :func:`_no_progress`: this module stays usable on its own."""
     try:
         from margintheory.runtime.progress import report
-    except ImportError:  # pragma: no cover - the module copied out of the package
-        return lambda what, done, total=None: None
+    except ImportError:  # the module copied out of the package
+        return _no_progress
     return report
 
 
@@ -449,7 +447,7 @@ def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     """The SOS certificate of ``max_{|z|=1} g_k <= gamma/scale``: relaxation type, Gram bases and symmetry, the
     polynomial identity, positive semidefiniteness (exact LDL^T)."""
     k = c["k"]
-    expected_h = (k + 1) // 2 if k % 2 else (k + 2) // 2
+    expected_h = k // 2 + 1  # (k + 1)/2 for odd k (homogeneous), (k + 2)/2 for even k (Putinar)
     if c["homogeneous"] != (k % 2 == 1) or c["half_degree"] != expected_h:
         return "relaxation type", f"k = {k} needs homogeneous={k % 2 == 1}, half_degree={expected_h}"
     if c["homogeneous"] and c["multiplier"]:
@@ -458,7 +456,7 @@ def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         return "scale", "the scale of g_k must be positive"
     for bi, (basis, gram) in enumerate(c["blocks"]):
         degs = {sum(m) for m in basis}
-        if (c["homogeneous"] and degs - {expected_h}) or max(degs, default=0) > expected_h:
+        if (c["homogeneous"] and degs - {expected_h}) or any(d > expected_h for d in degs):
             return "Gram bases", f"block {bi} has monomials of degree {sorted(degs)}"
         n = len(gram)
         if any(gram[i][j] != gram[j][i] for i in range(n) for j in range(i)):
@@ -484,7 +482,8 @@ def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         if not ok:
             return "Gram matrices positive semidefinite (exact LDL^T)", f"block {bi}: {why}"
     steps.append(Step("Gram matrices positive semidefinite (exact LDL^T)", True, "proved",
-                      f"{len(c['blocks'])} blocks, largest {max((len(g) for _, g in c['blocks']), default=0)}"))
+                      # (at least one block: without any, the identity cannot hold and failed above)
+                      f"{len(c['blocks'])} blocks, largest {max(len(g) for _, g in c['blocks'])}"))
     return None
 
 
@@ -501,7 +500,9 @@ def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     steps.append(Step("frequency-block constants c^2 recomputed from (p, k) (Lemma C.14)", True, "proved",
                       "; ".join(f"j in {f}: c^2 = {v}" for f, _, v in want)))
     U = c["upper"]
-    if U < 0 or any(U * U < x["constant_squared"] * bound * bound for x in expected):
+    if U < 0:  # (squares are compared below)
+        return "upper bound U >= c gamma/scale for every block", f"U = {U} is negative"
+    if any(U * U < x["constant_squared"] * bound * bound for x in expected):
         return "upper bound U >= c gamma/scale for every block", f"U = {U} is below a block's bound"
     steps.append(Step("upper bound U >= c gamma/scale for every block", True, "proved", f"U = {U}"))
     for name, reason in NOT_RECHECKED:
@@ -523,7 +524,8 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
             return "lower bound: exact margin of the included network", "the claim has no lower value"
         h, S = network_margin_bound(c["p"], c["k"], *c["witness"])
         hq = to_fraction(h)
-        if hq <= 0 or S <= 0 or L2 > (hq / S) ** 2:
+        # (S > 0 whenever hq > 0: a network whose weights are all zero has margin 0)
+        if hq <= 0 or L2 > (hq / S) ** 2:
             return ("lower bound: exact margin of the included network",
                     f"margin/norm bound {hq}/{S} is below the claimed lower bound")
         steps.append(Step("lower bound: exact margin of the included network over all inputs", True, "proved",
@@ -535,7 +537,9 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         if L2 > U * U:
             return "lower <= upper", "the claimed lower bound exceeds the upper bound"
         # (U - L)/L <= g  <=>  U <= (1 + g) L  <=>  U^2 <= (1 + g)^2 L^2   (U, L >= 0)
-        if c["gap"] is not None and (L2 == 0 or U * U > (1 + c["gap"]) ** 2 * L2):
+        if c["gap"] is not None and L2 == 0:
+            return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}, but L = 0"
+        if c["gap"] is not None and U * U > (1 + c["gap"]) ** 2 * L2:
             return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}"
         steps.append(Step("lower <= upper and the claimed relative gap", True, "proved",
                           "" if c["gap"] is None else f"(U - L)/L <= {c['gap']}"))
@@ -555,7 +559,9 @@ def check_file(path: str) -> Outcome:
             return Outcome("unreadable", f"{path}: {st.st_size} bytes is larger than a certificate can be")
         with open(path, "rb") as fh:
             raw = fh.read(MAX_BYTES + 1)
-        data = json.loads(raw.decode("utf-8"))
+        if len(raw) > MAX_BYTES:  # it grew after the size check
+            return Outcome("unreadable", f"{path}: more than {MAX_BYTES} bytes is larger than a certificate can be")
+        data = json.loads(raw.decode())  # UTF-8, the only encoding of the format
     except FileNotFoundError:
         return Outcome("unreadable", f"{path}: no such file")
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, cast
+from typing import Any
 
 import sympy as sp
 
@@ -134,12 +134,13 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
     rows.append(Check(name="max margin >= L", expected=g_float, measured=L.value, tolerance=None, passed=True,
                       exactness=L.exactness, detail=f"L = {L.text()}; {L.how}", informational=True,
                       statement="max margin >= L: normalized margin of the checked network"))
-    if gamma_exact is not None and g_float is not None:
+    if gamma_exact is not None:
         g2 = sp.nsimplify(sp.expand(gamma_exact**2))
         above = U * U >= Fraction(int(g2.p), int(g2.q))
-        rows.append(Check(name="max margin <= U, gamma* <= U", expected=g_float, measured=ub.upper_float,
+        rows.append(Check(name="max margin <= U, gamma* <= U", expected=float(gamma_exact), measured=ub.upper_float,
                           tolerance=0.0, passed=bool(above), exactness="proved",
-                          detail=f"U = {U}; U/gamma* - 1 = {float(U) / g_float - 1:.3e}; squares compared exactly",
+                          detail=f"U = {U}; U/gamma* - 1 = {float(U) / float(gamma_exact) - 1:.3e}; "
+                          "squares compared exactly",
                           statement="max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)"))
     else:
         rows.append(Check(name="max margin <= U", expected=None, measured=ub.upper_float, tolerance=None, passed=True,
@@ -200,9 +201,9 @@ def proof_step_checks(ub: ProvedUpperBound, *, only_argued: bool = False,
         if (only_argued and s.exactness != "argued") or (not include_weak_duality and s.name.startswith("weak")):
             continue
         rows.append(Check(name=step_name(s.name, "U: "), expected="argument" if s.exactness == "argued" else "holds",
-                          measured=s.exactness, tolerance=None, passed=s.passed,
-                          exactness=cast(Exactness, s.exactness), detail=s.detail,
-                          informational=s.exactness == "argued", statement=f"upper-bound step: {s.name}"))
+                          measured=s.exactness, tolerance=None, passed=s.passed, exactness=s.exactness,
+                          detail=s.detail, informational=s.exactness == "argued",
+                          statement=f"upper-bound step: {s.name}"))
     return rows
 
 
@@ -224,7 +225,7 @@ def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
                               "constant_squared": str(c["constant_squared"])} for c in ub.constants],
         "sos_solves": 1,
         "steps": [s.to_dict() for s in ub.steps],
-        "solver": {k: v for k, v in ub.solver.items() if k != "kkt"} | {"kkt": ub.solver.get("kkt")},
+        "solver": {**ub.solver, "kkt": ub.solver.get("kkt")},  # (kkt: null when the solver reported none)
         "seconds": ub.seconds,
     }
 

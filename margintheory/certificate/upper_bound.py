@@ -30,6 +30,7 @@ from typing import Any
 from margintheory.certificate import checker
 from margintheory.certificate.checker import ceil_sqrt
 from margintheory.certificate.rational_sos import RationalSOS, exact_certificate
+from margintheory.core.checks import Exactness
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.errors import SolverError
 from margintheory.runtime import progress
@@ -48,7 +49,7 @@ class ProofStep:
     """One link of the chain: ``exactness`` is ``proved`` or ``argued`` (with its reason in ``detail``)."""
 
     name: str
-    exactness: str
+    exactness: Exactness
     passed: bool
     detail: str
 
@@ -136,6 +137,13 @@ def prove_upper_bound(p: int | ModularAddition, k: int | None = None, *, max_mem
 @lru_cache(maxsize=32)
 def _prove_upper_bound(problem: ModularAddition, max_memory: int, time_limit: float | None,
                        exact_reduction: bool) -> ProvedUpperBound:
+    return upper_bound_chain(problem, max_memory, time_limit, exact_reduction)
+
+
+def upper_bound_chain(problem: ModularAddition, max_memory: int, time_limit: float | None,
+                      exact_reduction: bool) -> ProvedUpperBound:
+    """The chain of the module docstring, computed (the SOS certificate and the symbolic proof of Lemma C.14 are
+    cached per ``k``); raises :class:`SolverError` when a proved step fails."""
     from margintheory.symbolic.block_reduction import exact_reduction_check
 
     p, k = problem.p, problem.k

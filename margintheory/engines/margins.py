@@ -359,11 +359,13 @@ def normalize_margin(net: PolyNetwork, h: float) -> tuple[float, float, float, f
     k = net.k
     norm = net.norm()
     err = logit_error_bound(net)
-    scale = norm ** (k + 1) if norm > 0 else 1.0
-    normalized = h / scale
+    scale = norm ** (k + 1)
     # margin error <= 2 err; norm^(k+1) has relative error <= (k+1)(m + (k+1)p + 2) eps (first order)
     norm_rel = (k + 1) * (net.m + (k + 1) * net.p + 2) * EPS
-    return norm, err, normalized, 2 * err / scale + norm_rel * abs(normalized)
+    if scale > 0:
+        normalized = h / scale
+        return norm, err, normalized, 2 * err / scale + norm_rel * abs(normalized)
+    return norm, err, 0.0, 0.0  # the zero network (or norm^(k+1) underflowing): every logit is exactly 0
 
 
 # --- One prefix range of the exhaustive pass, and the min-reduction of ranges (a pass split across processes) ---

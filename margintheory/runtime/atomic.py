@@ -58,8 +58,7 @@ def _regular_or_missing(target: Path, shown: str | os.PathLike[str]) -> os.stat_
     return st
 
 
-@contextlib.contextmanager
-def atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "") -> Iterator[IO]:
+def _atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "") -> Iterator[IO]:
     """Open a temporary sibling of ``path``; on success it is renamed onto ``path``, on error it is removed.
 
     ``suffix`` is appended to the temporary name (``numpy.savez`` insists on a ``.npz`` ending).  Raises
@@ -84,6 +83,10 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = "")
         raise
 
 
+#: :func:`_atomic_open` as a context manager (defined apart so that the mutation gate reaches the generator)
+atomic_open = contextlib.contextmanager(_atomic_open)
+
+
 def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -92,7 +95,7 @@ def _current_umask() -> int:
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
-    with atomic_open(path, "w") as fh:
+    with atomic_open(path) as fh:  # (text mode, the default)
         fh.write(text)
 
 

@@ -59,18 +59,16 @@ class GramCertificate:
 
 @dataclass(frozen=True)
 class CertificateCheck:
-    """Outcome of the exact check: each condition, the ratio ``1^T G 1 / trace G`` and the bound it proves."""
+    """Outcome of the exact check: each condition, whether all of them hold (``passed``), the ratio
+    ``1^T G 1 / trace G`` and the bound it proves."""
 
     symmetric: bool
     zero_sums: bool
     positive_definite: bool
+    passed: bool
     ratio: Fraction
     bound: int
     seconds: float
-
-    @property
-    def passed(self) -> bool:
-        return self.symmetric and self.zero_sums and self.positive_definite
 
 
 def _is_positive_definite(A: list[list[int]]) -> bool:
@@ -82,14 +80,17 @@ def _is_positive_definite(A: list[list[int]]) -> bool:
     for i in range(n):
         if a[i][i] <= 0:
             return False
-        piv = a[i][i]
-        for r in range(i + 1, n):
-            air = a[r][i]
-            row_r, row_i = a[r], a[i]
-            for c in range(i + 1, n):
-                row_r[c] = (piv * row_r[c] - air * row_i[c]) // prev
+        piv, row_i = a[i][i], a[i]
+        for r in range(i + 1, n):  # (exact division: the results are minors of A)
+            row_r, air = a[r], a[r][i]
+            row_r[i + 1:] = [(piv * row_r[c] - air * row_i[c]) // prev for c in range(i + 1, n)]
         prev = piv
     return True
+
+
+def difference(s: tuple[int, ...], t: tuple[int, ...]) -> tuple[int, ...]:
+    """``s - t`` for integer vectors of the same length (``ValueError`` otherwise)."""
+    return tuple(a - b for a, b in zip(s, t, strict=True))
 
 
 def forbidden_difference_classes(k: int, index: list[tuple[int, ...]]) -> dict[tuple[int, ...], list[tuple[int, int]]]:
@@ -100,7 +101,7 @@ def forbidden_difference_classes(k: int, index: list[tuple[int, ...]]) -> dict[t
     classes: dict[tuple[int, ...], list[tuple[int, int]]] = {}
     for i, s in enumerate(index):
         for j, t in enumerate(index):
-            d = tuple(a - b for a, b in zip(s, t, strict=True))
+            d = difference(s, t)
             if d not in allowed:
                 classes.setdefault(d, []).append((i, j))
     return classes
@@ -120,8 +121,8 @@ def check_gram_certificate(cert: GramCertificate) -> CertificateCheck:
     total = sum(sum(r) for r in G)
     trace = sum(G[i][i] for i in range(n))
     ratio = Fraction(total, trace) if trace > 0 else Fraction(0)
-    bound = math.ceil(ratio) if ratio > 0 else 0
-    return CertificateCheck(symmetric, zero_sums, pd, ratio, bound, time.perf_counter() - t0)
+    return CertificateCheck(symmetric, zero_sums, pd, symmetric and zero_sums and pd, ratio, max(0, math.ceil(ratio)),
+                            time.perf_counter() - t0)
 
 
 def shipped_certificate(k: int) -> GramCertificate | None:
@@ -170,7 +171,8 @@ def round_gram_certificate(k: int, index: list[tuple[int, ...]], G: np.ndarray, 
     above the most negative eigenvalue.  Nothing here is trusted: check with :func:`check_gram_certificate`."""
     n = len(index)
     classes = forbidden_difference_classes(k, index)
-    A = np.rint(np.asarray(G) / np.trace(G) * denominator).astype(object)
+    scaled = np.rint(np.asarray(G) / np.trace(G) * denominator)
+    A = np.array([[int(x) for x in row] for row in scaled], dtype=object)  # Python integers: exact from here on
     A = (A + A.T) // 2
     for d, lst in classes.items():
         if d > tuple(-v for v in d):
@@ -178,7 +180,7 @@ def round_gram_certificate(k: int, index: list[tuple[int, ...]], G: np.ndarray, 
             i0, j0 = lst[0]
             A[i0, j0] -= s
             A[j0, i0] -= s
-    lam = float(np.linalg.eigvalsh(A.astype(float)).min())
+    lam = float(np.linalg.eigvalsh(np.array(A, dtype=np.float64)).min())
     eta = int(math.ceil(max(0.0, -lam) * 1.5)) + max(1, denominator // 10**7)
     for i in range(n):
         A[i, i] += eta
@@ -193,7 +195,7 @@ def moment_clique(k: int, time_limit: float | None = None) -> list[tuple[int, ..
     with ``time_limit`` the best found so far, then only a valid clique, not necessarily a largest)."""
     M = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)}
     cand = sorted(M)
-    adj = {q: {r for r in cand if r != q and tuple(a - b for a, b in zip(q, r, strict=True)) in M} for q in cand}
+    adj = {q: {r for r in cand if r != q and difference(q, r) in M} for q in cand}
     best: list[tuple[int, ...]] = []
     t0 = time.perf_counter()
 
@@ -279,11 +281,17 @@ def known_clique(k: int) -> list[tuple[int, ...]] | None:
 
 @lru_cache(maxsize=16)
 def width_lower_bound(k: int) -> WidthLowerBound:
+    """:func:`best_width_lower_bound`, computed once per process."""
+    return best_width_lower_bound(k)
+
+
+def best_width_lower_bound(k: int) -> WidthLowerBound:
     """The best certified bound this package has for ``k``: the shipped Delsarte certificate if any, else the
     clique bound (``k <= 3``: exhaustive search; ``k = 5``: :func:`known_clique`; every ``k``: at least
     :func:`even_subset_clique`, ``2^(k-1)``).  Shipped certificates: ``k = 3`` (ratio 15.805, bound 16) and
     ``k = 4`` (169 vectors, SDP by SCS, ratio 39.28, bound 40).
-    Every returned bound passed :func:`check_gram_certificate` in this call."""
+    Every returned bound passed :func:`check_gram_certificate` in this call; a certificate that fails raises
+    :class:`SolverError`."""
     t0 = time.perf_counter()
     cert = shipped_certificate(k)
     method = "Delsarte certificate (positive definite Gram matrix, shipped, re-checked exactly)"

@@ -1,0 +1,499 @@
+"""The verdict code of ``verify`` pinned so that a weakened verdict fails: the lower end ``L`` (a float ``L`` is the
+measured margin minus its error bound and is never labelled ``proved``), the rows that compare ``U`` with ``gamma*``
+(squares compared exactly: a ``U`` below ``gamma*`` fails) and the gap ``(U - L)/L`` (its tolerance at its exact
+boundary), the ``certificate`` object, and the margin engine's tolerances (:mod:`margintheory.engines.margins`,
+:func:`margintheory.tasks.modular_addition.margin_checks`).  Everything is built by hand (no solver, no exhaustive
+pass over
+a large grid), so the module runs in about a second; it is the test selection of the mutation gate's ``verdict``
+area (``tools/mutation.sh verdict``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from margintheory.certificate import checker, maxmin
+from margintheory.certificate.maxmin import GAP_TOL, GAP_TOL_EXACT, LowerBound
+from margintheory.certificate.upper_bound import HOMOGENEITY, WEAK_DUALITY, ProofStep, ProvedUpperBound, ceil_float
+from margintheory.core.checks import VerificationResult
+from margintheory.core.network import PolyNetwork
+from margintheory.engines import margins
+from margintheory.tasks.modular_addition import margin_checks
+
+F = Fraction
+EPS = float(np.finfo(float).eps)
+GAMMA_5_2 = sp.sqrt(30) / 180  # gamma* for (p, k) = (5, 2)
+U_5_2 = F(71848517986748754709, 2361183241434822606848)  # U of the committed p5k2 certificate
+B_5_2 = F(6933745219290209, 36028797018963968)
+UF = ceil_float(U_5_2)  # U rounded up to a float
+
+
+def upper_bound(p=5, k=2, U=U_5_2, exact_ran=True, matches=True, lemma_passed=True) -> ProvedUpperBound:
+    """A :class:`ProvedUpperBound` as :func:`prove_upper_bound` makes it (steps, constants), with ``U`` chosen."""
+    steps = [ProofStep(WEAK_DUALITY[0], "argued", True, WEAK_DUALITY[1]),
+             ProofStep("Lemma C.14 and the block closed form F = sum_b c_b g_k(zeta_b), for all p (sympy)", "proved",
+                       lemma_passed, "11 steps"),
+             ProofStep(HOMOGENEITY[0], "argued", True, HOMOGENEITY[1]),
+             ProofStep("SOS certificate: max_{|z|=1} g_k <= B (exact identity, exact LDL^T of every Gram block)",
+                       "proved", True, f"B = {B_5_2}"),
+             ProofStep("U >= c_b B for every frequency block (exact rationals, squares compared)", "proved", True,
+                       f"U = {U}")]
+    check = ({"ran": True, "matches": matches, "monomials_compared": 125} if exact_ran
+             else {"ran": False, "reason": "too large"})
+    return ProvedUpperBound(p, k, U, B_5_2, checker.block_constants_squared(p, k), None, steps,  # type: ignore[arg-type]
+                            {"name": "Clarabel", "status": "Solved", "iterations": 9, "kkt": {"gap": 1e-9}}, 1.5,
+                            check)
+
+
+def float_L(value=0.03, error=1e-12) -> LowerBound:
+    return maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": value,
+                                                                   "margin_tolerance": error}))
+
+
+# -- L ------------------------------------------------------------------------------------------------------------
+
+
+def test_a_float_lower_end_subtracts_its_error_bound_and_is_labelled_float():
+    L = float_L(0.5, 1e-6)
+    assert L.exactness == "float" and L.exact is None and L.error_bound == 1e-6
+    assert L.value < 0.5 - 1e-6 and L.value == math.nextafter(0.5 - 1e-6, -math.inf)
+    assert L.how == "normalized margin of the network in float64 minus its a-priori error bound 1.00e-06"
+    assert L.text() == str(F(L.value)) and L.rational() is None and L.exact_square is None
+    bare = maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": 0.25}))
+    assert bare.value == math.nextafter(0.25, -math.inf) and bare.error_bound == 0.0 and bare.exactness == "float"
+    assert maxmin.lower_bound_from(VerificationResult("t", fields={"width": 3})) is None
+
+
+def test_an_exact_lower_end_is_proved_and_rounded_down():
+    third = maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": 1 / 3,
+                                                                    "normalized_margin_exact": "1/3"}))
+    assert third.exactness == "proved" and third.exact == sp.Rational(1, 3) and third.error_bound == 0.0
+    assert F(third.value) < F(1, 3) < F(math.nextafter(third.value, 1))  # the largest float <= 1/3
+    assert third.how == "normalized margin of the network, computed exactly in the cyclotomic field"
+    assert third.text() == "1/3" and third.rational() == "1/3" and third.exact_square == F(1, 9)
+    quarter = maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": 0.25,
+                                                                      "normalized_margin_exact": "1/4"}))
+    assert quarter.value == 0.25  # exactly representable: not lowered
+    root = maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": 0.03,
+                                                                   "normalized_margin_exact": str(GAMMA_5_2)}))
+    assert root.exactness == "proved" and root.value == math.nextafter(float(sp.N(GAMMA_5_2, 40)), -math.inf)
+    assert root.text() == "sqrt(1/1080)" and root.rational() is None and root.exact_square == F(1, 1080)
+    negative = LowerBound(-0.1, -sp.sqrt(2), "proved", "")
+    assert negative.text() == str(F(-0.1))  # no "sqrt(...)" for a negative value
+    assert LowerBound(0.1, sp.pi / 30, "proved", "").text() == str(F(0.1))  # square not rational
+
+
+# -- the gap ------------------------------------------------------------------------------------------------------
+
+
+def test_relative_gap_exact_is_decided_on_squares_at_its_boundary():
+    L = LowerBound(0.03, sp.Rational(3, 100), "proved", "")
+    at = F(3, 100) * (1 + GAP_TOL_EXACT)
+    gap, within, exact = maxmin.relative_gap(at, L)
+    assert within and exact and gap == pytest.approx(1e-9, rel=1e-6, abs=0)
+    gap, within, exact = maxmin.relative_gap(at + F(1, 10**30), L)
+    assert not within and exact
+    gap, within, exact = maxmin.relative_gap(F(6, 100), L)
+    assert gap == pytest.approx(1.0, rel=1e-15, abs=0) and not within
+
+
+def test_relative_gap_float_and_its_boundary():
+    L = LowerBound(0.06250122641660028, None, "float", "")  # a pair whose float gap is exactly 1e-9
+    U = F(0.0625012264791015)
+    gap, within, exact = maxmin.relative_gap(U, L)
+    assert gap == GAP_TOL and within and not exact
+    gap, within, _ = maxmin.relative_gap(F(math.nextafter(0.0625012264791015, 1)), L)
+    assert gap > GAP_TOL and not within
+    assert maxmin.relative_gap(F(1), LowerBound(0.0, None, "float", "")) == (math.inf, False, False)
+    assert maxmin.relative_gap(F(1), LowerBound(-1e-3, None, "float", "")) == (math.inf, False, False)
+    zero_exact = LowerBound(0.0, sp.Integer(0), "proved", "")  # L^2 = 0: decided by the float branch
+    assert maxmin.relative_gap(F(1), zero_exact) == (math.inf, False, False)
+
+
+def test_gap_upper_rational_rounds_up_to_three_digits():
+    def exact(x):
+        return LowerBound(float(x), sp.Rational(x.numerator, x.denominator), "proved", "")
+
+    assert maxmin.gap_upper_rational(F(2), exact(F(1))) == 1
+    assert maxmin.gap_upper_rational(F(3, 2), exact(F(1))) == F(1, 2)
+    assert maxmin.gap_upper_rational(F(4, 3), exact(F(1))) == F(334, 1000)
+    assert maxmin.gap_upper_rational(F(1234567), exact(F(1))) == 1240000  # 1234566 -> 124 * 10^4
+    assert maxmin.gap_upper_rational(F(1), exact(F(1))) == 0
+    assert maxmin.gap_upper_rational(F(1, 2), exact(F(1))) == 0
+    # a gap too small for float64: (1 + g)^2 >= (U/L)^2 is reached by doubling from 10^-15
+    assert maxmin.gap_upper_rational(F(1) + F(1, 10**20), exact(F(1))) == F(1, 10**15)
+    # float64 rounds g = 3e-15 down to 2.89e-15 (not enough): doubled once
+    assert maxmin.gap_upper_rational(F(1) + F(3, 10**15), exact(F(1))) == F(289, 5 * 10**16)
+    for U, L in ((U_5_2, exact(F(3, 100))), (F(7, 3), exact(F(2)))):
+        g = maxmin.gap_upper_rational(U, L)
+        assert (1 + g) ** 2 * L.exact_square >= U * U and (g * 10**20).denominator == 1
+    f = LowerBound(0.5, None, "float", "")  # a float L: its value is the rational it holds
+    assert maxmin.gap_upper_rational(F(1), f) == 1
+    assert maxmin.gap_upper_rational(F(1), LowerBound(0.0, None, "float", "")) is None
+    assert maxmin.gap_upper_rational(F(1), LowerBound(0.1, sp.pi, "proved", "")) is None
+
+
+# -- the rows of the verdict ---------------------------------------------------------------------------------------
+
+
+def rows(ub, L, gamma=GAMMA_5_2, applicable=True, rtol=None):
+    return {c.name: c for c in maxmin.maxmin_checks(ub, L, gamma, applicable, rtol)}
+
+
+def test_rows_of_an_exact_run():
+    L = LowerBound(float(GAMMA_5_2) * (1 - 1e-15), GAMMA_5_2, "proved", "exact how")
+    out = maxmin.maxmin_checks(upper_bound(), L, GAMMA_5_2, True, None)
+    table = [(c.name, c.exactness, c.passed, c.informational) for c in out]
+    assert table == [("max margin >= L", "proved", True, True), ("max margin <= U, gamma* <= U", "proved", True, False),
+                     ("network margin = optimum", "proved", True, False), ("blocks decouple (C.14)", "proved", True,
+                                                                           False),
+                     ("one SOS solve, all blocks", "proved", True, False),
+                     ("U: weak duality (C.6)", "argued", True, True),
+                     ("U: homogeneity", "argued", True, True)]
+    r = {c.name: c for c in out}
+    low, up, gap = r["max margin >= L"], r["max margin <= U, gamma* <= U"], r["network margin = optimum"]
+    assert (low.expected, low.measured, low.tolerance) == (float(GAMMA_5_2), L.value, None)
+    assert low.detail == "L = sqrt(1/1080); exact how"
+    assert low.statement == "max margin >= L: normalized margin of the checked network"
+    assert (up.expected, up.measured, up.tolerance) == (float(GAMMA_5_2), UF, 0.0)
+    ratio = float(U_5_2) / float(GAMMA_5_2) - 1
+    assert up.detail == f"U = {U_5_2}; U/gamma* - 1 = {ratio:.3e}; squares compared exactly"
+    assert up.statement == "max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)"
+    assert (gap.expected, gap.tolerance) == (GAP_TOL, GAP_TOL)
+    assert gap.measured == pytest.approx(float(U_5_2) / float(GAMMA_5_2) - 1, rel=1e-12, abs=0)
+    assert gap.detail == f"L = {L.value:.15g} (proved), U = {UF:.15g} (proved); tolerance 1e-09 (decided exactly)"
+    assert gap.statement == "network margin = solver optimum: (U - L)/L <= 1e-09 (decided exactly)"
+
+
+def test_a_float_lower_end_is_never_labelled_proved():
+    L = float_L(float(GAMMA_5_2), 1e-15)
+    r = rows(upper_bound(), L)
+    assert r["max margin >= L"].exactness == "float" and r["network margin = optimum"].exactness == "float"
+    cert = maxmin.certificate_field(upper_bound(), L)
+    assert cert["lower_exactness"] == "float" and cert["upper_exactness"] == "proved"
+    # an exact value whose gap cannot be decided exactly (L^2 not rational) is not "proved" either
+    odd = LowerBound(0.03, sp.Rational(3, 100) + sp.pi / 10**9, "proved", "")
+    assert rows(upper_bound(), odd)["network margin = optimum"].exactness == "float"
+
+
+def test_an_upper_bound_below_gamma_star_fails_the_row_on_exact_squares():
+    g2 = F(1, 1080)  # gamma*^2 for (5, 2)
+    below = checker.ceil_sqrt(g2 * (1 - F(1, 10**10)))  # U < gamma* (though U > gamma*^2: squares must be compared)
+    assert below * below < g2 and below > g2
+    row = rows(upper_bound(U=below), float_L(0.03))["max margin <= U, gamma* <= U"]
+    assert row.passed is False and row.exactness == "proved"
+    # U = gamma* exactly is allowed: (3, 3), where gamma* = 1/32 is rational
+    r = rows(upper_bound(p=3, k=3, U=F(1, 32)), float_L(0.03125, 1e-15), gamma=sp.Rational(1, 32))
+    assert r["max margin <= U, gamma* <= U"].passed is True
+    r = rows(upper_bound(p=3, k=3, U=F(1, 32) - F(1, 10**40)), float_L(0.03125), gamma=sp.Rational(1, 32))
+    assert r["max margin <= U, gamma* <= U"].passed is False
+
+
+def test_gap_row_tolerances_and_their_boundaries():
+    ub = upper_bound()
+    exact = LowerBound(float(GAMMA_5_2), GAMMA_5_2, "proved", "")
+    far = upper_bound(U=U_5_2 * (1 + F(1, 10**6)))
+    gap = maxmin.relative_gap(far.upper, exact)[0]
+    assert 1e-7 < gap < 1e-5
+    # rtol above 1e-9: the gap is compared in float against rtol, at its boundary
+    r = rows(far, exact, rtol=gap)["network margin = optimum"]
+    assert r.passed is True and r.tolerance == gap and r.expected == gap
+    r = rows(far, exact, rtol=math.nextafter(gap, 0))["network margin = optimum"]
+    assert r.passed is False
+    assert rows(ub, exact, rtol=1e-10)["network margin = optimum"].tolerance == GAP_TOL  # never below 1e-9
+    # rtol = 1e-9 exactly: the gap is still decided on exact squares, where float64 would say otherwise
+    L3 = LowerBound(0.03, sp.Rational(3, 100), "proved", "")
+    at = upper_bound(U=F(3, 100) * (1 + GAP_TOL_EXACT))
+    gap_float = maxmin.relative_gap(at.upper, L3)[0]
+    assert gap_float > GAP_TOL  # (float64 rounds this gap up)
+    assert rows(at, L3, rtol=GAP_TOL)["network margin = optimum"].passed is True
+    assert rows(ub, exact, rtol=1e-10)["network margin = optimum"].passed is True
+    # a float L widens the tolerance by its error bound, relative to L, and says so where it matters
+    L = LowerBound(0.03, None, "float", "", error_bound=3e-9)
+    r = rows(ub, L)["network margin = optimum"]
+    assert r.tolerance == pytest.approx(GAP_TOL + 1e-7, rel=1e-12, abs=0)
+    assert r.statement == ("network margin = solver optimum: (U - L)/L <= 1e-09 + 1e-07 = 1.01e-07 (1e-09 plus the "
+                           "float64 error bound of L, relative to L; --exact decides 1e-09 exactly where it fits)")
+    small = LowerBound(1.0, None, "float", "", error_bound=0.01 * GAP_TOL)  # exactly 1 % of the tolerance
+    r = rows(ub, small)["network margin = optimum"]
+    assert r.statement == ("network margin = solver optimum: (U - L)/L <= 1e-09 + 1e-11 = 1.01e-09 (1e-09 plus the "
+                           "float64 error bound of L, relative to L; --exact decides 1e-09 exactly where it fits)")
+    tiny = LowerBound(0.03, None, "float", "", error_bound=0.03 * 0.011 * GAP_TOL)
+    assert "float64 error bound of L" in rows(ub, tiny)["network margin = optimum"].statement
+    exact_with_error = LowerBound(0.03, sp.Rational(3, 100), "proved", "", error_bound=1e-3)  # not a float L
+    assert rows(ub, exact_with_error)["network margin = optimum"].tolerance == GAP_TOL
+    L = LowerBound(float(U_5_2) / (1 + 2e-9), None, "float", "", error_bound=0.0)
+    assert rows(ub, L)["network margin = optimum"].passed is False
+    L = LowerBound(float(U_5_2) / (1 + 2e-9), None, "float", "", error_bound=float(U_5_2) * 2e-9)
+    assert rows(ub, L)["network margin = optimum"].passed is True  # within the widened tolerance
+    zero = LowerBound(0.0, None, "float", "", error_bound=1e-3)
+    assert rows(ub, zero)["network margin = optimum"].tolerance == GAP_TOL
+
+
+def test_rows_without_a_closed_form_and_for_even_p():
+    ub = upper_bound(p=4, k=2)
+    r = rows(ub, float_L(0.034), gamma=None, applicable=False)
+    up = r["max margin <= U"]
+    assert (up.expected, up.measured, up.tolerance, up.passed, up.exactness, up.informational) == (
+        None, UF, None, True, "proved", True)
+    assert up.detail == f"U = {U_5_2}; no closed form for this p"
+    assert up.statement == "max margin <= U (weak duality + frequency blocks + exact SOS)"
+    assert r["max margin >= L"].expected is None
+    gap = r["network margin = optimum"]
+    assert gap.informational is True and gap.detail.endswith("; the uniform-weight dual is not tight for even p")
+    one = r["one SOS solve, all blocks"]
+    assert one.expected == "2 frequencies" and one.detail.startswith("j in 1..1, j in 2: each block")
+    assert rows(upper_bound(p=3, k=2), float_L(0.03))["one SOS solve, all blocks"].expected == "1 frequency"
+    one = rows(upper_bound(), float_L())["one SOS solve, all blocks"]
+    assert (one.expected, one.measured, one.tolerance, one.passed, one.exactness, one.informational) == (
+        "2 frequencies", "1 SOS solve (g_2)", None, True, "proved", False)
+    assert one.detail == ("j in 1..2: each block is c_j g_k(zeta_j) in its own orthonormal coordinates (the nonzero "
+                          "frequencies are permuted by the Galois group of Q(omega_p); the change of variables is "
+                          f"explicit), so one exact certificate max_(|z|=1) g_k <= B = {B_5_2} (Clarabel, status "
+                          "Solved, 9 iterations) bounds them all")
+    assert one.statement == ("one SOS solve bounds every frequency block (Galois-related blocks are the same form "
+                             "g_k)")
+
+
+def test_reduction_rows_say_which_proof_ran_and_fail_with_it():
+    r = rows(upper_bound(), float_L())["blocks decouple (C.14)"]
+    assert (r.expected, r.measured, r.passed) == ("proved", "all p (sympy) + exact at (p, k)", True)
+    assert r.detail == ("proved for all p (sympy: 11 steps) and expanded exactly in Q(omega_5) at (p, k) = (5, 2): "
+                        "125 monomials compared, equal")
+    assert r.statement == "Lemma C.14: cross-frequency terms vanish, F = sum_j c_j g_k(zeta_j)"
+    r = rows(upper_bound(matches=False), float_L())["blocks decouple (C.14)"]
+    assert r.passed is False and r.detail.endswith("DIFFERENT")
+    r = rows(upper_bound(lemma_passed=False), float_L())["blocks decouple (C.14)"]
+    assert r.passed is False
+    r = rows(upper_bound(exact_ran=False), float_L())["blocks decouple (C.14)"]
+    assert (r.measured, r.passed) == ("all p (sympy); exact at (p, k) not run", True)
+    assert r.detail == ("proved for all p (sympy: 11 steps); the exact expansion at (p, k) = (5, 2) was not run: "
+                        "too large")
+    r = rows(upper_bound(exact_ran=False, lemma_passed=False), float_L())["blocks decouple (C.14)"]
+    assert r.passed is False
+    ub = upper_bound(exact_ran=False)
+    ub.reduction_check.pop("reason")
+    assert rows(ub, float_L())["blocks decouple (C.14)"].detail.endswith("was not run: not requested")
+
+
+def test_proof_step_rows():
+    ub = upper_bound()
+    every = maxmin.proof_step_checks(ub)
+    assert [(c.name, c.expected, c.measured, c.exactness, c.informational) for c in every] == [
+        ("U: weak duality (C.6)", "argument", "argued", "argued", True),
+        ("U: block form (C.14, all p)", "holds", "proved", "proved", False),
+        ("U: homogeneity", "argument", "argued", "argued", True),
+        ("U: SOS: max g_k <= B", "holds", "proved", "proved", False),
+        ("U: U >= c_b B (every block)", "holds", "proved", "proved", False)]
+    assert every[0].statement == f"upper-bound step: {WEAK_DUALITY[0]}" and every[0].detail == WEAK_DUALITY[1]
+    assert all(c.passed for c in every) and every[3].tolerance is None
+    assert [c.name for c in maxmin.proof_step_checks(ub, include_weak_duality=False)] == [
+        "U: block form (C.14, all p)", "U: homogeneity", "U: SOS: max g_k <= B", "U: U >= c_b B (every block)"]
+    failed = replace(ub, steps=[replace(s, passed=False) for s in ub.steps])
+    assert not any(c.passed for c in maxmin.proof_step_checks(failed))
+
+
+def test_certificate_field():
+    ub = upper_bound()
+    L = LowerBound(0.03, sp.Rational(3, 100), "proved", "how")
+    c = maxmin.certificate_field(ub, L)
+    gap = maxmin.relative_gap(U_5_2, L)[0]
+    assert c == {
+        "lower": 0.03, "upper": UF, "relative_gap": gap, "lower_exactness": "proved",
+        "upper_exactness": "proved", "lower_exact": "3/100", "upper_exact": str(U_5_2), "lower_algebraic": "3/100",
+        "lower_how": "how",
+        "upper_how": "weak duality (uniform q, tau) + Lemma C.14 frequency blocks + SOS certificate of the block form "
+                     "checked in exact rational arithmetic",
+        "block_bound": str(B_5_2), "lemma_c14": {"for_all_p": "proved (sympy)", "exact_at_p_k": ub.reduction_check},
+        "frequency_blocks": [{"frequencies": "1..2", "domain": "complex", "constant_squared": "1/40"}],
+        "sos_solves": 1, "steps": [s.to_dict() for s in ub.steps],
+        "solver": {"name": "Clarabel", "status": "Solved", "iterations": 9, "kkt": {"gap": 1e-9}}, "seconds": 1.5}
+    assert maxmin.certificate_field(ub, float_L())["lower_algebraic"] is None
+    ub.solver.pop("kkt")
+    assert maxmin.certificate_field(ub, L)["solver"] == {"name": "Clarabel", "status": "Solved", "iterations": 9,
+                                                        "kkt": None}
+
+
+def test_attach_maxmin_adds_the_rows_and_the_interval(monkeypatch):
+    from margintheory.core.problems import ModularAddition
+
+    def fake(problem, max_memory):
+        assert problem == ModularAddition(5, 2) and max_memory == 2**30
+        return upper_bound()
+
+    monkeypatch.setattr(maxmin, "prove_upper_bound", fake)
+    result = VerificationResult("t", fields={"normalized_margin": 0.0304, "margin_tolerance": 1e-15})
+    ub = maxmin.attach_maxmin(result, ModularAddition(5, 2), max_memory=2**30, rtol=1e-3)
+    gap_row = {c.name: c for c in result.checks}["network margin = optimum"]
+    assert gap_row.tolerance == pytest.approx(1e-3 + 1e-15 / 0.0304, rel=1e-9, abs=0)  # rtol passed on
+    assert gap_row.informational is False  # (5, 2) is applicable
+    assert ub.upper == U_5_2 and [c.name for c in result.checks][:3] == [
+        "max margin >= L", "max margin <= U, gamma* <= U", "network margin = optimum"]
+    assert result.certificate["lower_exactness"] == "float"
+    L = maxmin.lower_bound_from(result)
+    assert result.fields["max_margin_interval"] == (f"[{L.value:.15g}, {float(U_5_2):.15g}]  (L float, U proved; "
+                                                    f"gap {result.certificate['relative_gap']:.2e})")
+    assert maxmin.attach_maxmin(VerificationResult("t"), ModularAddition(5, 2), max_memory=1) is None
+
+
+# -- the margin engine's tolerances --------------------------------------------------------------------------------
+
+
+def _net(seed=0, m=3, k=2, p=5):
+    rng = np.random.default_rng(seed)
+    return PolyNetwork(rng.normal(size=(m, k, p)), rng.normal(size=(m, p)))
+
+
+def test_logit_error_bound_is_the_documented_formula_and_bounds_the_float_error():
+    for seed, (m, k, p) in enumerate([(3, 2, 5), (4, 3, 3), (1, 1, 4)]):
+        net = _net(seed, m, k, p)
+        zabs = np.abs(net.U).max(axis=2).sum(axis=1)
+        want = (m + 2 * k + 2) * EPS * float(np.sum(zabs**k * np.abs(net.W).max(axis=1)))
+        assert margins.logit_error_bound(net) == pytest.approx(want, rel=1e-14, abs=0)
+        exact = [[sum(F(float(net.W[i, c])) * sum(F(float(net.U[i, j, a[j]])) for j in range(k)) ** k
+                      for i in range(m)) for c in range(p)] for a in margins.input_grid(p, k)]
+        pairs = zip(margins.logits(net).ravel(), [e for row in exact for e in row], strict=True)
+        err = max(abs(F(float(x)) - e) for x, e in pairs)
+        assert err <= margins.logit_error_bound(net)
+
+
+def test_the_engine_measures_the_margin_and_its_tolerance():
+    net = _net(1)
+    res = margins.exhaustive_margin(net)
+    f = margins.logits(net)
+    y = margins.sum_labels(5, 2)
+    g = np.array([f[i, y[i]] - np.max(np.delete(f[i], y[i])) for i in range(25)])
+    assert np.allclose(res.margins, g, rtol=0, atol=1e-12) and res.h == g.min()
+    norm = net.norm()
+    assert res.normalized_margin == pytest.approx(g.min() / norm**3, rel=1e-13, abs=0)
+    err = margins.logit_error_bound(net)
+    assert res.logit_error_bound == err
+    norm_rel = 3 * (3 + 3 * 5 + 2) * EPS
+    assert res.normalized_tolerance == pytest.approx(2 * err / norm**3 + norm_rel * abs(res.normalized_margin),
+                                                     rel=1e-12, abs=0)
+    assert np.array_equal(res.on_margin, res.margins <= res.h + 4 * err)
+    assert (res.p, res.k, res.m, res.norm) == (5, 2, 3, norm) and res.seconds >= 0
+    zero = margins.exhaustive_margin(PolyNetwork(np.zeros((2, 2, 3)), np.zeros((2, 3))))
+    assert zero.normalized_margin == 0.0 and zero.h == 0.0 and zero.normalized_tolerance == 0.0
+    M = np.zeros((5, 5))  # M[s, c]: logits of class c summed over the inputs with label s
+    for i in range(25):
+        M[y[i]] += f[i]
+    assert np.allclose(res.label_logit_sums, M, rtol=1e-12, atol=0)
+    small = net.scaled(0.1)  # norm below 1: still divided by norm^(k+1)
+    sres = margins.exhaustive_margin(small)
+    assert small.norm() < 1 and sres.normalized_margin == pytest.approx(sres.h / small.norm() ** 3, rel=1e-13, abs=0)
+    assert sres.normalized_margin == pytest.approx(res.normalized_margin, rel=1e-12, abs=0)  # homogeneity
+
+
+def test_the_points_on_the_margin_are_those_within_four_error_bounds():
+    net = _net(2)
+    res = margins.exhaustive_margin(net)
+    err = res.logit_error_bound
+    M = np.full(25, 5.0)
+    M[3], M[7], M[9] = 0.0, 4 * err, 4 * err * (1 + 1e-6)
+    sums = np.arange(25.0).reshape(5, 5)
+    fin = margins._finish(net, M, np.zeros(25), sums, 0.1, 2, margins.backends.choose("numpy"))
+    assert fin.h == 0.0 and list(np.flatnonzero(fin.on_margin)) == [3, 7] and fin.label_logit_sums is sums
+    assert fin.seconds == 0.1 and fin.chunk_prefixes == 2
+
+
+def _measured(res, **changes):
+    return replace(res, **changes)
+
+
+@pytest.fixture(scope="module")
+def construction_result():
+    from margintheory.core.construction import build_construction
+
+    return margins.exhaustive_margin(build_construction(5, 2))
+
+
+def test_margin_rows_against_gamma_star_at_their_boundaries(construction_result):
+    """With gamma* = 1 and no measured tolerance the allowance is 4 eps: 1 + 4 eps passes, 1 + 5 eps does not; an
+    rtol widens it to rtol gamma*."""
+    res = _measured(construction_result, normalized_tolerance=0.0)
+
+    def by_name(nm, rtol=None, gamma=1.0):
+        checks, fields = margin_checks(_measured(res, normalized_margin=nm), gamma, rtol)
+        return {c.name: c for c in checks}, fields
+
+    r, fields = by_name(1.0 + 4 * EPS)
+    c6, c22 = r["margin <= gamma* (C.6)"], r["margin = gamma* (C.22)"]
+    assert c6.passed and c22.passed and c6.tolerance == 4 * EPS and c22.tolerance == 4 * EPS
+    assert (c6.expected, c6.measured, c6.exactness) == (True, True, "float")
+    assert c6.detail == f"margin/gamma* = {1 + 4 * EPS:.15g}"
+    assert c6.statement == "normalized margin <= gamma* (weak duality, Lemma C.6)"
+    assert c22.statement == "normalized margin = gamma* (Theorem C.22)" and (c22.expected, c22.measured) == (
+        1.0, 1.0 + 4 * EPS)
+    assert fields["ratio_to_gamma_star"] == 1.0 + 4 * EPS and fields["relative_error"] == 4 * EPS
+    r, _ = by_name(1.0 + 5 * EPS)
+    assert not r["margin <= gamma* (C.6)"].passed and not r["margin = gamma* (C.22)"].passed
+    r, _ = by_name(1.0 + 1e-3, rtol=1e-3)
+    assert r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == 1e-3
+    r, _ = by_name(1.0 + 1.01e-3, rtol=1e-3)
+    assert not r["margin <= gamma* (C.6)"].passed
+    r, _ = by_name(0.5, rtol=None, gamma=0.5)  # tolerances relative to gamma*
+    assert r["margin <= gamma* (C.6)"].tolerance == 4 * EPS
+    r, fields = by_name(0.25 * (1 + 1e-3), rtol=1e-3, gamma=0.25)  # rtol is relative: rtol gamma* absolute
+    assert r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == pytest.approx(1e-3,
+                                                                                                     rel=1e-12, abs=0)
+    assert r["margin = gamma* (C.22)"].passed and r["margin = gamma* (C.22)"].tolerance == pytest.approx(
+        1e-3, rel=1e-12, abs=0)
+    assert fields["relative_error"] == pytest.approx(1e-3, rel=1e-9, abs=0)
+    assert fields["ratio_to_gamma_star"] == pytest.approx(1 + 1e-3, rel=1e-12, abs=0)
+    assert r["margin <= gamma* (C.6)"].detail == f"margin/gamma* = {0.25 * (1 + 1e-3) / 0.25:.15g}"
+    r, _ = by_name(0.25 * (1 + 1.1e-3), rtol=1e-3, gamma=0.25)
+    assert not r["margin <= gamma* (C.6)"].passed
+    res2 = _measured(res, normalized_tolerance=1e-9, normalized_margin=1.0 + 1e-9 + 4 * EPS)
+    r = {c.name: c for c in margin_checks(res2, 1.0, None)[0]}
+    assert r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == 1e-9 + 4 * EPS
+    r = {c.name: c for c in margin_checks(_measured(res2, normalized_margin=1.0 + 1.0001e-9 + 4 * EPS), 1.0,
+                                          None)[0]}
+    assert not r["margin <= gamma* (C.6)"].passed
+
+
+def test_points_on_the_margin_and_the_wrong_logit_spread_at_their_boundaries(construction_result):
+    """err = 1e-10 and norm 2 (normalization 8): a point is on the margin within 4 err of h, the wrong logits are
+    equal within 2 err; with an rtol both become rtol |margin| norm^(k+1)."""
+    err = 1e-10
+    M = np.full(25, 1.0)
+    M[4] = 1.0 + 4 * err
+    spread = np.zeros(25)
+    spread[7] = 2 * err
+    res = _measured(construction_result, margins=M, h=1.0, logit_error_bound=err, norm=2.0, wrong_spread=spread,
+                    normalized_margin=0.125, normalized_tolerance=0.0)
+    checks, fields = margin_checks(res, 0.125, None)
+    r = {c.name: c for c in checks}
+    on, equal = r["all on margin (C.6)"], r["wrong logits equal (C.1)"]
+    assert (on.expected, on.measured, on.tolerance, on.passed, on.exactness) == (1.0, 1.0, 4 * err / 8, True, "float")
+    assert on.detail == "fraction on the margin; 0 points off"
+    assert on.statement == "every point on the margin (spt q* = D_p, Lemma C.6)"
+    assert (equal.expected, equal.measured, equal.tolerance, equal.passed, equal.exactness) == (
+        0.0, 2 * err / 8, 2 * err / 8, True, "float")
+    assert equal.detail == "max over points of (max - min) wrong logit, normalized"
+    assert equal.statement == "all wrong-label logits equal (condition C.1)"
+    assert fields == {"normalized_margin": 0.125, "margin_tolerance": 0.0, "logit_error_bound": err,
+                      "relative_error": 0.0, "ratio_to_gamma_star": 1.0, "all_on_margin": True,
+                      "fraction_on_margin": 1.0, "wrong_logits_equal": True, "max_wrong_spread": 2 * err / 8}
+    M2, spread2 = M.copy(), spread.copy()
+    M2[[4, 5]] = 1.0 + 4 * err * (1 + 1e-5)
+    spread2[7] = 2 * err * (1 + 1e-5)
+    off = _measured(res, margins=M2, wrong_spread=spread2)
+    checks, fields = margin_checks(off, 0.125, None)
+    r = {c.name: c for c in checks}
+    assert not r["all on margin (C.6)"].passed and r["all on margin (C.6)"].measured == 23 / 25
+    assert r["all on margin (C.6)"].detail == "fraction on the margin; 2 points off"
+    assert not r["wrong logits equal (C.1)"].passed
+    assert fields["all_on_margin"] is False and fields["wrong_logits_equal"] is False
+    wide = {c.name: c for c in margin_checks(off, 0.125, 1e-6)[0]}  # rtol |margin| norm^3 = 1e-6 > 4 err
+    assert wide["all on margin (C.6)"].passed and wide["all on margin (C.6)"].tolerance == 1e-6 * 0.125 * 8 / 8
+    assert wide["wrong logits equal (C.1)"].passed and wide["wrong logits equal (C.1)"].tolerance == 1e-6 * 0.125
+    neg = _measured(off, normalized_margin=-0.125)  # |margin|
+    assert {c.name: c for c in margin_checks(neg, None, 1e-6)[0]}["all on margin (C.6)"].passed
+    r = {c.name: c for c in margin_checks(off, None, None)[0]}
+    assert set(r) == {"all on margin (C.6)", "wrong logits equal (C.1)"}
