@@ -1,0 +1,1 @@
+"""Margin engines: the exhaustive pass over all inputs and the compact (structural) ones."""
