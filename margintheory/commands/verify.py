@@ -50,6 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--family", choices=("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known"),
                         default=None,
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
+    parser.add_argument("--exhaustive", action="store_true",
+                        help="modular addition: compute the lower end L on all p^k inputs, even where the network's "
+                        "Fourier structure proves it without enumeration (docs/theory.md#compact-margin)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the result schema)")
     add_engine_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
@@ -94,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         options["exact"] = True
     if args.family:
         options["family"] = args.family
+    if args.exhaustive:
+        options["exhaustive"] = True
     if args.fourier_tol is not None:
         options["fourier_tolerance"] = args.fourier_tol
     if args.min_share is not None:
@@ -189,9 +194,9 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
-                 "fourier_tol", "min_share", "names")
+                 "fourier_tol", "min_share", "names", "exhaustive")
 TASK_OPTIONS = {
-    MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names"},
+    MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "exhaustive"},
     "parity": {"n", "k", "rtol"},
     "group": {"group", "k", "rtol", "names"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},
@@ -213,6 +218,8 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
         check_output_path(args.certificate, args.overwrite)  # refused before any work
     if args.exact and args.network:
         raise InputError("--exact checks the construction; it cannot be combined with --network")
+    if args.exact and args.exhaustive:
+        raise InputError("--exact already evaluates every input exactly; --exhaustive applies to the float64 checks")
     if args.family and args.network:
         raise InputError("--family chooses a construction; it cannot be combined with --network")
     for flag in TASK_SPECIFIC:  # one rule: a flag the chosen task does not use is refused, never ignored

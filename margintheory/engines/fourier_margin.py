@@ -331,11 +331,12 @@ def moment_blocks(phases: np.ndarray, iw: np.ndarray, k: int, q: int, limit: int
             stack.append((nodes[half:], node[cut:] - half, rho[cut:], sid[cut:], w[cut:], j))
             stack.append((nodes[:half], node[:cut], rho[:cut], sid[:cut], w[:cut], j))
             continue
-        stack.append((*_expand(nodes, node, rho, sid, w, j, tails, k, q), j + 1))
+        nodes, node, rho, sid, w = _expand(nodes, node, rho, sid, w, j, tails, k, q)
+        stack.append((nodes, node, rho, sid, w, j + 1))
 
 
 def _expand(nodes: np.ndarray, node: np.ndarray, rho: np.ndarray, sid: np.ndarray, w: np.ndarray, j: int,
-            tails: _SuffixIndex, k: int, q: int) -> tuple[np.ndarray, ...]:
+            tails: _SuffixIndex, k: int, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Fix coordinate ``j`` of ``n``: every node gets the children ``n_j = -b..b`` (``b`` its remaining budget)."""
     budget = k - np.abs(nodes).sum(axis=1)
     kids = 2 * budget + 1
@@ -673,7 +674,9 @@ def float_network(net: CosineNetwork) -> PolyNetwork:
     ``measure_weight_numerator`` / ``measure_weight_denominator``."""
     p, k, q = net.p, net.k, net.denominator
     x = np.arange(p, dtype=np.int64)
-    Us, Ws, meta = [], [], {"frequency": [], "phase": [], "num": [], "den": []}
+    Us: list[np.ndarray] = []
+    Ws: list[np.ndarray] = []
+    meta: dict[str, list[np.ndarray]] = {"frequency": [], "phase": [], "num": [], "den": []}
     for g in net.groups:
         amp = np.array([float(net.scale_power * w) ** (1.0 / (k + 1)) for w in g.weights])
         for z in g.frequencies:
@@ -852,10 +855,10 @@ def _group_atoms(net: PolyNetwork, proposal: _Proposal) -> CosineNetwork:
     for z, atoms in sorted(by_zeta.items()):
         shared.setdefault(tuple(sorted(atoms)), []).append(z)
     groups = []
-    for atoms, zs in shared.items():
-        ph = np.array([a for a, _ in atoms], dtype=np.int64).reshape(-1, net.k + 1)
+    for key, zs in shared.items():
+        ph = np.array([a for a, _ in key], dtype=np.int64).reshape(-1, net.k + 1)
         ph.setflags(write=False)
-        groups.append(CosineGroup(tuple(zs), ph, tuple(w for _, w in atoms)))
+        groups.append(CosineGroup(tuple(zs), ph, tuple(w for _, w in key)))
     scale = Fraction(proposal.reference) ** (net.k + 1)
     return CosineNetwork(net.p, net.k, proposal.denominator, tuple(groups), scale,
                          f"exact description read off the float64 weights ({len(proposal.kept)} neurons)")
