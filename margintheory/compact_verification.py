@@ -20,8 +20,8 @@ import numpy as np
 import sympy as sp
 
 from margintheory import theory
-from margintheory.budget import Estimate, require
-from margintheory.checks import Check, VerificationResult, bool_check
+from margintheory.budget import require
+from margintheory.checks import Check, bool_check
 from margintheory.engines.fourier_margin import (
     EPS,
     ROUNDING_TOLERANCE,
@@ -30,10 +30,9 @@ from margintheory.engines.fourier_margin import (
     check_structure,
     compact_margin,
     construction_cosine_network,
+    estimate_compact,
     expansion_coefficient,
-    family_atoms,
     network_fourier_margin,
-    off_diagonal_count,
 )
 from margintheory.network import PolyNetwork
 from margintheory.problems import ModularAddition
@@ -41,56 +40,6 @@ from margintheory.problems import ModularAddition
 #: what the exhaustive engine says in ``lower_how``
 EXHAUSTIVE_HOW = ("exhaustive: the logits of all {p}^{k} inputs evaluated in float64; L = the measured normalized "
                   "margin minus its a-priori error bound")
-#: bytes the compact checks hold per entry of the p x p table (F, its index grids, the exact cosine-sum counts,
-#: the reduction matrix), per entry of the moment histogram, and per weight of a network file being matched
-TABLE_BYTES = 120
-ENTRY_BYTES = 160
-WEIGHT_BYTES = 14 * 8
-FIXED_BYTES = 32 * 2**20
-
-
-# ---------------------------------------------------------------- estimates
-
-def moment_entries_bound(k: int, atoms: float, q: int) -> tuple[float, float]:
-    """``(largest level, all levels)`` of the sparse moment histogram (entries), from ``k``, the atoms and ``Q``:
-    level ``j`` has at most ``sum_r N(j-1, r) (2(k - r) + 1) min(atoms, Q^(k-j+2))`` entries (``N(j, r)``: vectors
-    of ``Z^j`` with ``|n|_1 = r``); the largest is capped by the block size of
-    :data:`~margintheory.engines.fourier_margin.MOMENT_ENTRIES_LIMIT` times ``2k + 1``."""
-    from margintheory.engines.fourier_margin import MOMENT_ENTRIES_LIMIT
-
-    def count(j: int, r: int) -> int:
-        return 1 if r == 0 else sum(2**i * math.comb(j, i) * math.comb(r - 1, i - 1) for i in range(1, min(j, r) + 1))
-
-    levels = [float(atoms)]
-    for j in range(1, k + 1):
-        per = min(atoms, float(q) ** min(k - j + 2, 64))
-        levels.append(sum(count(j - 1, r) * (2 * (k - r) + 1) for r in range(k + 1)) * per)
-    return min(max(levels), MOMENT_ENTRIES_LIMIT * (2 * k + 1)), sum(levels)
-
-
-def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network_weights: float = 0.0) -> Estimate:
-    """Memory and time of the compact checks (the moment check, the ``p x p`` table, matching a network file of
-    ``network_weights`` float64 weights), from the sizes alone."""
-    if k > 40 or atoms == math.inf or p > 2**20:
-        return Estimate(what, math.inf, math.inf)
-    largest, total = moment_entries_bound(k, atoms, q)
-    need = FIXED_BYTES + ENTRY_BYTES * largest + TABLE_BYTES * p * p + WEIGHT_BYTES * network_weights
-    seconds = total / 3.0e6 + p * p / 2.0e7 + network_weights / 2.0e7 + off_diagonal_count(k) / 1.0e6
-    return Estimate(what, need, seconds)
-
-
-def estimate_compact_construction(problem: ModularAddition, family: str) -> Estimate:
-    """:func:`estimate_compact` for the construction of Lemma C.18 or a family network (nothing is built)."""
-    p, k = problem.p, problem.k
-    atoms = family_atoms(family, k)
-    q = {"lemma-c18": 4, "parity-design": 2 * (k + 1)}.get(family, 2 * 3 ** max(k - 1, 0))
-    if family == "smallest-known":
-        q = 4 if k == 1 else 6 if k == 2 else 2 * (k + 1)
-    if family in ("cyclic-lattice",) or (family == "smallest-known" and k == 2):
-        atoms = min(atoms, 1.0)  # a cyclic group: an integer test per n, no histogram
-    return estimate_compact(p, k, atoms, q, f"the compact check of the {family} network for p = {p}, k = {k}")
-
-
 # ---------------------------------------------------------------- rows
 
 def _margin_rows(cm: CompactMargin, problem: ModularAddition, rtol: float | None) -> tuple[list[Check], dict]:
@@ -298,7 +247,7 @@ def network_rows(cm: CompactMargin, problem: ModularAddition, net_formula: np.nd
     """The rows of a network file checked through the exact network it rounds; ``neuron_part``: the per-neuron
     Fourier rows, measured by the caller on the file's weights."""
     d = cm.details
-    rec = bool_check("cosine network (rounding)", True, exactness="certified",
+    rec = bool_check("rounds exact cosine net", True, exactness="certified",
                      detail=f"every weight within {d.get('max_relative_deviation', 0.0):.1e} of its neuron's "
                             f"amplitude of an exact single-frequency cosine network (Q = {cm.network.denominator}; "
                             f"bound allowed {ROUNDING_TOLERANCE:.1e}); logits move by <= "
@@ -342,7 +291,7 @@ def compact_network(net: PolyNetwork, max_memory: int, max_seconds: float | None
     except RefusedError as exc:
         return None, f"the compact check does not fit the budget ({exc})"
     t0 = time.perf_counter()
-    cm, why = network_fourier_margin(net)
+    cm, why = network_fourier_margin(net, max_memory=max_memory, max_seconds=max_seconds)
     if cm is not None:
         cm.seconds = time.perf_counter() - t0
     return cm, why

@@ -18,6 +18,7 @@ from margintheory import compact_verification, theory
 from margintheory.budget import Estimate, grid_points, require
 from margintheory.checks import Check, VerificationResult, bool_check, close_check
 from margintheory.construction import build_construction
+from margintheory.engines.fourier_margin import estimate_compact_construction
 from margintheory.errors import InputError
 from margintheory.fourier import DEFAULT_SPARSITY_TOL, multidim_dft_theory, neuron_fourier
 from margintheory.margins import (
@@ -379,7 +380,7 @@ def _compact_construction_check(problem: ModularAddition, family: str, *, max_me
                                 max_seconds: float | None) -> VerificationResult | None:
     """:func:`verify_construction` on the exact network, without enumerating inputs (``None``: not applicable)."""
     start = time.perf_counter()
-    require(compact_verification.estimate_compact_construction(problem, family), max_memory, max_seconds)
+    require(estimate_compact_construction(problem, family), max_memory, max_seconds)
     cm = compact_verification.compact_construction(problem, family)
     if cm is None:
         return None

@@ -12,7 +12,7 @@ from margintheory.construction import build_construction
 from margintheory.engines import fourier_margin as fm
 from margintheory.margins import exhaustive_margin
 from margintheory.network import PolyNetwork
-from margintheory.phase_measures import FAMILIES, family_measure
+from margintheory.phase_measures import FAMILIES
 from margintheory.problems import ModularAddition
 
 AGREE = 1e-13

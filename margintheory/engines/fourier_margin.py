@@ -61,8 +61,11 @@ from functools import cached_property, lru_cache
 import numpy as np
 import sympy as sp
 
+from margintheory import phase_measures
+from margintheory.budget import Estimate
+from margintheory.checks import Exactness
 from margintheory.network import PolyNetwork
-from margintheory.phase_measures import PhaseMeasure, family_measure, family_size
+from margintheory.phase_measures import PhaseMeasure, family_size
 from margintheory.problems import ModularAddition
 from margintheory.theory import frequencies
 
@@ -224,7 +227,7 @@ def construction_cosine_network(problem: ModularAddition, family: str = "lemma-c
     (``2^(2k-1)`` atoms of weight ``2^-(2k-1)``, so ``scale_power = 2^k / k!``: network function
     ``sum_zeta cos_zeta(s - c)``); the families have ``A^(k+1) = w``."""
     p, k = problem.p, problem.k
-    measure = family_measure(family, k)
+    measure = phase_measures.family_measure(family, k)  # looked up at call time (tests replace it)
     scale = Fraction(2**k, math.factorial(k)) if family == "lemma-c18" else Fraction(1)
     name = "the construction of Lemma C.18" if family == "lemma-c18" else f"the {family} network"
     return cosine_network_from_measure(p, measure, scale_power=scale, source=f"{name} ({measure.description})")
@@ -478,7 +481,7 @@ class CompactMargin:
     normalized_lower: float
     normalized_upper: float
     logit_error: float
-    exactness: str
+    exactness: Exactness
     how: str
     structure: Structure
     network: CosineNetwork
@@ -876,13 +879,24 @@ def perturbation_bound(dev: np.ndarray, amp: np.ndarray, k: int) -> float:
     return total * (1 + 2.0**-20)
 
 
-def network_fourier_margin(net: PolyNetwork) -> tuple[CompactMargin | None, str]:
+def network_fourier_margin(net: PolyNetwork, *, max_memory: float | None = None,
+                           max_seconds: float | None = None) -> tuple[CompactMargin | None, str]:
     """The compact margin of a float64 network that is an exact single-frequency cosine network up to rounding,
-    with rigorous bounds for that rounding (``certified``); ``(None, reason)`` when the shortcut does not apply."""
+    with rigorous bounds for that rounding (``certified``); ``(None, reason)`` when the shortcut does not apply
+    (also when the exact description's moment check would exceed the budget)."""
+    from margintheory.budget import require
+    from margintheory.errors import RefusedError
+
     t0 = time.perf_counter()
     rec = recognize_cosine_network(net)
     if rec.network is None:
         return None, rec.reason
+    atoms = max(len(g.weights) for g in rec.network.groups)
+    try:
+        require(estimate_compact(net.p, net.k, atoms, rec.network.denominator, "the exact description's moments"),
+                max_memory, max_seconds)
+    except RefusedError as exc:
+        return None, f"the compact check does not fit the budget ({exc})"
     structure = check_structure(rec.network)
     if not structure.passed:
         return None, f"off-diagonal phase moments do not vanish ({structure.failure_text()})"
@@ -916,3 +930,69 @@ def _perturbed(star: CompactMargin, net: PolyNetwork, rec: Recognition, t0: floa
                    "zero_neurons": int(net.m - len(rec.kept if rec.kept is not None else []))}
     out.seconds = time.perf_counter() - t0
     return out
+
+
+# ---------------------------------------------------------------- estimates
+
+#: bytes the compact checks hold per entry of the p x p table (F, its index grids, the exact cosine-sum counts,
+#: the reduction matrix), per entry of the moment histogram, and per weight of a network file being matched
+TABLE_BYTES = 40
+ENTRY_BYTES = 72
+WEIGHT_BYTES = 14 * 8
+FIXED_BYTES = 8 * 2**20
+ATOM_BYTES = 160
+
+
+# ---------------------------------------------------------------- estimates
+
+def moment_entries_bound(k: int, atoms: float, q: int) -> tuple[float, float]:
+    """``(largest level, all levels)`` of the sparse moment histogram (entries), from ``k``, the atoms and ``Q``:
+    level ``j`` has at most ``sum_r N(j-1, r) (2(k - r) + 1) min(atoms, Q^(k-j+2))`` entries (``N(j, r)``: vectors
+    of ``Z^j`` with ``|n|_1 = r``); the largest is capped by the block size of
+    :data:`~margintheory.engines.fourier_margin.MOMENT_ENTRIES_LIMIT` times ``2k + 1``."""
+    def count(j: int, r: int) -> int:
+        return 1 if r == 0 else sum(2**i * math.comb(j, i) * math.comb(r - 1, i - 1) for i in range(1, min(j, r) + 1))
+
+    levels = [float(atoms)]
+    for j in range(1, k + 1):
+        per = min(atoms, float(q) ** min(k - j + 2, 64))
+        levels.append(sum(count(j - 1, r) * (2 * (k - r) + 1) for r in range(k + 1)) * per)
+    return min(max(levels), MOMENT_ENTRIES_LIMIT * (2 * k + 1)), sum(levels)
+
+
+def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network_weights: float = 0.0) -> Estimate:
+    """Memory and time of the compact checks (the moment check, the ``p x p`` table, matching a network file of
+    ``network_weights`` float64 weights), from the sizes alone."""
+    if k > 40 or atoms == math.inf:
+        return Estimate(what, math.inf, math.inf)
+    largest, total = moment_entries_bound(k, atoms, q)
+    description = (ATOM_BYTES + 24.0 * (k + 1)) * atoms  # the atoms' phases and their Fraction weights
+    need = (FIXED_BYTES + ENTRY_BYTES * largest + TABLE_BYTES * float(p) * p + WEIGHT_BYTES * network_weights
+            + description)
+    seconds = total / 3.0e6 + float(p) * p / 2.0e7 + network_weights / 2.0e7 + off_diagonal_count(k) / 1.0e6
+    return Estimate(what, need, seconds)
+
+
+def estimate_compact_construction(problem: ModularAddition, family: str) -> Estimate:
+    """:func:`estimate_compact` for the construction of Lemma C.18 or a family network of the problem (nothing is
+    built)."""
+    return estimate_compact_family(problem.p, problem.k, family)
+
+
+def estimate_compact_family(p: int, k: int, family: str) -> Estimate:
+    """:func:`estimate_compact_construction` from validated integers ``p``, ``k``."""
+    from margintheory.errors import InputError
+
+    what = f"the compact check of the {family} network for p = {p}, k = {k}"
+    if k > 40:
+        return Estimate(what, math.inf, math.inf)
+    try:
+        atoms = family_atoms(family, k)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    q = {"lemma-c18": 4, "parity-design": 2 * (k + 1)}.get(family, 2 * 3 ** max(k - 1, 0))
+    if family == "smallest-known":
+        q = 4 if k == 1 else 6 if k == 2 else 2 * (k + 1)
+    if family == "cyclic-lattice" or (family == "smallest-known" and k == 2):
+        atoms = min(atoms, 1.0)  # a cyclic group: an integer test per n, no histogram
+    return estimate_compact(p, k, atoms, q, what)

@@ -92,3 +92,20 @@ def column_generation_estimate(p: int, k: int, *, solver: str = "CLARABEL", pric
     # weights (orbits, network, copies); the margin: a dense pair array of at most DENSE_MARGIN_ENTRIES, or streamed
     network = 8.0 * m * (k + 1) * p * 3 + 2 * 8.0 * 2**25 + 64.0 * n_pts * p
     return Estimate(what, pricing_cost.bytes + network, pricing_cost.seconds)
+
+
+def min_width_estimate(p: int, k: int) -> Estimate:
+    """Memory and time of ``solve --min-width`` without column generation: the smallest family's exact moment check
+    and margin (:func:`margintheory.engines.fourier_margin.estimate_compact`), its float64 network (written to
+    ``--out``) and the proved upper bound (:func:`margintheory.certificate.block_sos.estimate_memory`)."""
+    from margintheory.certificate.block_sos import estimate_memory, require_supported
+    from margintheory.engines.fourier_margin import estimate_compact_family, family_atoms
+
+    what = f"the smallest max-margin network for p = {p}, k = {k}"
+    if k > 64 or p > 2**40:
+        return Estimate(what, math.inf, math.inf)
+    require_supported(k)
+    compact = estimate_compact_family(p, k, "smallest-known")
+    width = family_atoms("smallest-known", k) * ((p - 1) // 2)
+    network = 8.0 * 3 * width * (k + 1) * p  # the weights, their normalized copy, the built angles
+    return Estimate(what, compact.bytes + network + estimate_memory(k), compact.seconds)

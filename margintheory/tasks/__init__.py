@@ -90,7 +90,7 @@ def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
         require(verification.estimate_family_check(problem, None, o.family, max_memory=o.max_memory), o.max_memory,
                 o.max_seconds)
     else:
-        from margintheory.compact_verification import estimate_compact_construction
+        from margintheory.engines.fourier_margin import estimate_compact_construction
 
         require(estimate_compact_construction(problem, o.family), o.max_memory, o.max_seconds)
 

@@ -20,10 +20,11 @@ TIME = "--max-seconds"
 @pytest.mark.parametrize(("args", "flag"), [
     (("verify", "--p", "1000000000", "--k", "2"), "more than"),  # used to build the construction first: 20 GB
     (("verify", "--p", "7", "--k", "100"), "memory"),  # used to reach 15.7 GB, then a MemoryError
-    (("verify", "--p", "101", "--k", "6"), "more than"),  # used to take 12 s to refuse
-    (("verify", "--p", "3001", "--k", "2"), "more than"),  # used to allocate 2.75 GB before refusing
+    (("verify", "--p", "101", "--k", "6", "--exhaustive"), "more than"),  # used to take 12 s to refuse
+    (("verify", "--p", "3001", "--k", "2", "--exhaustive"), "more than"),  # used to allocate 2.75 GB first
     (("verify", "--p", "7", "--k", "1000000000"), "memory"),  # p^k itself is never formed
-    (("verify", "--p", "31", "--k", "4", "--max-seconds", "0.5"), TIME),
+    (("verify", "--p", "31", "--k", "4", "--max-seconds", "0.5", "--exhaustive"), TIME),
+    (("verify", "--p", "7", "--k", "20", "--no-certificate"), "more than"),  # the compact check: 2^39 atoms
     (("verify", "--p", "7", "--k", "3", "--max-memory", "100K"), "raise --max-memory"),
     (("verify", "--p", "7", "--k", "100000", "--exact"), "limit"),
     (("verify", "--task", "parity", "--n", "20", "--k", "18"), TIME),
