@@ -207,10 +207,10 @@ def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list
 
 
 #: peak memory of the checks per byte of weights (copies: normalized network, engine layout, DFTs of every neuron);
-#: calibrated against ``tracemalloc`` peaks (about 11x for a network, 14x for the construction, which also keeps
-#: the unnormalized network and its neuron descriptions)
-NETWORK_WEIGHT_COPIES = 12
-CONSTRUCTION_WEIGHT_COPIES = 16
+#: calibrated against the measured peak resident size above the interpreter (benchmarks/bench_estimates.py: the
+#: estimate is 1.2-1.6x the measured peak; the construction also keeps the unnormalized network and its neurons)
+NETWORK_WEIGHT_COPIES = 8
+CONSTRUCTION_WEIGHT_COPIES = 10
 CONSTRUCTION_BYTES_PER_NEURON = 1024
 
 

@@ -188,3 +188,23 @@ def test_the_certificate_says_how_the_lower_end_was_computed():
     assert cert["lower_method"] == "fourier" and cert["lower_exactness"] == "proved"
     assert cert["lower_exact"] is None and "no input enumerated" in cert["lower_how"]
     assert result.verdict == "verified" and cert["relative_gap"] <= 1e-9
+
+
+def test_solve_min_width_needs_no_lp_and_its_file_verifies_without_enumeration(capsys, tmp_path):
+    """``solve --min-width`` builds the family directly (no column generation unless --search), proves both ends,
+    and the saved file is verified through its Fourier structure."""
+    import json
+
+    from margintheory.cli import main
+
+    path = tmp_path / "mw.npz"
+    assert main(["solve", "--p", "5", "--k", "3", "--min-width", "--json", "--out", str(path)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["details"]["rounds"] == 0 and "not run" in d["details"]["column_generation"]
+    assert d["certificate"]["lower_method"] == "fourier" and d["certificate"]["lower_exactness"] == "proved"
+    assert d["certificate"]["relative_gap"] <= 1e-9 and d["verdict"] == "verified"
+    assert main(["verify", "--network", str(path), "--json", "--no-certificate"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert v["details"]["lower_method"] == "fourier" and v["width"] == d["width"] == 32
+    assert main(["solve", "--p", "3", "--k", "2", "--min-width", "--search", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["details"]["rounds"] >= 1

@@ -307,7 +307,7 @@ class _SuffixIndex:
 
 
 #: entries of the sparse moment histogram held at once; a larger level is split into blocks of nodes
-MOMENT_ENTRIES_LIMIT = 2**21
+MOMENT_ENTRIES_LIMIT = 2**17
 
 
 def moment_blocks(phases: np.ndarray, iw: np.ndarray, k: int, q: int, limit: int = MOMENT_ENTRIES_LIMIT):
@@ -941,6 +941,7 @@ ENTRY_BYTES = 72
 WEIGHT_BYTES = 14 * 8
 FIXED_BYTES = 8 * 2**20
 ATOM_BYTES = 160
+PENDING_BYTES = 12
 
 
 # ---------------------------------------------------------------- estimates
@@ -948,8 +949,9 @@ ATOM_BYTES = 160
 def moment_entries_bound(k: int, atoms: float, q: int) -> tuple[float, float]:
     """``(largest level, all levels)`` of the sparse moment histogram (entries), from ``k``, the atoms and ``Q``:
     level ``j`` has at most ``sum_r N(j-1, r) (2(k - r) + 1) min(atoms, Q^(k-j+2))`` entries (``N(j, r)``: vectors
-    of ``Z^j`` with ``|n|_1 = r``); the largest is capped by the block size of
-    :data:`~margintheory.engines.fourier_margin.MOMENT_ENTRIES_LIMIT` times ``2k + 1``."""
+    of ``Z^j`` with ``|n|_1 = r``); a level is split into blocks of nodes above
+    :data:`MOMENT_ENTRIES_LIMIT` entries, so the largest block holds at most that many, or one node's
+    ``atoms (2k + 1)``."""
     def count(j: int, r: int) -> int:
         return 1 if r == 0 else sum(2**i * math.comb(j, i) * math.comb(r - 1, i - 1) for i in range(1, min(j, r) + 1))
 
@@ -957,7 +959,7 @@ def moment_entries_bound(k: int, atoms: float, q: int) -> tuple[float, float]:
     for j in range(1, k + 1):
         per = min(atoms, float(q) ** min(k - j + 2, 64))
         levels.append(sum(count(j - 1, r) * (2 * (k - r) + 1) for r in range(k + 1)) * per)
-    return min(max(levels), MOMENT_ENTRIES_LIMIT * (2 * k + 1)), sum(levels)
+    return min(max(levels), max(MOMENT_ENTRIES_LIMIT, atoms * (2 * k + 1))), sum(levels)
 
 
 def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network_weights: float = 0.0) -> Estimate:
@@ -967,8 +969,10 @@ def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network
         return Estimate(what, math.inf, math.inf)
     largest, total = moment_entries_bound(k, atoms, q)
     description = (ATOM_BYTES + 24.0 * (k + 1)) * atoms  # the atoms' phases and their Fraction weights
-    need = (FIXED_BYTES + ENTRY_BYTES * largest + TABLE_BYTES * float(p) * p + WEIGHT_BYTES * network_weights
-            + description)
+    # the split blocks waiting on the stack (only when a level exceeds the block size)
+    pending = PENDING_BYTES * k * MOMENT_ENTRIES_LIMIT if largest >= MOMENT_ENTRIES_LIMIT else 0.0
+    need = (FIXED_BYTES + ENTRY_BYTES * largest + pending + TABLE_BYTES * float(p) * p
+            + WEIGHT_BYTES * network_weights + description)
     seconds = total / 3.0e6 + float(p) * p / 2.0e7 + network_weights / 2.0e7 + off_diagonal_count(k) / 1.0e6
     return Estimate(what, need, seconds)
 

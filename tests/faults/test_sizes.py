@@ -30,7 +30,7 @@ TIME = "--max-seconds"
     (("verify", "--task", "parity", "--n", "20", "--k", "18"), TIME),
     (("solve", "--p", "3", "--k", "4", "--pricing", "sos"), MEMORY),  # used to be killed by the OOM killer
     (("solve", "--p", "31", "--k", "4"), MEMORY),  # the final network: up to 244 orbits of p^k neurons
-    (("solve", "--p", "3", "--k", "9", "--single-neuron"), MEMORY),
+    (("solve", "--p", "3", "--k", "10", "--single-neuron"), MEMORY),
     (("solve", "--p", "5", "--k", "3", "--pricing", "sos", "--time-limit", "0.001"), "--time-limit"),
     (("derive", "fourier", "--p", "2", "--k", "14"), "limit"),  # passed the size check, then ran for hours
     (("train", "--p", "97", "--k", "5", "--width", "10", "--out", "never"), MEMORY),
