@@ -645,15 +645,22 @@ def _finish_certified(net: CosineNetwork, structure: Structure, logits: np.ndarr
     h = float(margins.min())
     top = float(np.abs(logits).max())
     err_h = 2 * err + 2 * EPS * top  # two logits and the subtraction's rounding
-    norm = math.sqrt(float(net.norm_power_squared()))
+    norm = math.sqrt(float(net.norm_power_squared()))  # relative error <= 2 eps, covered by the 4 eps below
     nm = h / norm
-    lo = (h - err_h) / norm * (1 - 4 * EPS)
-    hi = (h + err_h) / norm * (1 + 4 * EPS)
+    lo, hi = ratio_bounds(h - err_h, h + err_h, norm * (1 - 4 * EPS), norm * (1 + 4 * EPS))
     how = (f"certified: the off-diagonal phase moments vanish (proved in Q(omega_{net.denominator})), so "
            f"f(a)[c] = F(a_1+...+a_k, c); F evaluated on the {p}x{p} table in float64 from the exact moments with "
            f"arb-rounded cosine tables, logit error <= {err:.2e}; no input enumerated")
     return CompactMargin(p, net.k, net.width, logits, margins, spread, h, norm, nm, lo, hi, err, "certified", how,
                          structure, net)
+
+
+def ratio_bounds(num_lo: float, num_hi: float, den_lo: float, den_hi: float) -> tuple[float, float]:
+    """Bounds on ``num / den`` for ``num in [num_lo, num_hi]``, ``den in [den_lo, den_hi]``, ``den_lo > 0``
+    (each quotient rounded outward by one unit in the last place)."""
+    lo = num_lo / (den_hi if num_lo >= 0 else den_lo)
+    hi = num_hi / (den_lo if num_hi >= 0 else den_hi)
+    return math.nextafter(lo, -math.inf), math.nextafter(hi, math.inf)
 
 
 def compact_margin(net: CosineNetwork, structure: Structure | None = None) -> CompactMargin:
@@ -915,8 +922,9 @@ def _perturbed(star: CompactMargin, net: PolyNetwork, rec: Recognition, t0: floa
     spread_rel = float(np.max(np.sqrt(p * (rec.deviation**2).sum(axis=1)) / (radius * rec.amplitude)))
     grow = (1 + spread_rel) ** (k + 1) * (1 + 8 * (k + 1) * EPS) - 1  # norm^(k+1) within [1 - grow, 1 + grow]
     h, norm = star.h, star.normalization
-    lo = (h - 2 * err - 2 * EPS * abs(h)) / (norm * (1 + grow)) * (1 - 4 * EPS)
-    hi = (h + 2 * err + 2 * EPS * abs(h)) / (norm * max(1 - grow, 0.5)) * (1 + 4 * EPS)
+    slack = 2 * err + 2 * EPS * abs(h)
+    lo, hi = ratio_bounds(h - slack, h + slack, norm * max(1 - grow, 0.5) * (1 - 4 * EPS),
+                          norm * (1 + grow) * (1 + 4 * EPS))
     how = (f"certified: the file's {net.m} neurons are, to {rec.max_relative_deviation:.1e} of their amplitudes "
            f"(rigorous, arb tables), the exact single-frequency network read off their DFT ({star.exactness} "
            f"margin {star.normalized_margin:.15g} from its phase moments, no input enumerated); every logit moves by "
