@@ -29,8 +29,8 @@ FINDINGS = "What the computation says about the papers"
 BENCHMARKS = "Measured figures"
 API_GROUPS = {
     "core": ("Core: closed forms, the network, checkers, results",
-             ["theory", "problems", "network", "construction", "margins", "fourier", "verification", "checks",
-              "schema", "report", "errors", "atomic", "cli"]),
+             ["theory", "problems", "network", "construction", "margins", "engines", "fourier", "verification",
+              "compact_verification", "checks", "schema", "report", "errors", "atomic", "cli"]),
     "network_io": ("Network files", ["network_io", "torch"]),
     "symbolic": ("Exact derivations", ["symbolic"]),
     "solvers": ("Solvers", ["solvers"]),
