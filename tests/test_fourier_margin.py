@@ -206,5 +206,11 @@ def test_solve_min_width_needs_no_lp_and_its_file_verifies_without_enumeration(c
     assert main(["verify", "--network", str(path), "--json", "--no-certificate"]) == 0
     v = json.loads(capsys.readouterr().out)
     assert v["details"]["lower_method"] == "fourier" and v["width"] == d["width"] == 32
-    assert main(["solve", "--p", "3", "--k", "2", "--min-width", "--search", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["details"]["rounds"] >= 1
+
+
+def test_the_block_sos_variable_counts_are_the_counted_ones():
+    """The memory model's table of conic variables (used by the up-front estimate) against the count itself."""
+    from margintheory.certificate import block_sos
+
+    for k in range(1, 8):
+        assert block_sos.VARIABLES[k] == block_sos.estimate_variables(k)
