@@ -116,9 +116,17 @@ def test_cli_backend_flags(capsys, tmp_path, monkeypatch):
     from margintheory.cli import main
 
     monkeypatch.chdir(tmp_path)
-    assert main(["verify", "--p", "5", "--k", "3", "--no-certificate", "--json"]) == 0
-    numpy_run = json.loads(capsys.readouterr().out)
+    # the construction's lower end is compact (no engine runs) unless --exhaustive; a backend asked for is then
+    # reported as unused rather than silently ignored
     assert main(["verify", "--p", "5", "--k", "3", "--no-certificate", "--json", "--backend", "jax"]) == 0
+    compact = json.loads(capsys.readouterr().out)
+    assert compact["details"]["lower_method"] == "fourier"
+    assert compact["details"]["engine_backend"].startswith("none")
+    assert any("--backend jax not used" in n for n in compact["notes"])
+    assert main(["verify", "--p", "5", "--k", "3", "--no-certificate", "--json", "--exhaustive"]) == 0
+    numpy_run = json.loads(capsys.readouterr().out)
+    assert main(["verify", "--p", "5", "--k", "3", "--no-certificate", "--json", "--backend", "jax",
+                 "--exhaustive"]) == 0
     jax_run = json.loads(capsys.readouterr().out)
     assert numpy_run["details"]["engine_backend"] == "numpy (cpu)"
     assert jax_run["details"]["engine_backend"] == "jax (cpu)"
@@ -126,6 +134,9 @@ def test_cli_backend_flags(capsys, tmp_path, monkeypatch):
     assert jax_run["normalized_margin"] == pytest.approx(numpy_run["normalized_margin"], rel=1e-12)
     build_construction(5, 3).save(tmp_path / "c.npz")  # the same kernel shape: compiled once for both commands
     assert main(["analyze", str(tmp_path / "c.npz"), "--p", "5", "--k", "3", "--backend", "jax", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["details"]["engine_backend"].startswith("none")
+    assert main(["analyze", str(tmp_path / "c.npz"), "--p", "5", "--k", "3", "--backend", "jax", "--json",
+                 "--exhaustive"]) == 0
     assert json.loads(capsys.readouterr().out)["details"]["engine_backend"] == "jax (cpu)"
     refused = [["verify", "--p", "5", "--k", "3", "--backend", "numpy", "--device", "gpu"],
                ["verify", "--task", "parity", "--n", "5", "--k", "3", "--backend", "jax"],

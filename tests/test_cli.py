@@ -87,7 +87,7 @@ def test_verify_network_file(tmp_path):
         ("verify", "--p", "7", "--k", "0"),
         ("verify", "--k", "3"),
         ("verify", "--p", "7", "--k", "3", "--max-memory", "1K"),
-        ("verify", "--p", "97", "--k", "5"),
+        ("verify", "--p", "97", "--k", "5", "--exhaustive"),
         ("verify", "--p", "7", "--k", "3", "--max-memory", "lots"),
         ("verify", "--p", "7", "--k", "3", "--rtol", "5"),
         ("nonsense",),

@@ -27,7 +27,8 @@ from margintheory.presentation import schema
 CHECK = {"name": "n" * 30, "statement": "the claim", "expected": 1, "measured": 1, "tolerance": 1e-9, "passed": True,
          "exactness": "proved", "detail": "", "informational": False}
 CERTIFICATE = {"lower": 0.1, "upper": 0.2, "relative_gap": 1.0, "lower_exactness": "proved",
-               "upper_exactness": "proved", "lower_exact": "1/10", "upper_exact": "-1/5", "steps": [{"x": 1}]}
+               "upper_exactness": "proved", "lower_exact": "1/10", "upper_exact": "-1/5", "lower_method": "fourier",
+               "lower_how": "h", "steps": [{"x": 1}]}
 BASE = {"task": "t", "title": "title", "parameters": {"p": 5}, "gamma_star": 0.1, "gamma_star_note": "",
         "normalized_margin": 0.1, "ratio_to_gamma_star": 1.0, "relative_error": 0.0, "width": 0,
         "verdict": "verified", "exit_code": 0, "checks": [CHECK], "seconds": 0.0, "version": "v", "notes": ["a"],
@@ -68,6 +69,7 @@ ACCEPT = [
     _doc(drop=("top", "certificate")),
     *[_doc(cert={"relative_gap": g}) for g in ("inf", "nan", -1)],
     *[_doc(cert={"lower_exact": r, "upper_exact": r}) for r in (None, "3", "-12/345", "0")],
+    _doc(cert={"lower_method": "exhaustive"}),
 ]
 
 REJECT = [
@@ -93,6 +95,7 @@ REJECT = [
         ("lower", "0.1"), ("lower", None), ("upper", "0.2"), ("relative_gap", "x"), ("relative_gap", None),
         ("lower_exactness", "exact"), ("lower_exactness", "maybe"), ("lower_exactness", None),
         ("upper_exactness", "exact"), ("lower_exact", "0.25"), ("lower_exact", 1), ("upper_exact", "1/"),
+        ("lower_method", "brute"), ("lower_method", None), ("lower_how", ""), ("lower_how", None),
         ("upper_exact", "/2"), ("upper_exact", "1/-2"), ("upper_exact", " 1"), ("upper_exact", "1/2 "),
         ("upper_exact", "1/2/3"), ("upper_exact", 0.5), ("steps", {}))],
     # bounds and lengths

@@ -176,9 +176,10 @@ def test_a_float_lower_end_is_never_labelled_proved():
     assert r["max margin >= L"].exactness == "float" and r["network margin = optimum"].exactness == "float"
     cert = maxmin.certificate_field(upper_bound(), L)
     assert cert["lower_exactness"] == "float" and cert["upper_exactness"] == "proved"
-    # an exact value whose gap cannot be decided exactly (L^2 not rational) is not "proved" either
+    # an exact value whose gap cannot be decided exactly (L^2 not rational) is not "proved" either: the row compares
+    # U with the rigorous float lower bound of L in rational arithmetic, so it is "certified"
     odd = LowerBound(0.03, sp.Rational(3, 100) + sp.pi / 10**9, "proved", "")
-    assert rows(upper_bound(), odd)["network margin = optimum"].exactness == "float"
+    assert rows(upper_bound(), odd)["network margin = optimum"].exactness == "certified"
 
 
 def test_an_upper_bound_below_gamma_star_fails_the_row_on_exact_squares():
@@ -306,7 +307,7 @@ def test_certificate_field():
     assert c == {
         "lower": 0.03, "upper": UF, "relative_gap": gap, "lower_exactness": "proved",
         "upper_exactness": "proved", "lower_exact": "3/100", "upper_exact": str(U_5_2), "lower_algebraic": "3/100",
-        "lower_how": "how",
+        "lower_how": "how", "lower_method": "exhaustive",
         "upper_how": "weak duality (uniform q, tau) + Lemma C.14 frequency blocks + SOS certificate of the block form "
                      "checked in exact rational arithmetic",
         "block_bound": str(B_5_2), "lemma_c14": {"for_all_p": "proved (sympy)", "exact_at_p_k": ub.reduction_check},

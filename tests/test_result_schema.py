@@ -140,12 +140,16 @@ def test_certificate_object():
     result = margintheory.verify(margintheory.ModularAddition(3, 1))
     result.certificate = {"lower": 0.25, "upper": 0.25, "relative_gap": 0.0, "lower_exactness": "proved",
                           "upper_exactness": "proved", "lower_exact": "1/4", "upper_exact": "1/4",
+                          "lower_method": "fourier", "lower_how": "from the phase moments",
                           "steps": [{"name": "weak duality", "value": "1/4"}]}
     assert validate_result(result)["certificate"]["upper_exact"] == "1/4"
     result.certificate["lower_exact"] = "0.25"  # not a rational a/b
     with pytest.raises(jsonschema.ValidationError):
         validate_result(result)
     del result.certificate["steps"]
+    with pytest.raises(jsonschema.ValidationError):
+        validate_result(result)
+    result.certificate.update(lower_exact="1/4", steps=[], lower_method="guessed")  # only fourier / exhaustive
     with pytest.raises(jsonschema.ValidationError):
         validate_result(result)
 

@@ -35,10 +35,11 @@ def test_single_neuron_json_and_saved_maximiser(capsys, tmp_path):
 
 def test_network_json_with_max_width_and_verify_roundtrip(capsys, tmp_path):
     path = tmp_path / "net.npz"
-    code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "2", "--json", "--min-width", "--out", str(path)])
+    code, data = _run_json(capsys, ["solve", "--p", "3", "--k", "2", "--json", "--min-width", "--search", "--out",
+                                    str(path)])
     assert code == 0 and data["verdict"] == "verified"
     det = data["details"]
-    assert det["rounds"] >= 1 and data["width"] == 6 == det["width_per_frequency"] * 1
+    assert det["rounds"] >= 1 and data["width"] == 6 == det["width_per_frequency"] * 1  # --search: the LP first
     assert data["width"] < det["theorem_width"] == 8 and det["family"] == "cyclic-lattice"
     assert det["lower_bound_exactness"] is None  # p = 3 <= 2k: frequencies alias, the bound does not apply
     assert PolyNetwork.load(path).m == data["width"]

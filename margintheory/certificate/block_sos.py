@@ -55,10 +55,14 @@ Monomial = tuple[int, ...]
 ACCEPTED = ("Solved",)
 #: largest ``k`` whose relaxation is ever built (the memory estimate refuses most of the way there)
 MAX_K = 12
-#: memory model of the conic solve, per variable of the paired program (calibrated on k = 6, 7, 8: peak resident
-#: 208 MB, 241 MB, 1.72 GB for 3781, 4413, 57478 variables, interpreter and libraries included)
-BYTES_BASE = 128 * 2**20
-BYTES_PER_VARIABLE = 30 * 2**10
+#: memory model of the conic solve above the interpreter and its libraries (what the budget ``max_memory`` bounds):
+#: ``BYTES_BASE + BYTES_AT_REFERENCE (variables / REFERENCE_VARIABLES)^GROWTH`` -- the factorization's fill-in grows
+#: faster than the variables; calibrated on the peak resident size above the interpreter at k = 6, 7 (44 MB and 76 MB
+#: for 3842 and 4414 variables, benchmarks/bench_estimates.py) and k = 8 (about 1.5 GB for 57837 variables)
+BYTES_BASE = 16 * 2**20
+BYTES_AT_REFERENCE = 1.7e9
+REFERENCE_VARIABLES = 57837
+GROWTH = 1.4
 
 
 def compositions(n: int, total: int) -> Iterator[tuple[int, ...]]:
@@ -131,6 +135,11 @@ def relaxation_degree(k: int) -> tuple[bool, int]:
     return False, (k + 2) // 2
 
 
+#: :func:`estimate_variables` for every supported ``k``, counted once (the count itself enumerates the basis: about
+#: 10 s for ``k = 10`` and 45 s for ``k = 11``, too slow for an up-front check); a test re-counts ``k <= 7``
+VARIABLES = {1: 4, 2: 28, 3: 30, 4: 258, 5: 283, 6: 3842, 7: 4414, 8: 57837, 9: 66379, 10: 1039893, 11: 1199181}
+
+
 def estimate_variables(k: int) -> int:
     """Number of conic variables of the relaxation for ``k``, computed by counting (no polynomial is expanded)."""
     homogeneous, h = relaxation_degree(k)
@@ -182,11 +191,15 @@ def largest_supported_k() -> int:
     return max(k for k in range(1, MAX_K + 1) if supported(k))
 
 
+def _bytes_for(variables: float) -> int:
+    return int(BYTES_BASE + BYTES_AT_REFERENCE * (variables / REFERENCE_VARIABLES) ** GROWTH)
+
+
 def estimate_memory(k: int) -> int:
     """Peak bytes of building and solving the relaxation for ``k`` (model calibrated on k = 6, 7, 8)."""
     if not supported(k):
         return 2**62
-    return BYTES_BASE + BYTES_PER_VARIABLE * estimate_variables(k)
+    return _bytes_for(VARIABLES[k] if k in VARIABLES else estimate_variables(k))
 
 
 def memory_lower_bound(k: int) -> int:
@@ -194,7 +207,7 @@ def memory_lower_bound(k: int) -> int:
     variable)."""
     if not supported(k):
         return 2**62
-    return BYTES_BASE + BYTES_PER_VARIABLE * (basis_size(k) // 2)
+    return _bytes_for(basis_size(k) // 2)
 
 
 def require_supported(k: int) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import sympy as sp
 
@@ -40,6 +40,8 @@ class LowerBound:
     how: str
     #: a-priori bound on the float64 error of the measured margin (``value`` is the measured margin minus it)
     error_bound: float = 0.0
+    #: ``"fourier"`` (the compact engine, no input enumerated) or ``"exhaustive"`` (all ``p^k`` inputs)
+    method: str = "exhaustive"
 
     @property
     def exact_square(self) -> Fraction | None:
@@ -73,17 +75,21 @@ def lower_bound_from(result: VerificationResult) -> LowerBound | None:
     nm = f.get("normalized_margin")
     if nm is None:
         return None
+    method = str(f.get("lower_method") or "exhaustive")
+    how = f.get("lower_how")
     exact = f.get("normalized_margin_exact")
     if exact is not None:
         expr = sp.sympify(exact)
         value = (floor_float(Fraction(int(expr.p), int(expr.q))) if expr.is_Rational else
                  math.nextafter(float(sp.N(expr, 40)), -math.inf))
-        return LowerBound(value, expr, "proved",
-                          "normalized margin of the network, computed exactly in the cyclotomic field")
+        return LowerBound(value, expr, "proved", str(how or "normalized margin of the network, computed exactly in "
+                                                            "the cyclotomic field"), method=method)
     tol = float(f.get("margin_tolerance") or 0.0)
     value = math.nextafter(float(nm) - tol, -math.inf)
-    return LowerBound(value, None, "float",
-                      f"normalized margin of the network in float64 minus its a-priori error bound {tol:.2e}", tol)
+    exactness = cast(Exactness, f.get("lower_exactness") or "float")
+    what = "rigorous" if exactness == "certified" else "a-priori"
+    text = f"normalized margin of the network in float64 minus its {what} error bound {tol:.2e}"
+    return LowerBound(value, None, exactness, f"{text}; {how}" if how else text, tol, method=method)
 
 
 def relative_gap(U: Fraction, L: LowerBound) -> tuple[float, bool, bool]:
@@ -96,7 +102,9 @@ def relative_gap(U: Fraction, L: LowerBound) -> tuple[float, bool, bool]:
     if L.value <= 0:
         return math.inf, False, False
     gap = (float(U) - L.value) / L.value
-    return gap, gap <= GAP_TOL, False
+    # decided in exact rational arithmetic on the float lower bound L.value (itself <= L), so a "within" here is
+    # rigorous, not subject to the rounding of the float gap printed beside it
+    return gap, U <= (1 + Fraction(GAP_TOL)) * Fraction(L.value), False
 
 
 def gap_upper_rational(U: Fraction, L: LowerBound) -> Fraction | None:
@@ -150,7 +158,8 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
              f"--exact decides {base:g} exactly where it fits)") if float_slack else (
         f"{base:g} (decided exactly)" if exact and L.exactness == "proved" else f"{base:g}")
     rows.append(Check(name="network margin = optimum", expected=tol, measured=gap, tolerance=tol, passed=bool(within),
-                      exactness="proved" if exact and L.exactness == "proved" else "float",
+                      exactness="proved" if exact and L.exactness == "proved" else
+                      "certified" if L.exactness in ("proved", "certified") else "float",
                       detail=f"L = {L.value:.15g} ({L.exactness}), U = {ub.upper_float:.15g} (proved); "
                       f"tolerance {bound}"
                       + ("; the uniform-weight dual is not tight for even p" if not applicable else ""),
@@ -217,6 +226,7 @@ def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
         "lower_exact": L.rational(), "upper_exact": str(ub.upper),
         "lower_algebraic": L.text() if L.exact is not None else None,
         "lower_how": L.how,
+        "lower_method": L.method,
         "upper_how": "weak duality (uniform q, tau) + Lemma C.14 frequency blocks + SOS certificate of the block "
                      "form checked in exact rational arithmetic",
         "block_bound": str(ub.block_bound),
@@ -293,8 +303,10 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
         raise InputError("no max-min interval was computed, so there is no certificate to write")
     problem = problem if problem is not None else ModularAddition(p, k)
     ub = prove_upper_bound(problem, max_memory=max_memory)
-    net = network if network is not None else build_construction(problem)
-    witness = rational_witness(net)
+    net = network
+    if net is None and _witness_fits(problem.p, problem.k, theory_width(problem)):
+        net = build_construction(problem)  # never built when the checker would not re-check it anyway
+    witness = rational_witness(net) if net is not None else None
     if witness is not None:
         wdoc, L = witness
     doc = certificate_document(ub, L.text(), L.exactness, L.how, gap_upper_rational(ub.upper, L))
@@ -302,6 +314,19 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
         doc["lower_witness"] = wdoc
     write_certificate(path, doc, overwrite)
     result.fields["certificate_file"] = path
+
+
+def _witness_fits(p: int, k: int, m: int) -> bool:
+    from margintheory.certificate import checker
+    from margintheory.runtime.budget import grid_points
+
+    n = grid_points(p, k)
+    return n != math.inf and n * m * (k + p) <= checker.MAX_WITNESS_WORK
+
+
+def theory_width(problem: ModularAddition) -> int:
+    """Neurons of Lemma C.18's construction for the problem (``2^(2k-1)`` per frequency)."""
+    return 2 ** (2 * problem.k - 1) * len(problem.frequencies)
 
 
 def write_certificate(path: str, document: dict[str, Any], overwrite: bool) -> None:

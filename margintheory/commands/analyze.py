@@ -17,6 +17,7 @@ from margintheory.commands._options import (
     add_engine_options,
     add_network_file_options,
     engine_time_limit,
+    note_unused_engine,
     selected_backend,
 )
 from margintheory.errors import InputError
@@ -57,6 +58,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--tolerance", type=float, default=1e-2,
                         help="Fourier tolerance of the sparsity / optimal-set measurements (default %(default)s)")
     parser.add_argument("--no-construction", action="store_true", help="skip the comparison with the construction")
+    parser.add_argument("--exhaustive", action="store_true",
+                        help="compute the margin over all p^k inputs even when the network's Fourier structure "
+                        "gives it without enumeration")
     parser.set_defaults(func=run)
     return parser
 
@@ -75,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
     with using(backend):
         result = analyze_network(net, args.p, args.k, max_memory=args.max_memory,
                                  max_seconds=engine_time_limit(args), rtol=rtol, tolerance=args.tolerance,
-                                 compare_construction=not args.no_construction, title=f"analysis of {args.network}")
+                                 compare_construction=not args.no_construction, title=f"analysis of {args.network}",
+                                 exhaustive=args.exhaustive)
+        note_unused_engine(args, result)
         if args.plots is not None:
             result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots), args)]
             for figure in result.fields["figures"]:

@@ -61,6 +61,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--min-width", action="store_true",
                         help="the smallest max-margin network known (exact phase measures per frequency), with the "
                         "proved lower bound on the width and the theorem's width")
+    parser.add_argument("--search", action="store_true",
+                        help="with --min-width: also run column generation (the network LP from random neurons, an "
+                        "independent bracket) before building the smallest family; without it --min-width builds and "
+                        "verifies the family directly")
     parser.add_argument("--pricing", default="fourier", choices=("fourier", "sos"),
                         help="column-generation pricing: exact closed form per frequency (default) or the SOS bracket")
     parser.add_argument("--seed", type=nonneg_int, default=0, help="seed of every random start (default %(default)s)")
@@ -94,6 +98,8 @@ def solve_result(args: argparse.Namespace) -> VerificationResult:
         raise InputError("--overwrite applies to the --out file; no --out was given")
     if args.weights is not None and not args.single_neuron:
         raise InputError("--weights applies to --single-neuron (the class-weighted single-neuron problem)")
+    if args.search and not args.min_width:
+        raise InputError("--search applies to --min-width (solve without --min-width is column generation already)")
     if args.out is not None:
         from margintheory.network_io import output_format
 
@@ -104,7 +110,12 @@ def solve_result(args: argparse.Namespace) -> VerificationResult:
     start = time.perf_counter()
     weights = None if args.weights is None else _read_weights(problem, args)
     require(_estimate(p, k, args, weights), args.max_memory, args.time_limit, time_parameter="time_limit")
-    result = _single_neuron(problem, args, weights) if args.single_neuron else _network(problem, args)
+    if args.single_neuron:
+        result = _single_neuron(problem, args, weights)
+    elif _direct_min_width(args):
+        result = _min_width_direct(problem, args)
+    else:
+        result = _network(problem, args)
     if not problem.applicable:
         _outside_the_theorem(result)
     _schema_fields(result, problem, args, time.perf_counter() - start)
@@ -135,7 +146,9 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
         result.parameters["weights"] = args.weights
     if not args.single_neuron:
         result.parameters["pricing"] = args.pricing
-    for flag in ("max_width", "min_width", "time_limit"):
+    if _direct_min_width(args):
+        result.parameters["method"] = "min-width (phase-measure family, no LP)"
+    for flag in ("max_width", "min_width", "search", "time_limit"):
         if getattr(args, flag):
             result.parameters[flag] = getattr(args, flag)
     f = result.fields
@@ -162,14 +175,21 @@ def _read_weights(problem: ModularAddition, args: argparse.Namespace) -> ClassWe
         raise InputError(f"{args.weights}: {exc}") from None
 
 
+def _direct_min_width(args: argparse.Namespace) -> bool:
+    """``--min-width`` alone: the family is built and verified directly (no column generation, no pruning)."""
+    return bool(args.min_width and not args.search and not args.max_width and not args.single_neuron)
+
+
 def _estimate(p: int, k: int, args: argparse.Namespace, weights: ClassWeights | None = None) -> Estimate:
     """Memory and time of the requested solve, from ``(p, k)`` before anything is allocated."""
-    from margintheory.solvers.cost import column_generation_estimate, single_neuron_estimate
+    from margintheory.solvers.cost import column_generation_estimate, min_width_estimate, single_neuron_estimate
 
     if weights is not None:
         from margintheory.solvers.class_weighted import estimate
 
         return estimate(weights, solver=args.sdp_solver)
+    if _direct_min_width(args):
+        return min_width_estimate(p, k)
     if args.single_neuron:  # the method solve_single_neuron's "auto" takes for uniform weights
         method = "fourier-exact" if args.sdp_solver == "CLARABEL" else "fourier-blocks"
         return single_neuron_estimate(p, k, solver=args.sdp_solver, method=method)
@@ -309,7 +329,7 @@ def _network(problem: ModularAddition, args: argparse.Namespace) -> Verification
     width_info: dict[str, object] = {}
     used = int(np.count_nonzero(cg.weights > 0))
     if args.max_width or args.min_width:
-        net, lower = _width(problem, args, res, width_info)
+        net, lower, _ = _width(problem, args, res, width_info)
     for c in _bracket_checks(g, lower, cg.dual_bound, cg.dual_certified):
         res.add(c)
     res.add(close_check("network margin = gamma*", g, lower, GAP_TOL,
@@ -349,9 +369,43 @@ def _save(net, path: str, res: VerificationResult) -> None:  # noqa: ANN001 - a 
     say(f"wrote {path}")
 
 
+def _min_width_direct(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
+    """``--min-width``: the smallest family network built directly (:func:`margintheory.solvers.width.
+    min_width_network`), its margin ``L`` exact from its phase moments (no input enumerated) and the proved upper
+    bound ``U`` of :mod:`margintheory.certificate` -- the max-min interval of ``verify``, without column
+    generation."""
+    from margintheory.certificate.maxmin import LowerBound, certificate_field, maxmin_checks
+    from margintheory.certificate.upper_bound import prove_upper_bound
+    p, k = problem.p, problem.k
+    res = VerificationResult(f"smallest max-margin network known, p={p}, k={k}: built directly and verified "
+                             "(L from its phase moments, U proved)")
+    info: dict[str, object] = {}
+    net, _, mw = _width(problem, args, res, info)
+    cm = mw.compact
+    if cm is None or cm.normalized_margin_exact is None:
+        raise SolverError("the family network's margin was not computed exactly")
+    exact = cm.normalized_margin_exact
+    L = LowerBound(cm.normalized_lower, exact, "proved", cm.how, method="fourier")
+    ub = prove_upper_bound(problem, max_memory=args.max_memory)
+    for c in maxmin_checks(ub, L, problem.gamma_star_exact, problem.applicable, None):
+        res.add(c)
+    res.certificate = certificate_field(ub, L)
+    g = gamma_star_of(p, k)
+    res.fields.update(_common_fields(p, k, g, L.value, ub.upper_float, True, 0, net.m, {
+        "name": "none: a phase-measure family built directly (no LP)", "status": "U: " + str(ub.solver.get("status")),
+        "time": ub.seconds}))
+    res.fields.update(info, lower_method="fourier", lower_how=cm.how, normalized_margin_exact=str(exact),
+                      theorem_width=construction_width_of(p, k), upper_bound_exact=str(ub.upper),
+                      column_generation="not run (pass --search to run it as an independent check)")
+    _hypothesis_note(res, p)
+    if args.out is not None:
+        _save(net, args.out, res)
+    return res
+
+
 def _width(problem: ModularAddition, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):
     """The smallest max-margin network (:func:`margintheory.solvers.width.min_width_network`), pruned to
-    ``--max-width`` if that is smaller; returns ``(network, margin)``."""
+    ``--max-width`` if that is smaller; returns ``(network, margin, the min-width result)``."""
     from margintheory.solvers.width import min_width_network, prune_to_width
 
     p, k = problem.p, problem.k
@@ -368,13 +422,13 @@ def _width(problem: ModularAddition, args: argparse.Namespace, res: Verification
                  "lower_bound_method": lb.method, "lower_bound_ratio": lb.ratio,
                  "lower_bound_assumes": lb.assumes,
                  "width_search": {"attempts": mw.attempts, "seconds": mw.seconds, "frequencies": nf}})
-    res.add(bool_check("phase moments vanish", True,
-                       exactness="proved", detail=f"{mw.measure.description}",
+    cm = mw.compact
+    vanish = cm is not None and cm.structure.wanted_only
+    res.add(bool_check("phase moments vanish", vanish, exactness="proved",
+                       detail=f"{mw.measure.description}; " + (f"{cm.structure.checked} off-diagonal and the diagonal "
+                                                              "moments reduced modulo Phi_Q" if cm else "not checked"),
                        statement="the phase measure's unwanted moments vanish (exact; every frequency max-margin)"))
-    res.add(close_check(f"{mw.per_frequency}/frequency reach gamma*",
-                        gamma_star_of(p, k), mw.margin, max(mw.margin_tolerance / mw.margin, 1e-15),
-                        detail=f"width {mw.width} = {mw.per_frequency} x {nf}; theorem's {theorem}",
-                        statement=f"{mw.per_frequency} neurons per frequency reach gamma* (exhaustive margin)"))
+    res.add(_reach_check(problem, mw, f"width {mw.width} = {mw.per_frequency} x {nf}; theorem's {theorem}"))
     if applies:
         minimal = mw.per_frequency == lb.per_frequency
         res.add(bool_check(f">= {lb.per_frequency} per frequency",
@@ -393,7 +447,23 @@ def _width(problem: ModularAddition, args: argparse.Namespace, res: Verification
         info["width_search"]["pruned"] = pr.status  # type: ignore[index]
     if args.max_width:
         res.add(bool_check(f"width <= {args.max_width}", net.m <= args.max_width, exactness="proved"))
-    return net, margin
+    return net, margin, mw
+
+
+def _reach_check(problem: ModularAddition, mw, detail: str) -> Check:
+    """The family network's normalized margin equals ``gamma*``: exactly (squares of the exact values compared) when
+    its margin is exact, else within its rigorous tolerance."""
+    import sympy as sp
+
+    name = f"{mw.per_frequency}/frequency reach gamma*"
+    statement = f"{mw.per_frequency} neurons per frequency reach gamma* (margin from the phase moments, exact)"
+    exact, gamma = (mw.compact.normalized_margin_exact if mw.compact else None), problem.gamma_star_exact
+    if exact is not None and gamma is not None:
+        equal = sp.nsimplify(exact**2 - gamma**2) == 0
+        return Check(name=name, expected=float(gamma), measured=mw.margin, tolerance=0.0, passed=bool(equal),
+                     exactness="proved", detail=f"{detail}; {exact} = {gamma}", statement=statement)
+    return close_check(name, gamma_star_of(problem.p, problem.k), mw.margin,
+                       max(mw.margin_tolerance / mw.margin, 1e-15), detail=detail, statement=statement)
 
 
 def _uniform_dual_bound(problem: ModularAddition, args: argparse.Namespace, pricing: dict[str, object]) -> float:

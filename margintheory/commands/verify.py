@@ -19,6 +19,7 @@ from margintheory.commands._options import (
     add_engine_options,
     add_network_file_options,
     engine_budget,
+    note_unused_engine,
     positive_int,
     selected_backend,
 )
@@ -67,6 +68,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--family", choices=("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known"),
                         default=None,
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
+    parser.add_argument("--exhaustive", action="store_true",
+                        help="modular addition: compute the lower end L on all p^k inputs, even where the network's "
+                        "Fourier structure proves it without enumeration (docs/theory.md#compact-margin)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the result schema)")
     add_engine_options(parser)
     add_backend_options(parser)
@@ -121,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
         options["exact"] = True
     if args.family:
         options["family"] = args.family
+    if args.exhaustive:
+        options["exhaustive"] = True
     if args.fourier_tol is not None:
         options["fourier_tolerance"] = args.fourier_tol
     if args.min_share is not None:
@@ -129,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         options["certificate"] = False
     with using(backend):
         result = _verify_where(args, problem, network, options)
+        note_unused_engine(args, result)
         if args.certificate is not None:
             from margintheory.certificate.maxmin import write_certificate_for
             from margintheory.core.network import PolyNetwork as Net
@@ -155,8 +162,10 @@ def _verify_where(args: argparse.Namespace, problem: Problem, network, options: 
     with open_executor(workers=args.workers, scheduler=args.scheduler) as executor, \
             margin_engine(SplitMarginEngine(executor)):
         result = tasks.verify(problem, network=network, **options)
-    result.notes.append(f"the exhaustive pass ran in prefix ranges on {executor.description}, min-reduced")
+    if result.fields.get("lower_method") != "fourier":
+        result.notes.append(f"the exhaustive pass ran in prefix ranges on {executor.description}, min-reduced")
     return result
+
 
 
 def problem_from_args(args: argparse.Namespace) -> Parsed:
@@ -234,10 +243,10 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
-                 "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device")
+                 "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device", "exhaustive")
 TASK_OPTIONS = {
     MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler",
-              "backend", "device"},
+              "backend", "device", "exhaustive"},
     "parity": {"n", "k", "rtol"},
     "group": {"group", "k", "rtol", "names", "backend", "device"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},
@@ -261,6 +270,8 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
         raise InputError("--exact checks the construction; it cannot be combined with --network")
     if args.exact and (args.backend or args.device):
         raise InputError("--exact computes in exact arithmetic; --backend and --device choose the float64 engine")
+    if args.exact and args.exhaustive:
+        raise InputError("--exact already evaluates every input exactly; --exhaustive applies to the float64 checks")
     if args.family and args.network:
         raise InputError("--family chooses a construction; it cannot be combined with --network")
     if args.workers is not None and args.scheduler:

@@ -88,7 +88,43 @@ def column_generation_estimate(p: int, k: int, *, solver: str = "CLARABEL", pric
         pricing_cost = single_neuron_estimate(p, k, solver=solver)
     if pricing_cost.bytes == math.inf:
         return Estimate(what, math.inf, math.inf)
-    m = MAX_ORBITS * n_pts
-    # weights (orbits, network, copies); the margin: a dense pair array of at most DENSE_MARGIN_ENTRIES, or streamed
-    network = 8.0 * m * (k + 1) * p * 3 + 2 * 8.0 * 2**25 + 64.0 * n_pts * p
-    return Estimate(what, pricing_cost.bytes + network, pricing_cost.seconds)
+    network = final_network_bytes(p, k, n_pts)
+    return Estimate(what, pricing_cost.bytes + network + SOLVER_OVERHEAD, pricing_cost.seconds)
+
+
+#: the LP's and the solvers' own structures (cvxpy problem, HiGHS workspace), measured about 40 MB
+SOLVER_OVERHEAD = 40 * 2**20
+
+
+def final_network_bytes(p: int, k: int, n_pts: float) -> float:
+    """The orbit network of the last LP and its margin.  The reduced LP has ``p - 1`` margin rows and the simplex
+    row, so a basic optimal solution (HiGHS: simplex, or crossover after its interior point) has at most ``p``
+    orbits with positive weight -- ``p p^k`` neurons, not :data:`MAX_ORBITS` orbits (measured: 6 orbits at
+    ``p = 7``, 10 at ``p = 11``).  The margin is a dense pair array (about 18 bytes per neuron x input x class
+    entry, up to ``DENSE_MARGIN_ENTRIES``) or streamed by the exhaustive engine (the weights about 3.5 times)."""
+    from margintheory.engines.margins import engine_bytes_per_point
+    from margintheory.solvers.column_generation import DENSE_MARGIN_ENTRIES
+
+    m = min(MAX_ORBITS, p) * n_pts
+    weights = 8.0 * m * (k + 1) * p
+    entries = m * n_pts * p
+    if entries <= DENSE_MARGIN_ENTRIES:
+        return 18.0 * entries + 2 * weights + 64.0 * n_pts * p
+    return 3.5 * weights + engine_bytes_per_point() * n_pts + 5 * 2**20 + 64.0 * n_pts * p
+
+
+def min_width_estimate(p: int, k: int) -> Estimate:
+    """Memory and time of ``solve --min-width`` without column generation: the smallest family's exact moment check
+    and margin (:func:`margintheory.engines.fourier_margin.estimate_compact`), its float64 network (written to
+    ``--out``) and the proved upper bound (:func:`margintheory.certificate.block_sos.estimate_memory`)."""
+    from margintheory.certificate.block_sos import estimate_memory, require_supported
+    from margintheory.engines.fourier_margin import estimate_compact_family, family_atoms
+
+    what = f"the smallest max-margin network for p = {p}, k = {k}"
+    if k > 64 or p > 2**40:
+        return Estimate(what, math.inf, math.inf)
+    require_supported(k)
+    compact = estimate_compact_family(p, k, "smallest-known")
+    width = family_atoms("smallest-known", k) * ((p - 1) // 2)
+    network = 8.0 * 3 * width * (k + 1) * p  # the weights, their normalized copy, the built angles
+    return Estimate(what, compact.bytes + network + estimate_memory(k), compact.seconds)

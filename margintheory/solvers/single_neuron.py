@@ -173,7 +173,10 @@ def estimate_memory(p: int, k: int, method: str) -> int:
     from margintheory.certificate.block_sos import estimate_memory as block_estimate
 
     if method == "fourier-exact":  # the SOS of the block form, and the neuron (k+1, p) with its DFT and frequencies
-        return block_estimate(k) + 64 * (k + 1) * p + 48 * p
+        # ... and, up to DIRECT_LIMIT inputs, the direct sum of the lower bound (pair weights and activations over
+        # all p^k inputs and p classes: about three (p^k, p) float64 arrays)
+        direct = 24 * p**k * p if p**k <= DIRECT_LIMIT else 0
+        return block_estimate(k) + 64 * (k + 1) * p + 48 * p + direct
     n = (k + 1) * p
     nk = math.comb(n + k - 1, k)
     expansion = 8 * nk * n * (3 * n + 4)

@@ -35,6 +35,7 @@ import numpy as np
 from margintheory.core.network import PolyNetwork
 from margintheory.core.phase_measures import PhaseMeasure
 from margintheory.core.problems import ModularAddition, as_problem
+from margintheory.engines.fourier_margin import CompactMargin
 from margintheory.errors import InputError, SolverError
 from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.column_generation import (
@@ -278,6 +279,8 @@ class MinWidthResult:
     attempts: list[dict[str, object]]
     lower_bound: WidthLowerBound
     seconds: float
+    #: the margin of the exact network from its phase moments (:mod:`margintheory.engines.fourier_margin`)
+    compact: CompactMargin | None = None
 
     @property
     def per_frequency(self) -> int:
@@ -291,19 +294,24 @@ class MinWidthResult:
 def min_width_network(p: int | ModularAddition, k: int | None = None, *, time_limit: float = 30.0,
                       search: bool = True) -> MinWidthResult:
     """The smallest max-margin network this package can build for ``(p, k)`` (module docstring), with the exact
-    moment check of every candidate, the exhaustive margin of the network and the certified lower bound.  The
+    moment check of every candidate, the exact margin of the network (from its phase moments, no input enumerated:
+    :func:`margintheory.engines.fourier_margin.compact_margin`) and the certified lower bound.  The
     lattice search runs only when no family meets the lower bound (it cannot do better otherwise).  Takes a
     :class:`~margintheory.core.problems.ModularAddition` (or loose ``(p, k)``, validated once into one)."""
     from margintheory.core.construction import build_phase_measure_network
     from margintheory.core.phase_measures import FAMILIES, exact_moment_check, family_measure
-    from margintheory.engines.margins import exhaustive_margin
+    from margintheory.engines.fourier_margin import compact_margin, cosine_network_from_measure
 
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
     t0 = time.perf_counter()
     attempts: list[dict[str, object]] = []
-    candidates = []
-    for fam in FAMILIES:
+    candidates: list[PhaseMeasure] = []
+    for fam in sorted(FAMILIES, key=lambda f: _family_size_or_inf(f, k)):  # smallest first
+        if candidates and _family_size_or_inf(fam, k) > candidates[0].size:
+            attempts.append({"method": fam, "per_frequency": _family_size_or_inf(fam, k),
+                             "status": f"not checked: larger than the {candidates[0].name} measure"})
+            continue
         try:
             mu = family_measure(fam, k)
         except ValueError as exc:
@@ -325,9 +333,19 @@ def min_width_network(p: int | ModularAddition, k: int | None = None, *, time_li
             candidates.append(mu)
     best = min(candidates, key=lambda m: (m.size, m.name != "smallest-known"))
     net = build_phase_measure_network(p, best)
-    em = exhaustive_margin(net)
-    return MinWidthResult(p, k, best, net, float(em.normalized_margin), float(em.normalized_tolerance), attempts,
-                          lower, time.perf_counter() - t0)
+    exact = cosine_network_from_measure(p, best, source=best.description)
+    cm = compact_margin(exact)  # the exact network's margin from its phase moments (no input enumerated)
+    return MinWidthResult(p, k, best, net, float(cm.normalized_margin), float(cm.normalized_tolerance), attempts,
+                          lower, time.perf_counter() - t0, cm)
+
+
+def _family_size_or_inf(family: str, k: int) -> float:
+    from margintheory.core.phase_measures import family_size
+
+    try:
+        return float(family_size(family, k))
+    except ValueError:
+        return float("inf")
 
 
 def prune_to_width(net: PolyNetwork, max_width: int, time_limit: float | None = None) -> WidthResult:

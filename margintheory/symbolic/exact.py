@@ -193,7 +193,7 @@ def cosine_neuron_objective(p: int, k: int, zeta: int = 1) -> sp.Rational:
 
 
 #: measured cost of the exact check: bytes per integer held, seconds per (neuron, input) pair (with margin)
-EXACT_BYTES_PER_ENTRY = 100
+EXACT_BYTES_PER_ENTRY = 45
 EXACT_SECONDS_PER_NEURON_INPUT = 1.0e-4
 
 

@@ -24,6 +24,7 @@ from margintheory.core.construction import build_construction
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL, multidim_dft_theory, neuron_fourier
+from margintheory.engines.fourier_margin import estimate_compact_construction, power_of_two_rescaled
 from margintheory.engines.margins import (
     DEFAULT_MAX_MEMORY,
     EPS,
@@ -35,6 +36,7 @@ from margintheory.engines.margins import (
 )
 from margintheory.errors import InputError
 from margintheory.runtime.budget import Estimate, grid_points, require
+from margintheory.tasks import modular_addition_compact as compact_verification
 
 
 class MarginEngine(Protocol):
@@ -244,10 +246,10 @@ def construction_logit_checks(res: MarginResult, raw_scale: float) -> tuple[list
 
 
 #: peak memory of the checks per byte of weights (copies: normalized network, engine layout, DFTs of every neuron);
-#: calibrated against ``tracemalloc`` peaks (about 11x for a network, 14x for the construction, which also keeps
-#: the unnormalized network and its neuron descriptions)
-NETWORK_WEIGHT_COPIES = 12
-CONSTRUCTION_WEIGHT_COPIES = 16
+#: calibrated against the measured peak resident size above the interpreter (benchmarks/bench_estimates.py: the
+#: estimate is 1.2-1.6x the measured peak; the construction also keeps the unnormalized network and its neurons)
+NETWORK_WEIGHT_COPIES = 8
+CONSTRUCTION_WEIGHT_COPIES = 10
 CONSTRUCTION_BYTES_PER_NEURON = 1024
 
 
@@ -274,10 +276,14 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
                    problem: ModularAddition | None = None,
                    max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
                    rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL,
-                   min_share: float = 0.0, title: str | None = None) -> VerificationResult:
+                   min_share: float = 0.0, title: str | None = None, exhaustive: bool = False) -> VerificationResult:
     """Check the max-margin characterisation of Theorem C.22 on ``net`` (normalized internally).
 
     The problem is ``problem`` or ``ModularAddition(p, k)`` (each defaulting to the network's own ``p``, ``k``).
+    A network that is, up to float64 rounding, an exact single-frequency cosine network is checked without
+    enumerating the inputs (:mod:`margintheory.tasks.modular_addition_compact`); any other network, or every network
+    with
+    ``exhaustive``, by the exhaustive engine (``fields["lower_method"]`` says which, ``lower_how`` why).
 
     ``rtol``: relative tolerance for "equals gamma*"-type claims (default: the float64 error bound only, which is
     right for constructed networks; trained networks need a looser one); ``fourier_tolerance``: leakage allowed
@@ -286,8 +292,47 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
     """
     if problem is None:
         problem = ModularAddition(net.p if p is None else p, net.k if k is None else k)
-    return _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
-                          fourier_tolerance=fourier_tolerance, min_share=min_share, title=title)[0]
+    why = "the exhaustive engine was requested"
+    if not exhaustive:
+        compact, why = _compact_network_check(net, problem, max_memory=max_memory, max_seconds=max_seconds,
+                                              rtol=rtol, fourier_tolerance=fourier_tolerance, min_share=min_share,
+                                              title=title)
+        if compact is not None:
+            return compact
+    result = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
+                            fourier_tolerance=fourier_tolerance, min_share=min_share, title=title)[0]
+    result.fields.update(compact_verification.exhaustive_fields(problem.p, problem.k, why))
+    return result
+
+
+def _compact_network_check(net: PolyNetwork, problem: ModularAddition, *, max_memory: int,
+                           max_seconds: float | None, rtol: float | None, fourier_tolerance: float,
+                           min_share: float, title: str | None) -> tuple[VerificationResult | None, str]:
+    """:func:`verify_network` without enumerating inputs, or ``(None, why the shortcut was refused)``."""
+    start = time.perf_counter()
+    p, k = problem.p, problem.k
+    if (net.p, net.k) != (p, k):
+        raise InputError(f"network has p={net.p}, k={net.k} (U shape {net.U.shape}) but p={p}, k={k} was requested")
+    scaled, _ = power_of_two_rescaled(net)  # the logits of a network scaled by 1e200 would overflow float64
+    cm, why = compact_verification.compact_network(net, max_memory, max_seconds)
+    if cm is None or scaled is None:
+        return None, f"the Fourier shortcut was refused: {why}"
+    fields = _base_fields(problem)
+    fields["width"] = net.m
+    result = VerificationResult(title or f"network check (p={p}, k={k}, m={net.m}), without enumerating inputs",
+                                fields=fields)
+    result.task, result.parameters, result.applicable = problem.task, problem.parameters(), problem.applicable
+    result.add(_hypothesis_check(problem))
+    unit = net.normalized()
+    rows, values = compact_verification.network_rows(cm, problem, multidim_dft_theory(scaled), rtol,
+                                                     neuron_checks(unit, fourier_tolerance, min_share))
+    for c in rows:
+        result.add(c)
+    fields.update(values)
+    fields["seconds"] = time.perf_counter() - start
+    _add_notes(result, problem)
+    result.notes.append(f"lower end without enumeration: {cm.how}")
+    return result, ""
 
 
 def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: int, max_seconds: float | None,
@@ -355,13 +400,54 @@ def estimate_family_check(p: int | ModularAddition, k: int | None, family: str, 
 
 
 def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_memory: int = DEFAULT_MAX_MEMORY,
-                        max_seconds: float | None = None, family: str = "lemma-c18") -> VerificationResult:
-    """Build the Lemma C.18 network for ``ModularAddition(p, k)`` (or the problem ``p``) and check every claim of
-    Theorem C.22 on it; another ``family`` (:mod:`margintheory.core.phase_measures`) is checked by
-    :func:`verify_family`."""
+                        max_seconds: float | None = None, family: str = "lemma-c18",
+                        exhaustive: bool = False) -> VerificationResult:
+    """Check every claim of Theorem C.22 on the Lemma C.18 network for ``ModularAddition(p, k)`` (or the problem
+    ``p``) or on another ``family`` (:mod:`margintheory.core.phase_measures`): as the exact network, from its phase
+    moments, without enumerating inputs (:mod:`margintheory.tasks.modular_addition_compact`); with ``exhaustive`` (or if
+    the moments did not qualify) the float64 network is built and checked on all ``p^k`` inputs."""
     problem = as_problem(p, k)
+    why = "the exhaustive engine was requested"
+    if not exhaustive:
+        compact = _compact_construction_check(problem, family, max_memory=max_memory, max_seconds=max_seconds)
+        if compact is not None:
+            return compact
+        why = "the exact network's off-diagonal phase moments do not vanish"
     if family != "lemma-c18":
-        return verify_family(problem, family, max_memory=max_memory, max_seconds=max_seconds)
+        result = verify_family(problem, family, max_memory=max_memory, max_seconds=max_seconds)
+    else:
+        result = _exhaustive_construction(problem, max_memory=max_memory, max_seconds=max_seconds)
+    result.fields.update(compact_verification.exhaustive_fields(problem.p, problem.k, why))
+    return result
+
+
+def _compact_construction_check(problem: ModularAddition, family: str, *, max_memory: int,
+                                max_seconds: float | None) -> VerificationResult | None:
+    """:func:`verify_construction` on the exact network, without enumerating inputs (``None``: not applicable)."""
+    start = time.perf_counter()
+    require(estimate_compact_construction(problem, family), max_memory, max_seconds)
+    cm = compact_verification.compact_construction(problem, family)
+    if cm is None:
+        return None
+    p, k = problem.p, problem.k
+    fields = _base_fields(problem)
+    what = "construction of Lemma C.18" if family == "lemma-c18" else f"{family} network"
+    result = VerificationResult(f"{what} (p={p}, k={k}), exact, without enumerating inputs", fields=fields)
+    result.task, result.parameters, result.applicable = problem.task, problem.parameters(), problem.applicable
+    result.add(_hypothesis_check(problem))
+    rows, values = compact_verification.construction_rows(cm, problem, family)
+    for c in rows:
+        result.add(c)
+    fields.update(values)
+    fields["seconds"] = time.perf_counter() - start
+    _add_notes(result, problem)
+    result.notes.append(f"{cm.network.source}; lower end without enumeration: {cm.how}")
+    return result
+
+
+def _exhaustive_construction(problem: ModularAddition, *, max_memory: int,
+                             max_seconds: float | None) -> VerificationResult:
+    """The float64 construction of Lemma C.18 checked on all ``p^k`` inputs."""
     p, k = problem.p, problem.k
     require(estimate_construction_check(problem, max_memory=max_memory), max_memory, max_seconds)
     raw = build_construction(problem, normalize=False)

@@ -238,7 +238,7 @@ def estimate_parity_check(n: int, k: int, m: int) -> Estimate:
     """Memory and time of :func:`verify_parity` for width ``m`` from ``(n, k, m)``: all ``2^n`` points as floats
     (and their integer bits while they are formed), the streamed activations, the per-point logits and margins."""
     N = 2**n
-    need = 3 * 8 * N * n + 2 * 8 * 2**23 + 64 * N + 32 * m * n
+    need = 3 * 8 * N * n + 2 * 8 * min(2**23, N * m) + 64 * N + 32 * m * n  # chunks of <= 2^23 activations
     return Estimate(f"the sparse-parity check of width {m} on 2^{n} points", need,
                     PARITY_SECONDS_PER_ACTIVATION * N * m)
 

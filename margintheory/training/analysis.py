@@ -169,10 +169,13 @@ def estimate_analysis(p: int | ModularAddition, k: int | None, m: int, *, compar
 def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = None, *,
                     max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
                     rtol: float | None = TRAINED_NETWORK_RTOL, tolerance: float = DEFAULT_ANALYSIS_TOLERANCE,
-                    compare_construction: bool = True, title: str | None = None) -> VerificationResult:
+                    compare_construction: bool = True, title: str | None = None,
+                    exhaustive: bool = False) -> VerificationResult:
     """``verify_network`` plus the informational measurements of the module docstring, for the problem
     ``ModularAddition(p, k)`` (or ``p`` itself if it is one).  ``rtol``: relative tolerance of the "equals gamma*"
-    claims, :data:`TRAINED_NETWORK_RTOL` by default (``0`` or ``None``: the float64 error bound only)."""
+    claims, :data:`TRAINED_NETWORK_RTOL` by default (``0`` or ``None``: the float64 error bound only).
+    ``exhaustive``: the margin over all ``p^k`` inputs even for a network whose Fourier structure gives it without
+    enumeration (``verify --exhaustive``)."""
     start = time.perf_counter()
     problem = check_shapes(net, p, k)
     if not (0 < tolerance < 1):
@@ -180,7 +183,8 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
     require(estimate_analysis(problem, None, net.m, compare_construction=compare_construction,
                               max_memory=max_memory), max_memory, max_seconds)
     result = verify_network(net, problem=problem, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
-                            title=title or f"analysis of a network (p={problem.p}, k={problem.k}, m={net.m})")
+                            title=title or f"analysis of a network (p={problem.p}, k={problem.k}, m={net.m})",
+                            exhaustive=exhaustive)
     unit = net.normalized()
     result.add(multidim_dft_sign(result))
     parts = [neuron_analysis(unit, tolerance), frequency_comparison(unit, problem)]

@@ -75,7 +75,9 @@ def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
     p, k = problem.p, problem.k
     if o.network is not None:
         m = getattr(o.network, "m", 0)
-        require(verification.estimate_network_check(p, k, m, max_memory=o.max_memory), o.max_memory, o.max_seconds)
+        if o.exhaustive:  # else: the compact check first; the exhaustive fallback is estimated when it is needed
+            require(verification.estimate_network_check(p, k, m, max_memory=o.max_memory), o.max_memory,
+                    o.max_seconds)
     elif o.exact and o.family != "lemma-c18":
         from margintheory.symbolic.exact_families import check_family_size
 
@@ -84,9 +86,13 @@ def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
         from margintheory.symbolic.exact import estimate_exact_check
 
         require(estimate_exact_check(problem), o.max_memory, o.max_seconds)
-    else:
+    elif o.exhaustive:
         require(verification.estimate_family_check(problem, None, o.family, max_memory=o.max_memory), o.max_memory,
                 o.max_seconds)
+    else:
+        from margintheory.engines.fourier_margin import estimate_compact_construction
+
+        require(estimate_compact_construction(problem, o.family), o.max_memory, o.max_seconds)
 
 
 def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
@@ -99,7 +105,8 @@ def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationRe
             raise InputError("modular addition checks a PolyNetwork (arrays U (m, k, p), W (m, p))")
         return verification.verify_network(o.network, problem=problem, max_memory=o.max_memory,
                                            max_seconds=o.max_seconds, rtol=o.rtol,
-                                           fourier_tolerance=o.fourier_tolerance, min_share=o.min_share)
+                                           fourier_tolerance=o.fourier_tolerance, min_share=o.min_share,
+                                           exhaustive=o.exhaustive)
     if (o.fourier_tolerance, o.min_share) != (DEFAULT_SPARSITY_TOL, 0.0):
         raise InputError("fourier_tolerance and min_share apply to a given network, not to the construction")
     if o.exact and o.family != "lemma-c18":
@@ -111,7 +118,7 @@ def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationRe
 
         return verify_construction_exact(problem, max_memory=o.max_memory, max_seconds=o.max_seconds)
     return verification.verify_construction(problem, max_memory=o.max_memory, max_seconds=o.max_seconds,
-                                            family=o.family)
+                                            family=o.family, exhaustive=o.exhaustive)
 
 
 def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResult:
@@ -227,7 +234,7 @@ TASKS: dict[str, Task] = {
         reference="Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
         problem_type=ModularAddition,
         runner=_verify_modular,
-        options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family"}),
+        options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive"}),
     ),
     "parity": Task(
         name="parity",
@@ -286,9 +293,9 @@ def task_for(problem: Problem) -> Task:
 def verify(problem: Problem, *, network: PolyNetwork | ParityNetwork | None = None, exact: bool = False,
            rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL, min_share: float = 0.0,
            max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
-           family: str = "lemma-c18", certificate: bool = True) -> VerificationResult:
+           family: str = "lemma-c18", certificate: bool = True, exhaustive: bool = False) -> VerificationResult:
     """Verify ``problem`` (its construction, or ``network``) and return the result; see :class:`VerifyOptions`."""
     options = VerifyOptions(network=network, exact=exact, rtol=rtol, fourier_tolerance=fourier_tolerance,
                             min_share=min_share, max_memory=max_memory, max_seconds=max_seconds, family=family,
-                            certificate=certificate)
+                            certificate=certificate, exhaustive=exhaustive)
     return task_for(problem).run(problem, options)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from margintheory.tasks.parity import ParityNetwork
 
 #: options a task may or may not use (the engine budget is used by every task)
-VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family")
+VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,7 +39,9 @@ class VerifyOptions:
     and ``max_seconds`` (``None``: no limit): the budget of the exhaustive margin engine; ``family``: which
     construction of modular addition (``"lemma-c18"``, or a smaller one of :mod:`margintheory.core.phase_measures`);
     ``certificate`` (modular addition): also compute the proved upper bound ``U`` and report the max margin as
-    ``[L, U]`` (:mod:`margintheory.certificate.maxmin`).
+    ``[L, U]`` (:mod:`margintheory.certificate.maxmin`); ``exhaustive`` (modular addition): compute the lower end
+    ``L`` on all ``p^k`` inputs even where the network's Fourier structure proves it without enumeration
+    (:mod:`margintheory.tasks.modular_addition_compact`).
     """
 
     network: PolyNetwork | ParityNetwork | None = None
@@ -51,6 +53,7 @@ class VerifyOptions:
     max_seconds: float | None = None
     family: str = "lemma-c18"
     certificate: bool = True
+    exhaustive: bool = False
 
     def __post_init__(self) -> None:
         if self.rtol is not None and not (0 <= self.rtol < 1):
@@ -63,6 +66,8 @@ class VerifyOptions:
             raise InputError(f"max_memory must be a positive number of bytes, got {self.max_memory!r}")
         if self.max_seconds is not None and not self.max_seconds > 0:
             raise InputError(f"max_seconds must be positive (or None for no limit), got {self.max_seconds}")
+        if self.exact and self.exhaustive:
+            raise InputError("exact arithmetic already evaluates every input; exhaustive applies to the float64 checks")
         if self.exact and self.network is not None:
             raise InputError("exact arithmetic checks the construction; it cannot be combined with a given network")
         from margintheory.core.phase_measures import FAMILIES
@@ -81,6 +86,8 @@ class VerifyOptions:
             out["family"] = self.family
         if self.rtol is not None:
             out["rtol"] = self.rtol
+        if self.exhaustive:
+            out["exhaustive"] = True
         if self.network is not None:
             out.update(fourier_tolerance=self.fourier_tolerance, min_share=self.min_share)
         return out

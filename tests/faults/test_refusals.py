@@ -61,13 +61,15 @@ def test_centuries_are_refused_without_advice():
 @pytest.mark.parametrize(("argv", "words", "absent"), [
     # no memory would do: say so instead of advising --max-memory (k = 100: 7^100 points; p = 10^9: 1.8e21 bytes)
     (["verify", "--p", "7", "--k", "100"], ("beyond any memory budget",), ("--max-memory", "--no-certificate")),
-    (["verify", "--p", "1000000000", "--k", "2"], ("1.78e+21 bytes", "more than"), ("--max-memory",)),
+    (["verify", "--p", "1000000000", "--k", "2", "--exhaustive"], ("1016.5 EiB", "more than"), ("--max-memory",)),
+    (["verify", "--p", "1000000000", "--k", "2"], ("more than",), ("--max-memory",)),  # the compact check's p x p
     (["verify", "--p", "1000000000", "--k", "2", "--no-certificate"], ("more than",), ("--max-memory",)),
-    # the construction at k = 13 (6.9 TiB) is refused before the certificate (k <= 11) that --no-certificate drops
-    (["verify", "--p", "7", "--k", "13"], ("6.9 TiB", "more than"), ("--max-memory", "--no-certificate")),
+    # the construction at k = 13 (4.0 TiB) is refused before the certificate (k <= 11) that --no-certificate drops
+    (["verify", "--p", "7", "--k", "13", "--exhaustive"], ("4.0 TiB", "more than"),
+     ("--max-memory", "--no-certificate")),
     (["verify", "--p", "7", "--k", "20", "--no-certificate"], ("more than",), ("--max-memory",)),
     # a budget that can be raised is still advised as such
-    (["verify", "--p", "3001", "--k", "2"], ("14.9 GiB", "raise --max-memory"), ()),
+    (["verify", "--p", "3001", "--k", "2", "--exhaustive"], ("9.8 GiB", "raise --max-memory"), ()),
     (["verify", "--p", "7", "--k", "100000", "--exact"], ("limit",), ("--max-memory",)),
     # sizes that used to allocate first: the exact family check (frequencies of p = 10^9 + 1), a family measure
     # of k = 10^6 (hung), the single-neuron neuron vector of p = 10^9 + 1 (7.5 GiB before any check)

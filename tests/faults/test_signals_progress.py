@@ -30,7 +30,7 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path):
 
 def test_progress_on_a_terminal_and_stdout_untouched():
     master, slave = pty.openpty()
-    proc = subprocess.Popen([EXE, "verify", "--p", "11", "--k", "3", "--json"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([EXE, "verify", "--p", "11", "--k", "3", "--json", "--exhaustive"], stdout=subprocess.PIPE,
                             stderr=slave)
     os.close(slave)
     seen = b""

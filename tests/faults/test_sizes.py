@@ -20,16 +20,17 @@ TIME = "--max-seconds"
 @pytest.mark.parametrize(("args", "flag"), [
     (("verify", "--p", "1000000000", "--k", "2"), "more than"),  # used to build the construction first: 20 GB
     (("verify", "--p", "7", "--k", "100"), "memory"),  # used to reach 15.7 GB, then a MemoryError
-    (("verify", "--p", "101", "--k", "6"), "more than"),  # used to take 12 s to refuse
-    (("verify", "--p", "3001", "--k", "2"), "more than"),  # used to allocate 2.75 GB before refusing
+    (("verify", "--p", "101", "--k", "6", "--exhaustive"), "more than"),  # used to take 12 s to refuse
+    (("verify", "--p", "3001", "--k", "2", "--exhaustive"), "more than"),  # used to allocate 2.75 GB first
     (("verify", "--p", "7", "--k", "1000000000"), "memory"),  # p^k itself is never formed
-    (("verify", "--p", "31", "--k", "4", "--max-seconds", "0.5"), TIME),
+    (("verify", "--p", "31", "--k", "4", "--max-seconds", "0.5", "--exhaustive"), TIME),
+    (("verify", "--p", "7", "--k", "20", "--no-certificate"), "more than"),  # the compact check: 2^39 atoms
     (("verify", "--p", "7", "--k", "3", "--max-memory", "100K"), "raise --max-memory"),
     (("verify", "--p", "7", "--k", "100000", "--exact"), "limit"),
     (("verify", "--task", "parity", "--n", "20", "--k", "18"), TIME),
     (("solve", "--p", "3", "--k", "4", "--pricing", "sos"), MEMORY),  # used to be killed by the OOM killer
     (("solve", "--p", "31", "--k", "4"), MEMORY),  # the final network: up to 244 orbits of p^k neurons
-    (("solve", "--p", "3", "--k", "9", "--single-neuron"), MEMORY),
+    (("solve", "--p", "3", "--k", "10", "--single-neuron"), MEMORY),
     (("solve", "--p", "5", "--k", "3", "--pricing", "sos", "--time-limit", "0.001"), "--time-limit"),
     (("derive", "fourier", "--p", "2", "--k", "14"), "limit"),  # passed the size check, then ran for hours
     (("train", "--p", "97", "--k", "5", "--width", "10", "--out", "never"), MEMORY),

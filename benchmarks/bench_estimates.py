@@ -1,0 +1,196 @@
+"""Every refusal's memory estimate against the measured peak, for each engine and solver path at three sizes.
+
+    python benchmarks/bench_estimates.py [--only NAME ...] [--list]
+
+Each job runs in a fresh subprocess: the path's modules are imported and the job is run once at a tiny size (lazy
+imports, compiled kernels, solver set-up), then the peak resident size ``ru_maxrss`` is read (the baseline: the
+interpreter, its libraries and the path's warm state), the job runs at the measured size and ``ru_maxrss`` is read
+again.  ``measured = peak - baseline`` is what the job allocated; the estimate is what the up-front check
+(:mod:`margintheory.runtime.budget`) compares with ``--max-memory`` -- "on top of the interpreter and its libraries".
+Target: ``0.5 <= estimate / measured <= 2`` (the ratio column), so that a job that passes the check fits and a job
+that is refused would not have fitted.  Not run by CI; the device (CPU model, cores, load) is printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+
+#: measured sizes below this are dominated by allocator noise: the ratio is printed but flagged
+NOISE_BYTES = 16 * 2**20
+
+
+@dataclass(frozen=True)
+class Path:
+    """One estimator and the job it bounds: ``setup`` (imports), ``job`` (a statement using ``P``), ``estimate``
+    (an expression using ``P`` evaluated in the child), the tiny warm-up size and three measured sizes."""
+
+    name: str
+    estimator: str
+    setup: str
+    job: str
+    estimate: str
+    tiny: dict
+    sizes: tuple[dict, ...]
+
+
+PATHS = [
+    Path("exhaustive construction", "verification.estimate_construction_check",
+         "from margintheory.tasks.modular_addition import verify_construction, estimate_construction_check",
+         "verify_construction(P['p'], P['k'], exhaustive=True)",
+         "estimate_construction_check(P['p'], P['k']).bytes",
+         {"p": 5, "k": 2}, ({"p": 31, "k": 3}, {"p": 61, "k": 3}, {"p": 23, "k": 4})),
+    Path("exhaustive network file", "verification.estimate_network_check",
+         "import numpy as np\nfrom margintheory.core.network import PolyNetwork\n"
+         "from margintheory.tasks.modular_addition import verify_network, estimate_network_check\n"
+         "def net(P):\n    r = np.random.default_rng(0)\n"
+         "    return PolyNetwork(r.standard_normal((P['m'], P['k'], P['p'])), r.standard_normal((P['m'], P['p'])))",
+         "verify_network(net(P))",
+         "estimate_network_check(P['p'], P['k'], P['m']).bytes",
+         {"p": 5, "k": 2, "m": 4}, ({"p": 31, "k": 3, "m": 400}, {"p": 61, "k": 3, "m": 400},
+                                    {"p": 97, "k": 3, "m": 800})),
+    Path("compact construction", "engines.fourier_margin.estimate_compact_construction",
+         "from margintheory.tasks.modular_addition import verify_construction\n"
+         "from margintheory.engines.fourier_margin import estimate_compact_construction\n"
+         "from margintheory.core.problems import ModularAddition",
+         "verify_construction(P['p'], P['k'], family=P['f'])",
+         "estimate_compact_construction(ModularAddition(P['p'], P['k']), P['f']).bytes",
+         {"p": 5, "k": 2, "f": "lemma-c18"}, ({"p": 1009, "k": 3, "f": "lemma-c18"},
+                                               {"p": 2003, "k": 3, "f": "smallest-known"},
+                                               {"p": 199, "k": 7, "f": "lemma-c18"})),
+    Path("compact network file", "engines.fourier_margin.estimate_compact (network weights)",
+         "from margintheory.core.construction import build_construction\n"
+         "from margintheory.tasks.modular_addition import verify_network\n"
+         "from margintheory.engines.fourier_margin import estimate_compact\n"
+         "def net(P):\n    return build_construction(P['p'], P['k'], family='smallest-known')",
+         "N = net(P); verify_network(N)",
+         "estimate_compact(P['p'], P['k'], 1.0, 4, '', network_weights=net(P).U.size * (P['k'] + 1) / P['k']).bytes",
+         {"p": 5, "k": 3}, ({"p": 101, "k": 3}, {"p": 301, "k": 3}, {"p": 61, "k": 5})),
+    Path("exact construction", "symbolic.exact.estimate_exact_check",
+         "from margintheory.symbolic.exact import verify_construction_exact, estimate_exact_check",
+         "verify_construction_exact(P['p'], P['k'])",
+         "estimate_exact_check(P['p'], P['k']).bytes",
+         {"p": 3, "k": 2}, ({"p": 7, "k": 3}, {"p": 9, "k": 3}, {"p": 11, "k": 3})),
+    Path("single-neuron bracket", "solvers.cost.single_neuron_estimate",
+         "from margintheory.solvers.single_neuron import solve_single_neuron\n"
+         "from margintheory.solvers.cost import single_neuron_estimate",
+         "solve_single_neuron(P['p'], P['k'])",
+         "single_neuron_estimate(P['p'], P['k'], method='fourier-exact').bytes",
+         {"p": 3, "k": 2}, ({"p": 13, "k": 5}, {"p": 7, "k": 7}, {"p": 11, "k": 6})),
+    Path("column generation", "solvers.cost.column_generation_estimate",
+         "from margintheory.solvers.column_generation import column_generation\n"
+         "from margintheory.solvers.cost import column_generation_estimate",
+         "column_generation(P['p'], P['k'])",
+         "column_generation_estimate(P['p'], P['k']).bytes",
+         {"p": 3, "k": 2}, ({"p": 7, "k": 3}, {"p": 7, "k": 4}, {"p": 11, "k": 4})),
+    Path("min-width (no LP)", "solvers.cost.min_width_estimate",
+         "from margintheory.solvers.width import min_width_network\n"
+         "from margintheory.certificate.upper_bound import prove_upper_bound\n"
+         "from margintheory.solvers.cost import min_width_estimate",
+         "min_width_network(P['p'], P['k'], search=False); prove_upper_bound(P['p'], P['k'])",
+         "min_width_estimate(P['p'], P['k']).bytes",
+         {"p": 5, "k": 2}, ({"p": 199, "k": 4}, {"p": 199, "k": 5}, {"p": 13, "k": 6})),
+    Path("proved upper bound", "certificate.block_sos.estimate_memory",
+         "from margintheory.certificate.upper_bound import prove_upper_bound\n"
+         "from margintheory.certificate.block_sos import estimate_memory",
+         "prove_upper_bound(P['p'], P['k'])",
+         "estimate_memory(P['k'])",
+         {"p": 5, "k": 2}, ({"p": 31, "k": 6}, {"p": 7, "k": 7}, {"p": 3, "k": 8})),
+    Path("training", "training.trainer.estimate_training",
+         "from margintheory.training.trainer import TrainConfig, train, estimate_training",
+         "train(TrainConfig(p=P['p'], k=P['k'], width=P['m'], steps=P['s']))",
+         "estimate_training(P['p'], P['k'], P['m'], P['s'], figures=False).bytes",
+         {"p": 5, "k": 2, "m": 8, "s": 2}, ({"p": 31, "k": 3, "m": 128, "s": 4},
+                                            {"p": 47, "k": 3, "m": 128, "s": 2},
+                                            {"p": 19, "k": 4, "m": 64, "s": 2})),
+    Path("sparse parity", "tasks.parity.estimate_parity_check",
+         "from margintheory import verify\nfrom margintheory.core.problems import SparseParity\n"
+         "from margintheory.tasks.parity import estimate_parity_check",
+         "verify(SparseParity(P['n'], P['k']))",
+         "estimate_parity_check(P['n'], P['k'], 2 ** (P['k'] - 1)).bytes",
+         {"n": 6, "k": 2}, ({"n": 16, "k": 4}, {"n": 19, "k": 5}, {"n": 21, "k": 6})),
+]
+
+CHILD = """
+import json, resource, time
+def rss():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+{setup}
+P = {tiny!r}
+{job}
+base = rss()
+P = {size!r}
+t0 = time.perf_counter()
+{job}
+seconds = time.perf_counter() - t0
+peak = rss()
+print(json.dumps({{"base": base, "peak": peak, "seconds": seconds, "estimate": float({estimate})}}))
+"""
+
+
+def run_child(path: Path, size: dict) -> dict:
+    code = CHILD.format(setup=path.setup, tiny=path.tiny, size=size, job=path.job, estimate=path.estimate)
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                          timeout=1800)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def device() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    load = os.getloadavg()
+    return (f"{cpu}; {len(os.sched_getaffinity(0))} cores usable; load average {load[0]:.1f} {load[1]:.1f} "
+            f"{load[2]:.1f}; Python {platform.python_version()}")
+
+
+def _mib(x: float) -> str:
+    return f"{x / 2**20:.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", help="paths to run (names as printed by --list)")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args(argv)
+    if args.list:
+        print("\n".join(p.name for p in PATHS))
+        return 0
+    print(f"device: {device()}")
+    print("| path (estimator) | size | estimate MiB | measured MiB (peak - baseline) | ratio | baseline MiB | s |")
+    print("|---|---|---|---|---|---|---|")
+    worst = 1.0
+    for path in PATHS:
+        if args.only and path.name not in args.only:
+            continue
+        for size in path.sizes:
+            r = run_child(path, size)
+            label = ", ".join(f"{k}={v}" for k, v in size.items())
+            if "error" in r:
+                print(f"| {path.name} | {label} | error: {r['error']} | | | | |", flush=True)
+                continue
+            used = max(r["peak"] - r["base"], 1)
+            ratio = r["estimate"] / used
+            flag = " (noise)" if used < NOISE_BYTES else ""
+            if used >= NOISE_BYTES:
+                worst = max(worst, ratio, 1 / ratio)
+            print(f"| {path.name} (`{path.estimator}`) | {label} | {_mib(r['estimate'])} | {_mib(used)}{flag} | "
+                  f"{ratio:.2f} | {_mib(r['base'])} | {r['seconds']:.1f} |", flush=True)
+    print(f"worst factor (estimate vs measured, either way, above {NOISE_BYTES // 2**20} MiB): {worst:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
