@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
     if args.plots is not None:
         _check_plot_paths(Path(args.plots))
-    net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
+    net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory,
+                           max_seconds=engine_time_limit(args))
     result = analyze_network(net, args.p, args.k, max_memory=args.max_memory, max_seconds=engine_time_limit(args),
                              rtol=args.rtol, tolerance=args.tolerance,
                              compare_construction=not args.no_construction, title=f"analysis of {args.network}")
