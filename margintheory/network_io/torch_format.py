@@ -125,7 +125,8 @@ def _scan_zip(fh: BinaryIO, path: str, max_memory: int, limits: Limits) -> tuple
             if info is None:
                 raise NetworkFormatError(f"{path}: storage {show(ref.key)} is missing from the archive")
             if info.file_size < need:
-                raise NetworkFormatError(f"{path}: storage {show(ref.key)} is truncated ({info.file_size} of {need} bytes)")
+                raise NetworkFormatError(f"{path}: storage {show(ref.key)} is truncated ({info.file_size} of {need} "
+                                         "bytes)")
             try:
                 with zf.open(info) as member:
                     return read_exact(member, need, f"{path}: storage {show(ref.key)}")
@@ -188,7 +189,8 @@ def _scan_legacy(fh: BinaryIO, path: str, size: int, max_memory: int, limits: Li
         fh.seek(offsets[ref.key])
         count = int.from_bytes(read_exact(fh, 8, f"{path}: storage {show(ref.key)}"), "little", signed=True)
         if count != ref.numel:
-            raise NetworkFormatError(f"{path}: storage {show(ref.key)} holds {count} elements, its record says {ref.numel}")
+            raise NetworkFormatError(f"{path}: storage {show(ref.key)} holds {count} elements, its record says "
+                                     f"{ref.numel}")
         return read_exact(fh, ref.numel * dtype_itemsize(ref.dtype), f"{path}: storage {show(ref.key)}")
 
     return _lazy_tree(tree, path, read_storage, big, storages, limits)

@@ -105,7 +105,7 @@ class _Short(reprlib.Repr):
         size = f" of {len(x)}" if isinstance(x, (Mapping, set, frozenset, bytearray)) else ""
         return f"<{type(x).__name__}{size}>"
 
-    repr_dict = repr_set = repr_frozenset = repr_instance  # type: ignore[assignment]
+    repr_dict = repr_set = repr_frozenset = repr_instance
 
 
 _SHORT = _Short()
