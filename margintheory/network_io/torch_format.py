@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from margintheory.budget import format_bytes
 from margintheory.errors import NetworkFormatError
 from margintheory.network_io._files import read_exact
 from margintheory.network_io._tensors import BFLOAT16, LazyTensor, bfloat16_to_float32, dtype_itemsize
@@ -183,7 +184,8 @@ def _scan_legacy(fh: BinaryIO, path: str, size: int, max_memory: int, limits: Li
         offsets[key] = pos
         pos += 8 + ref.numel * dtype_itemsize(ref.dtype)
     if pos > size:
-        raise NetworkFormatError(f"{path} is truncated: its storages need {pos} bytes, the file has {size}")
+        raise NetworkFormatError(f"{path} is truncated: its storages need {format_bytes(pos)}, the file has "
+                                 f"{format_bytes(size)}")
 
     def read_storage(ref: StorageRef) -> bytearray:
         fh.seek(offsets[ref.key])

@@ -52,8 +52,13 @@ _HEIGHT_LIMIT = MAX_DEPTH + 3
 MAX_DIMS = 64
 #: memory-budget bytes per pickle operation / tree node allowed (about 4 Mi at the default 2 GiB budget)
 BYTES_PER_OBJECT = 512
-#: characters of dotted names (every node's, as ``TensorFile.flat`` builds them) per allowed node
-NAME_CHARS_PER_OBJECT = 32
+#: memory-budget bytes per character of the tree's dotted names (every node's, as ``TensorFile.flat`` builds them;
+#: 32 Mi characters at the default budget)
+BYTES_PER_NAME_CHAR = 64
+#: the tree, shared objects counted at each use, may have at most this many nodes per pickle byte read so far, plus
+#: :data:`TREE_SLACK`: sharing cannot make a small pickle an expensive tree (a 400-byte memo bomb stays tiny)
+TREE_NODES_PER_BYTE = 16
+TREE_SLACK = 1 << 16
 _KEY_TYPES = frozenset({str, int, float, bool, bytes, type(None)})
 _CONTAINER_TYPES = frozenset({list, tuple, dict, set, OrderedDict, Counter})
 
@@ -73,7 +78,7 @@ class Limits:
     def for_budget(cls, max_memory: int, max_seconds: float | None = None) -> Limits:
         n = max(1 << 16, max_memory // BYTES_PER_OBJECT)
         deadline = None if max_seconds is None else time.monotonic() + max_seconds
-        return cls(n, n * NAME_CHARS_PER_OBJECT, deadline, max_seconds)
+        return cls(n, max(1 << 20, max_memory // BYTES_PER_NAME_CHAR), deadline, max_seconds)
 
     def check_time(self, what: str) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:
@@ -124,8 +129,8 @@ def check_key(x: Any, what: str) -> None:
     if t in _KEY_TYPES or (t is tuple and all(type(v) in _KEY_TYPES for v in x)):
         return
     kind = "nested tuple" if t is tuple else t.__name__
-    raise NetworkFormatError(f"a {what} is a {kind}; only strings, numbers, bytes, None and flat tuples of them are "
-                             "accepted as keys")
+    raise NetworkFormatError(f"refusing a {kind} as {what}: only strings, numbers, bytes, None and flat tuples of "
+                             "them are hashed")
 
 #: ``torch.<X>Storage`` (legacy typed storages named by persistent ids) and the element type they hold.
 STORAGE_DTYPES: dict[str, np.dtype | str] = {
@@ -449,6 +454,10 @@ class _Machine:
             raise NetworkFormatError(f"objects nested deeper than {MAX_DEPTH} levels")
         if size > self.limits.objects:
             raise self.limits.too_many("the pickled object has more parts than")
+        if size > TREE_SLACK + TREE_NODES_PER_BYTE * self.reader.pos:
+            raise NetworkFormatError(
+                f"the pickled object reuses shared objects so often that its tree has {size} parts after "
+                f"{self.reader.pos} bytes (at most {TREE_NODES_PER_BYTE} per byte, plus {TREE_SLACK}, are accepted)")
 
     def set_items(self, items: list[Any]) -> None:
         if len(items) % 2:
