@@ -42,3 +42,10 @@ class RefusedError(MarginTheoryError):
 
 class SolverError(MarginTheoryError):
     """A numerical solver that did not return an optimal (or acceptably inaccurate) status."""
+
+
+class DivergedError(SolverError):
+    """Training whose objective or weights stopped being finite: the run's outcome, reported with exit code 1 (like
+    a refuted claim), not bad input; the last checkpoint written before it is left as it was."""
+
+    exit_code = 1

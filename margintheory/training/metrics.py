@@ -77,7 +77,9 @@ def measure(U: np.ndarray, W: np.ndarray, logits_all: np.ndarray, labels_all: np
     k = U.shape[1]
     correct = logits_all.argmax(axis=1) == labels_all
     test = ~train_mask
-    nm = float(margin_from_logits(logits_all, labels_all).min()) / norm ** (k + 1) if norm > 0 else float("nan")
+    with np.errstate(over="ignore", invalid="ignore"):  # huge weights: inf / nan, reported as divergence by the loop
+        nm = float(margin_from_logits(logits_all, labels_all).min() / np.float64(norm) ** (k + 1)) if norm > 0 \
+            else float("nan")
     fs = fourier_summary(U, W)
     return {
         "train_acc": float(correct[train_mask].mean()),

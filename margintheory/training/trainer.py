@@ -25,7 +25,7 @@ import numpy as np
 from margintheory import theory
 from margintheory.atomic import atomic_write_text
 from margintheory.budget import Estimate, grid_points
-from margintheory.errors import InputError, SolverError
+from margintheory.errors import DivergedError, InputError
 from margintheory.margins import input_grid
 from margintheory.network import PolyNetwork
 from margintheory.training.checkpoint import TrainState, load_checkpoint, save_checkpoint
@@ -187,11 +187,12 @@ class _Run:
 
     def record(self, lr: float, seconds: float) -> dict[str, float]:
         s = self.state
-        logits_all = forward_logits(s.U, s.W, self.all_data.inputs, workspace=self.workspace)
-        data_loss, _ = cross_entropy(logits_all[self.mask], self.all_data.labels[self.mask])
-        penalty, _, _ = penalty_of(s.U, s.W, self.cfg.regularizer)
-        row = {"step": s.step, "lr": lr, "loss": data_loss + self.cfg.lam * penalty, "data_loss": data_loss}
-        row.update(measure(s.U, s.W, logits_all, self.all_data.labels, self.mask, self.gamma))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge weights: divergence, reported
+            logits_all = forward_logits(s.U, s.W, self.all_data.inputs, workspace=self.workspace)
+            data_loss, _ = cross_entropy(logits_all[self.mask], self.all_data.labels[self.mask])
+            penalty, _, _ = penalty_of(s.U, s.W, self.cfg.regularizer)
+            row = {"step": s.step, "lr": lr, "loss": data_loss + self.cfg.lam * penalty, "data_loss": data_loss}
+            row.update(measure(s.U, s.W, logits_all, self.all_data.labels, self.mask, self.gamma))
         row["seconds"] = seconds
         s.history.append(row)
         return row
@@ -202,13 +203,14 @@ class _Run:
         with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported just below
             val = objective_and_grad(s.U, s.W, self.batch(), self.cfg.lam, self.cfg.regularizer, self.workspace)
         if not math.isfinite(val.total):
-            raise SolverError(f"training diverged at step {s.step + 1} (objective {val.total}); "
-                              "lower the learning rate")
+            raise DivergedError(f"training diverged at step {s.step + 1} (objective {val.total}); "
+                                "lower the learning rate")
         with np.errstate(over="ignore", invalid="ignore"):
             self.opt.step({"U": s.U, "W": s.W}, {"U": val.grad_U, "W": val.grad_W}, lr)
         s.step += 1
         if not (np.all(np.isfinite(s.U)) and np.all(np.isfinite(s.W))):
-            raise SolverError(f"training diverged at step {s.step} (non-finite weights); lower the learning rate")
+            raise DivergedError(f"training diverged at step {s.step} (non-finite weights); lower the learning "
+                                "rate")
         return lr
 
     def snapshot(self) -> TrainState:
@@ -244,8 +246,9 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
         state.cpu_seconds = time.process_time() - cpu_start
 
     if not state.history:
-        run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0)
+        _check_start(cfg, run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0))
     target = cfg.steps if stop_after is None else min(cfg.steps, state.step + stop_after)
+    saved = state.step if checkpoint is not None and resume and Path(checkpoint).exists() else None
     callbacks = [f for f in (progress, hook) if f is not None]
     try:
         while state.step < target:
@@ -257,6 +260,10 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
             if checkpoint is not None and state.step % cfg.checkpoint_every == 0:
                 clock()
                 save_checkpoint(checkpoint, run.snapshot())
+                saved = state.step
+    except DivergedError as exc:  # the checkpoint on disk is the last finite state written: left as it is
+        kept = f"{checkpoint} (step {saved}) is kept" if saved is not None else "no checkpoint was written"
+        raise DivergedError(f"{exc}; {kept}") from None
     except KeyboardInterrupt:
         if checkpoint is not None:
             due = state.step % cfg.log_every == 0 or state.step == cfg.steps
@@ -270,6 +277,14 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
         save_checkpoint(checkpoint, run.snapshot())
     net = PolyNetwork(state.U.copy(), state.W.copy())
     return TrainResult(cfg, net, initial, state.history, state.seconds, state.step >= cfg.steps, state.cpu_seconds)
+
+
+def _check_start(cfg: TrainConfig, row: dict[str, float]) -> None:
+    """Refuse, before any update, a start whose objective is not finite (the initial weights or lambda overflow)."""
+    if not math.isfinite(row["loss"]):
+        scale = cfg.init_scale if cfg.init_scale is not None else 1.0 / math.sqrt(cfg.p)
+        raise InputError(f"the objective at initialization is {row['loss']} (init scale {scale:g}, lambda "
+                         f"{cfg.lam:g}: the logits or the penalty overflow float64); lower the init scale or lambda")
 
 
 def _initial_state(cfg: TrainConfig, checkpoint: str | os.PathLike[str] | None, resume: bool) -> TrainState:

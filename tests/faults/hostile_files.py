@@ -166,6 +166,7 @@ def _odd_files() -> dict[str, bytes]:
         "set of lists": g("builtins", "set") + b"]]a\x85R",
         "huge numel, loaded": b"}(" + nf._str("U") + _huge_view(huge) + nf._str("W") + _huge_view(huge) + b"u",
         "many operations": b"(" + b"N" * 300_000 + b"t",
+        "slow parse": b"(" + b"N" * 5000 + b"t",
     }
     out = {f"odd {name} (zip)": _file(obj, b"", False) for name, obj in zipped.items()}
     out["odd unhashable key: list (legacy)"] = _unhashable_keys(b"]")
@@ -176,7 +177,13 @@ def _odd_files() -> dict[str, bytes]:
 
 #: command-line arguments some files are run with (a small memory budget: a small operation limit)
 EXTRA_ARGS = {"odd many operations (zip)": ["--max-memory", "64M"],
-              "odd huge numel, loaded (zip)": ["--names", "U=U,W=W", "--k", "2"]}
+              "odd huge numel, loaded (zip)": ["--names", "U=U,W=W", "--k", "2"],
+              "odd slow parse (zip)": ["--max-seconds", "1e-9"]}
+#: what the one line must say for some files (the limit that stops them)
+EXPECTED = {"odd many operations (zip)": "raise --max-memory", "odd slow parse (zip)": "raise --max-seconds",
+            "odd huge numel, loaded (zip)": "~2^2034 bytes", "dag as value (zip)": "reuses shared objects",
+            "deep tuple as dict key (SETITEMS) (legacy)": "nested deeper than 64 levels",
+            "odd changed after use (zip)": "changed after it was placed", "odd nested tuple key (zip)": "nested tuple"}
 
 
 def _huge_view(numel: bytes) -> bytes:
