@@ -59,7 +59,6 @@ BYTES_PER_NAME_CHAR = 64
 #: :data:`TREE_SLACK`: sharing cannot make a small pickle an expensive tree (a 400-byte memo bomb stays tiny)
 TREE_NODES_PER_BYTE = 16
 TREE_SLACK = 1 << 16
-_KEY_TYPES = frozenset({str, int, float, bool, bytes, type(None)})
 _CONTAINER_TYPES = frozenset({list, tuple, dict, set, OrderedDict, Counter})
 
 
@@ -123,8 +122,8 @@ def show(x: Any) -> str:
 
 
 def check_key(x: Any, what: str) -> None:
-    """Refuse to hash anything but strings, numbers, bytes, ``None`` and flat tuples of them: hashing is then linear
-    in the key's length (a tuple nested 10^6 deep would recurse in C and crash CPython)."""
+    """Refuse to hash anything but strings, numbers, bytes, ``None``, dtype-like markers and flat tuples of them:
+    hashing is then linear in the key's length (a tuple nested 10^6 deep would recurse in C and crash CPython)."""
     t = type(x)
     if t in _KEY_TYPES or (t is tuple and all(type(v) in _KEY_TYPES for v in x)):
         return
@@ -166,6 +165,11 @@ class Global:
     """An allowed global, as a marker (the named object is never imported)."""
 
     path: str
+
+
+#: what is hashed (dict keys, set and Counter elements), alone or in flat tuples: hashing each takes time linear in
+#: its size (a Global marker hashes its path)
+_KEY_TYPES = frozenset({str, int, float, complex, bool, bytes, type(None), Global})
 
 
 @dataclass(frozen=True)
