@@ -226,3 +226,15 @@ def test_a_huge_declared_size_is_printed_as_a_power_of_two(tmp_path):
     f.write_bytes(nf.torch_zip_bytes(nf.dict_pickle({"U": view}), {"0": bytes(8)}))
     with open_tensor_file(f) as tf, pytest.raises(RefusedError, match=r"~2\^2033 bytes"):
         tf.load(list(tf.tensors().values()))
+
+
+def test_safetensors_messages_shorten_what_the_header_says(tmp_path):
+    f = tmp_path / "long.safetensors"
+    name = "n" * 10**6
+    bad = "shape must be a list of at most 64"
+    for shape, match in (([2] * 64, "shape .* needs"), ([2] * 65, bad), ([2**63], bad)):
+        f.write_bytes(nf.safetensors_bytes({name: {"dtype": "F64", "shape": shape, "data_offsets": [0, 8]}},
+                                           bytes(8)))
+        with pytest.raises(NetworkFormatError, match=rf"tensor 'nnnn.*\.\.\.n+': {match}") as err:
+            PolyNetwork.load(f)
+        assert len(str(err.value)) < 400
