@@ -373,7 +373,9 @@ def prune_to_width(net: PolyNetwork, max_width: int, time_limit: float | None = 
     U, W = gens[:, :k], gens[:, k]
     A = neuron_pair_contributions(U, W)[:, _wrong_mask(U.shape[2], k)].T
     cols, _, status = greedy_prune(A, max_width=max_width, time_limit=time_limit)
-    if len(cols) > max_width or len(cols) == 0:
+    if len(cols) == 0:
+        raise SolverError(f"the {len(U)} neurons have no positive margin together (the margin LP's optimum is 0)")
+    if len(cols) > max_width:
         raise SolverError(f"no network of width <= {max_width} with a positive margin was found: backward "
                           f"elimination from {len(U)} neurons stops at {len(cols)} ({status}; dropping any further "
                           "neuron leaves no positive margin)")

@@ -12,6 +12,7 @@ import pytest
 
 from margintheory.construction import build_construction
 from margintheory.errors import DivergedError, InputError, SolverError
+from margintheory.network import PolyNetwork
 from margintheory.solvers.width import greedy_prune, prune_to_width
 from margintheory.training.checkpoint import load_checkpoint
 from margintheory.training.trainer import TrainConfig, train
@@ -24,10 +25,14 @@ def _cfg(**kw) -> TrainConfig:
 
 
 def test_a_width_below_any_positive_margin_is_one_error():
-    """``solve --max-width 1`` prunes the smallest max-margin network: no single neuron has a positive margin."""
+    """``solve --max-width 1`` used to end in a traceback (an empty reduction) when pruning left no neuron: three
+    neurons of the construction with a positive margin together, none of which can be dropped (no single neuron has
+    a positive margin); and three without a positive margin at all."""
     net = build_construction(3, 2)
-    with pytest.raises(SolverError, match="no network of width <= 1 with a positive margin was found"):
-        prune_to_width(net, 1)
+    with pytest.raises(SolverError, match="no network of width <= 1 with a positive margin was found: .* stops at 3"):
+        prune_to_width(PolyNetwork(net.U[[0, 2, 5]], net.W[[0, 2, 5]]), 1)
+    with pytest.raises(SolverError, match="the 3 neurons have no positive margin together"):
+        prune_to_width(PolyNetwork(net.U[[0, 1, 6]], net.W[[0, 1, 6]]), 1)
 
 
 def test_greedy_elimination_keeps_a_column_it_cannot_drop():
