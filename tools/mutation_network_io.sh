@@ -30,7 +30,8 @@ path.write_text(text.rstrip() + f'''
 [tool.mutmut]
 source_paths = ["margintheory/"]
 only_mutate = ["{os.environ["MUTATION_FILES"]}"]
-pytest_add_cli_args_test_selection = ["tests/test_reader_limits.py", "tests/test_network_io.py",
+pytest_add_cli_args_test_selection = ["tests/test_weights_only_pickle.py", "tests/test_reader_limits.py",
+                                      "tests/test_network_io.py",
                                       "tests/faults/test_extreme_values.py"]
 pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-q"]
 timeout_multiplier = 5.0
