@@ -199,3 +199,41 @@ def test_tensor_views_metadata_and_empty_tensors():
         sub(wop.Global("torch._utils._rebuild_tensor_v2"), wop.Global("torch.float32"), args, {})
     param = wop.CALLABLES["torch._utils._rebuild_parameter"]
     assert param(wop.rebuild_tensor(*args), False, OrderedDict()).shape == (2,)
+
+
+def test_tuple_nesting_is_counted_as_built():
+    od = G("collections", "OrderedDict") + b")R"
+    limit = wop.MAX_DEPTH + 3
+
+    def state(chain: int) -> bytes:  # {"a": ((...(None,)...),)}: height 1 + chain
+        return b"}" + nf._str("a") + b"N" + b"\x85" * chain + b"s"
+
+    assert _load(b"\x80\x02" + od + state(limit - 1) + b"b.") == OrderedDict()
+    with pytest.raises(NetworkFormatError, match="nested deeper than 64 levels"):
+        _load(b"\x80\x02" + od + state(limit) + b"b.")
+
+
+@pytest.mark.parametrize("data,match", [
+    (b"\x80\x02]K\x01K\x02s.", "cannot set items of a list"),
+    (b"\x80\x02](K\x01K\x02u.", "cannot set items of a list"),
+    (b"\x80\x02}(K\x01u.", "odd number of items in SETITEMS"),
+    (b"\x80\x02}K\x01a.", "cannot append to a dict"),
+    (b"\x80\x02}(K\x01e.", "cannot extend a dict"),
+])
+def test_malformed_container_operations_say_which(data, match):
+    with pytest.raises(NetworkFormatError, match=match):
+        _load(data)
+
+
+def test_tensor_sizes_are_at_most_64_int64_values():
+    size = wop.CALLABLES["torch.Size"]
+    assert size(tuple([1] * 64)) == tuple([1] * 64) and size((2**63 - 1,)) == (2**63 - 1,)
+    for bad in ((2**63,), (-1,), tuple([1] * 65), (1.0,)):
+        with pytest.raises(NetworkFormatError, match=r"tensor size must be a tuple of at most 64 integers in"):
+            size(bad)
+    with pytest.raises(NetworkFormatError, match=r"tensor size must be .* got \(-1,\)"):
+        wop.rebuild_tensor(_storage(), 0, (-1,), (1,))
+    with pytest.raises(NetworkFormatError, match=r"offset must be an integer in \[0, 2\^63\), got 9223372036854775808"):
+        wop.rebuild_tensor(_storage(), 2**63, (1,), (1,))
+    with pytest.raises(NetworkFormatError, match="a tensor is rebuilt from something that is not a storage record"):
+        wop.rebuild_tensor(None, 0, (1,), (1,))
