@@ -9,6 +9,11 @@
 # 'margintheory/network_io/weights_only_pickle.py'); MAX_CHILDREN: parallel test processes (default 2).
 # MUTATION_WORKDIR: where the copy is made (default: a new temporary directory, kept for `mutmut show NAME` there).
 # Prints the surviving mutants and a last line "network_io: K killed, S survived, ... of N mutants".
+#
+# Last run (weights_only_pickle.py, mutmut 3.8.1, 2 children, under load): 780 of 900 mutants killed (87 %), 120
+# survive: message texts, import-time closures (the allow-list's container builders are made when the module is
+# imported, before mutmut switches a mutant on), and equivalent changes (signed vs unsigned 4-byte lengths, which
+# differ only beyond 2 GiB; the spacing of the time checks; strict zips after a length check).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 files=${1:-margintheory/network_io/*}
