@@ -4,11 +4,11 @@ Each sub-command lives in ``margintheory/commands/<name>.py`` and exposes
 ``add_parser(subparsers) -> argparse.ArgumentParser`` (which sets ``func=run``) and ``run(args) -> int``;
 options shared by several commands are in ``margintheory/commands/_options.py``.  Only this module and
 ``commands/`` know about argparse and flags; the library takes typed parameters.
-Exit codes: 0 verified, 1 refuted, 2 bad input / refused / solver failure / output that cannot be written,
-130 interrupted (Ctrl-C), 141 standard output closed by the reader (``| head``).  Expected errors
-(:class:`~margintheory.errors.MarginTheoryError`) are printed as one line, never as a traceback.  This module
-imports nothing heavy at start-up (the commands' modules are imported inside :func:`main`), so that Ctrl-C at any
-moment is handled.
+Exit codes: 0 verified, 1 refuted (``train``: the run diverged), 2 bad input / refused / solver failure / output
+that cannot be written, 130 interrupted (Ctrl-C), 141 standard output closed by the reader (``| head``).
+Expected errors (:class:`~margintheory.errors.MarginTheoryError`) are printed as one line, never as a traceback.
+This module imports nothing heavy at start-up (the commands' modules are imported inside :func:`main`), so that
+Ctrl-C at any moment is handled.
 """
 
 from __future__ import annotations

@@ -47,3 +47,10 @@ class SolverError(MarginTheoryError):
 class ExecutionError(MarginTheoryError):
     """Work sent to other processes or machines that could not be run there (a cluster that cannot be reached, a
     task whose workers kept dying)."""
+
+
+class DivergedError(SolverError):
+    """Training whose objective or weights stopped being finite: the run's outcome, reported with exit code 1 (like
+    a refuted claim), not bad input; the last checkpoint written before it is left as it was."""
+
+    exit_code = 1

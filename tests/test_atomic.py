@@ -91,3 +91,21 @@ def test_network_save_is_atomic_and_respects_the_umask(tmp_path):
     net.scaled(2.0).save(target)
     assert os.stat(target).st_ino != inode and PolyNetwork.load(target).U[0, 0, 0] == 2.0
     assert _only(tmp_path) == ["net.npz"]
+
+
+def test_a_fifo_swapped_in_while_writing_is_not_replaced(tmp_path):
+    """The target is checked again just before the rename: a FIFO put in its place meanwhile is refused and kept
+    (``os.replace`` would swap it for a regular file), and the temporary file is removed."""
+    import stat
+
+    from margintheory.errors import InputError
+
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    with pytest.raises(InputError, match="FIFO"):
+        with atomic.atomic_open(target) as fh:
+            fh.write("new\n")
+            target.unlink()
+            os.mkfifo(target)
+    assert stat.S_ISFIFO(os.lstat(target).st_mode)
+    assert _only(tmp_path) == ["out.txt"]

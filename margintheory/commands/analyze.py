@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plots is not None:
         _check_plot_paths(Path(args.plots))
     backend = selected_backend(args)
-    net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
+    net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory,
+                           max_seconds=engine_time_limit(args))
     with using(backend):
         result = analyze_network(net, args.p, args.k, max_memory=args.max_memory,
                                  max_seconds=engine_time_limit(args), rtol=rtol, tolerance=args.tolerance,

@@ -174,10 +174,12 @@ def problem_from_args(args: argparse.Namespace) -> Parsed:
 
 
 def load_network(args: argparse.Namespace) -> PolyNetwork:
-    """``--network`` in any supported format, with ``--names`` and the memory budget."""
+    """``--network`` in any supported format, with ``--names``, the memory budget and the time budget (parsing)."""
+    from margintheory.commands._options import engine_time_limit
     from margintheory.core.network import PolyNetwork
 
-    return PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory)
+    return PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory,
+                            max_seconds=engine_time_limit(args))
 
 
 def _modular(args: argparse.Namespace) -> Parsed:

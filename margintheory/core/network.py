@@ -160,17 +160,19 @@ class PolyNetwork:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, names: str | None = None, k: int | None = None,
-             max_memory: int | None = None) -> PolyNetwork:
+             max_memory: int | None = None, max_seconds: float | None = None) -> PolyNetwork:
         """Read a network from ``.npz``, ``.safetensors`` or a PyTorch file (read without torch, weights only).
 
         ``names`` maps other tensor names and layouts (``"U=KEY,W=KEY"``, see :mod:`margintheory.network_io.names`);
         ``k`` is needed only when ``U`` names one matrix shared by all inputs.  Headers are read first: a file whose
-        tensors exceed ``max_memory`` (default 2 GiB) is refused before any data is read.  Any defect raises
+        tensors exceed ``max_memory`` (default 2 GiB) is refused before any data is read; parsing a PyTorch pickle
+        stops after ``max_seconds`` (``None``: no limit).  Any defect raises
         :class:`NetworkFormatError` (or :class:`~margintheory.errors.RefusedError`) with one line naming the file.
         """
         from margintheory.network_io import DEFAULT_MAX_MEMORY, read_network_arrays
 
-        U, W, meta = read_network_arrays(path, names=names, k=k, max_memory=max_memory or DEFAULT_MAX_MEMORY)
+        U, W, meta = read_network_arrays(path, names=names, k=k, max_memory=max_memory or DEFAULT_MAX_MEMORY,
+                                         max_seconds=max_seconds)
         try:
             return cls(U, W, meta)
         except NetworkFormatError as exc:

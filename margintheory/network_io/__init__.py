@@ -31,6 +31,7 @@ from margintheory.network_io.names import NameMap, default_names, mapped_uw
 from margintheory.network_io.npz import is_zip, scan_npz, write_npz
 from margintheory.network_io.safetensors_format import looks_like_safetensors, scan_safetensors, write_safetensors
 from margintheory.network_io.torch_format import TORCH_SUFFIXES, scan_torch
+from margintheory.network_io.weights_only_pickle import show
 
 __all__ = [
     "DEFAULT_MAX_MEMORY", "FORMAT_VERSION", "META_PREFIX", "LazyTensor", "NameMap", "TensorFile", "file_format",
@@ -73,10 +74,11 @@ def output_format(path: str | os.PathLike[str]) -> str:
 
 
 def open_tensor_file(path: str | os.PathLike[str], *, max_memory: int = DEFAULT_MAX_MEMORY,
-                     kind: str | None = None) -> TensorFile:
+                     kind: str | None = None, max_seconds: float | None = None) -> TensorFile:
     """Open a network file and parse its headers (no tensor data is read); use as a context manager.
 
-    ``kind`` (``'npz'``, ``'safetensors'`` or ``'pytorch'``) forces the format instead of the suffix."""
+    ``kind`` (``'npz'``, ``'safetensors'`` or ``'pytorch'``) forces the format instead of the suffix; parsing a
+    PyTorch pickle stops with a :class:`~margintheory.errors.RefusedError` after ``max_seconds``."""
     name = os.fspath(path)
     fh, size = open_regular(name)
     try:
@@ -94,7 +96,7 @@ def open_tensor_file(path: str | os.PathLike[str], *, max_memory: int = DEFAULT_
         if kind == "safetensors":
             tensors, meta = scan_safetensors(fh, name, size)
             return TensorFile(name, "safetensors", tensors, max_memory, metadata=meta, handle=fh)
-        tree, closer = scan_torch(fh, name, size, max_memory)
+        tree, closer = scan_torch(fh, name, size, max_memory, max_seconds)
         return TensorFile(name, "pytorch", tree, max_memory, handle=fh, closers=[closer] if closer else [])
     except MarginTheoryError:
         fh.close()
@@ -130,14 +132,16 @@ def _looks_like(head: bytes) -> str:
 
 
 def read_network_arrays(path: str | os.PathLike[str], *, names: NameMap | str | None = None, k: int | None = None,
-                        max_memory: int = DEFAULT_MAX_MEMORY) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                        max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """``(U, W, metadata)`` of the network in a file (see :mod:`.names` for the layouts and the mapping).
 
     ``names`` (a :class:`NameMap` or its text ``"U=KEY,W=KEY"``) selects the tensors; ``k`` is needed only when
     ``U`` names one matrix shared by all input positions.  ``metadata`` holds the ``meta__<name>`` arrays.
+    ``max_seconds`` bounds the parsing of a PyTorch pickle (``None``: no limit).
     """
     mapping = NameMap.parse(names) if isinstance(names, str) else names
-    with open_tensor_file(path, max_memory=max_memory) as tf:
+    with open_tensor_file(path, max_memory=max_memory, max_seconds=max_seconds) as tf:
         _check_version(tf)
         U, W = mapped_uw(tf, mapping or default_names(tf), k)
         meta = {}
@@ -166,18 +170,20 @@ def _check_version(tf: TensorFile) -> None:
 
 
 def read_arrays(path: str | os.PathLike[str], required: tuple[str, ...], optional: tuple[str, ...] = (), *,
-                max_memory: int = DEFAULT_MAX_MEMORY,
+                max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
                 shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
-    """Top-level arrays of a file by name (``required`` must all be present), read under the memory budget.
+    """Top-level arrays of a file by name (``required`` must all be present), read under the memory budget (and
+    ``max_seconds`` for parsing a PyTorch pickle).
 
     ``shapes`` (optional) gives the shape each named array must have; those arrays must also be real numbers
     (float or integer).  Both are checked on the headers, before any data is read."""
-    with open_tensor_file(path, max_memory=max_memory) as tf:
+    with open_tensor_file(path, max_memory=max_memory, max_seconds=max_seconds) as tf:
         top = tf.tree if isinstance(tf.tree, dict) else {}
         missing = [n for n in required if not isinstance(top.get(n), LazyTensor)]
         if missing:
+            held = ", ".join(show(str(n)) for n in list(top)[:12]) + (", ..." if len(top) > 12 else "")
             raise NetworkFormatError(f"{tf.path}: missing array(s) {missing}; expected {list(required)} "
-                                     f"(the file holds: {', '.join(sorted(map(str, top))[:12]) or 'nothing'})")
+                                     f"(the file holds: {held or 'nothing'})")
         wanted = [top[n] for n in (*required, *optional) if isinstance(top.get(n), LazyTensor)]
         for t in wanted:
             shape = (shapes or {}).get(t.name)

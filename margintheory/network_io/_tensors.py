@@ -52,7 +52,9 @@ class LazyTensor:
         return self.numel * dtype_itemsize(self.dtype)
 
     def describe(self) -> str:
-        return f"{self.name} {tuple(self.shape)} {dtype_name(self.dtype)}"
+        """``name (shape) dtype``; a name longer than 120 characters is shortened in the middle."""
+        name = self.name if len(self.name) <= 120 else f"{self.name[:80]}...{self.name[-30:]}"
+        return f"{name} {tuple(self.shape)} {dtype_name(self.dtype)}"
 
 
 def bfloat16_to_float32(raw: np.ndarray) -> np.ndarray:

@@ -33,10 +33,11 @@ import numpy as np
 
 from margintheory.errors import InputError, NetworkFormatError
 from margintheory.network_io._tensors import BFLOAT16, LazyTensor, TensorFile, dtype_name
+from margintheory.network_io.weights_only_pickle import show
 
 CONTAINERS = ("state_dict", "model", "model_state_dict", "module", "net", "network")
 _PREFIXES = ("module.", "model.")
-_EMBED = re.compile(r"^embed\.(\d+)\.weight$")
+_EMBED = re.compile(r"^embed\.(\d{1,9})\.weight$")
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def lookup(tf: TensorFile, ref: KeyRef) -> tuple[LazyTensor, bool]:
         raise NetworkFormatError(f"{tf.path}: key {text!r} is ambiguous ({len(hits)} entries match)")
     if hits:
         raise NetworkFormatError(f"{tf.path}: key {text!r} names a {type(hits[0]).__name__}, not a tensor")
-    names = list(tf.tensors())
+    names = [n for n in tf.tensors() if len(n) <= 4 * len(text) + 40][:10000]  # bounded work for a hint
     close = difflib.get_close_matches(text.removesuffix(".T"), names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise NetworkFormatError(f"{tf.path}: no tensor {text!r}{hint} (the file holds: {listing(tf)})")
@@ -302,7 +303,7 @@ def _layout(sd: dict[str, str], path: str) -> NameMap | None:
     if "U" in sd and "W" in sd:
         extra = sorted(set(sd) - {"U", "W"})
         if extra:
-            raise NetworkFormatError(f"{path}: unexpected tensors {extra[:8]} next to U and W (layout A has only U, "
+            raise NetworkFormatError(f"{path}: unexpected tensors {show(extra)} next to U and W (layout A has only U, "
                                      "W); select the weights with a name map \"U=KEY,W=KEY\"", parameter="names")
         return NameMap((KeyRef(sd["U"]),), KeyRef(sd["W"]))
     embeds = {int(m.group(1)): full for name, full in sd.items() if (m := _EMBED.match(name))}
@@ -310,11 +311,13 @@ def _layout(sd: dict[str, str], path: str) -> NameMap | None:
         return None
     biases = sorted(n for n in sd if n.endswith(".bias"))
     if biases:
-        raise NetworkFormatError(f"{path}: bias tensors {biases[:8]} are not part of the papers' network (no biases)")
+        raise NetworkFormatError(f"{path}: bias tensors {show(biases)} are not part of the papers' network (no "
+                                 "biases)")
     k = len(embeds)
     if sorted(embeds) != list(range(k)):
-        raise NetworkFormatError(f"{path}: embeddings must be numbered 0..{k - 1}, found {sorted(embeds)}")
+        raise NetworkFormatError(f"{path}: embeddings must be numbered 0..{k - 1}, found {show(sorted(embeds))}")
     extra = sorted(set(sd) - {n for n in sd if _EMBED.match(n)} - {"out.weight"})
     if extra:
-        raise NetworkFormatError(f"{path}: unexpected tensors {extra[:8]} in layout B (embed.{{j}}.weight, out.weight)")
+        raise NetworkFormatError(f"{path}: unexpected tensors {show(extra)} in layout B (embed.{{j}}.weight, "
+                                 "out.weight)")
     return NameMap(tuple(KeyRef(embeds[j] + ".T") for j in range(k)), KeyRef(sd["out.weight"] + ".T"), listed=True)

@@ -17,6 +17,7 @@ import numpy as np
 from margintheory.errors import NetworkFormatError
 from margintheory.network_io._files import read_exact
 from margintheory.network_io._tensors import BFLOAT16, LazyTensor, bfloat16_to_float32, dtype_itemsize
+from margintheory.network_io.weights_only_pickle import MAX_DIMS, show
 
 MAX_HEADER = 100_000_000  # the limit of the reference implementation
 DTYPES: dict[str, np.dtype | str] = {
@@ -55,21 +56,23 @@ def scan_safetensors(fh: BinaryIO, path: str, size: int) -> tuple[dict[str, Lazy
     tensors: dict[str, LazyTensor] = {}
     spans = []
     for name, info in header.items():
-        where = f"{path}: tensor {name!r}"
+        where = f"{path}: tensor {_quoted(name)}"
         if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:
             raise NetworkFormatError(f"{where}: header entry must have exactly dtype, shape, data_offsets")
         code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
         if code not in DTYPES:
-            raise NetworkFormatError(f"{where}: unsupported dtype {code!r} (supported: {', '.join(DTYPES)})")
-        if not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape):
-            raise NetworkFormatError(f"{where}: shape must be a list of non-negative integers, got {shape!r}")
+            raise NetworkFormatError(f"{where}: unsupported dtype {show(code)} (supported: {', '.join(DTYPES)})")
+        if (not isinstance(shape, list) or len(shape) > MAX_DIMS
+                or not all(type(s) is int and 0 <= s < 2**63 for s in shape)):
+            raise NetworkFormatError(f"{where}: shape must be a list of at most {MAX_DIMS} integers in [0, 2^63), "
+                                     f"got {show(shape)}")
         if (not isinstance(offsets, list) or len(offsets) != 2 or not all(type(o) is int for o in offsets)
                 or not 0 <= offsets[0] <= offsets[1]):
             raise NetworkFormatError(f"{where}: data_offsets must be [begin, end] with 0 <= begin <= end")
         dtype = DTYPES[code]
         need = math.prod(shape) * dtype_itemsize(dtype)
         if offsets[1] - offsets[0] != need:
-            raise NetworkFormatError(f"{where}: shape {tuple(shape)} {code} needs {need} bytes but data_offsets "
+            raise NetworkFormatError(f"{where}: shape {show(tuple(shape))} {code} needs {need} bytes but data_offsets "
                                      f"span {offsets[1] - offsets[0]}")
         if offsets[1] > data_len:
             raise NetworkFormatError(f"{where}: data ends at byte {offsets[1]} of a {data_len}-byte data section "
@@ -81,12 +84,17 @@ def scan_safetensors(fh: BinaryIO, path: str, size: int) -> tuple[dict[str, Lazy
     for begin, stop, name in sorted(spans):
         if begin != end:
             what = "overlap" if begin < end else "leave a hole"
-            raise NetworkFormatError(f"{path}: tensor {name!r} data_offsets {what} (the format requires a contiguous "
-                                     "data section)")
+            raise NetworkFormatError(f"{path}: tensor {_quoted(name)} data_offsets {what} (the format requires a "
+                                     "contiguous data section)")
         end = stop
     if end != data_len:
         raise NetworkFormatError(f"{path}: {data_len - end} bytes after the last tensor (not a valid safetensors file)")
     return tensors, metadata
+
+
+def _quoted(name: str) -> str:
+    """A tensor name for a message: in full up to 200 characters, shortened beyond (the header may hold 100 MB)."""
+    return repr(name) if len(name) <= 200 else show(name)
 
 
 def _loader(fh: BinaryIO, offset: int, nbytes: int, shape: list[int], dtype: np.dtype | str, where: str):

@@ -24,18 +24,21 @@ from margintheory.errors import NetworkFormatError
 from margintheory.network_io._files import read_exact
 from margintheory.network_io._tensors import BFLOAT16, LazyTensor, bfloat16_to_float32, dtype_itemsize
 from margintheory.network_io.weights_only_pickle import (
+    MAX_DEPTH,
     STORAGE_DTYPES,
     Global,
+    Limits,
     Reader,
     StorageRef,
     TensorRef,
     load,
+    show,
 )
+from margintheory.runtime.budget import format_bytes
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 TORCH_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".pkl")
-MAX_DEPTH = 64
 
 
 def pickle_limit(max_memory: int) -> int:
@@ -47,7 +50,7 @@ def pickle_limit(max_memory: int) -> int:
 
 def _storage_record(pid: Any, legacy: bool) -> tuple[str, np.dtype | str, int]:
     if not isinstance(pid, tuple) or not pid or pid[0] not in ("storage", b"storage"):
-        raise NetworkFormatError(f"persistent id {str(pid)[:80]} is not a storage record")
+        raise NetworkFormatError(f"persistent id {show(pid)} is not a storage record")
     fields = pid[1:]
     if len(fields) != (5 if legacy else 4):
         raise NetworkFormatError(f"storage record has {len(fields)} fields, expected {5 if legacy else 4}")
@@ -55,7 +58,7 @@ def _storage_record(pid: Any, legacy: bool) -> tuple[str, np.dtype | str, int]:
     if legacy and fields[4] is not None:
         raise NetworkFormatError("legacy storage views (files of torch < 1.0) are not supported")
     if not isinstance(storage_type, Global) or storage_type.path not in STORAGE_DTYPES:
-        raise NetworkFormatError(f"unsupported storage type {getattr(storage_type, 'path', storage_type)!r}")
+        raise NetworkFormatError(f"unsupported storage type {show(storage_type)}")
     if not isinstance(key, str) or type(numel) is not int or numel < 0:
         raise NetworkFormatError("malformed storage record (key must be a string, numel a non-negative integer)")
     return key, STORAGE_DTYPES[storage_type.path], numel
@@ -73,23 +76,28 @@ class _Storages:
         key, dtype, numel = _storage_record(pid, self.legacy)
         seen = self.records.get(key)
         if seen is not None and (seen.dtype != dtype or seen.numel != numel):
-            raise NetworkFormatError(f"storage {key!r} is declared twice with different types or sizes")
+            raise NetworkFormatError(f"storage {show(key)} is declared twice with different types or sizes")
         self.records[key] = ref = seen or StorageRef(key, dtype, numel)
         return ref
 
 
-def scan_torch(fh: BinaryIO, path: str, size: int, max_memory: int) -> tuple[Any, Any]:
-    """The object tree of a PyTorch file (tensors as lazy leaves) and a closer; zip or legacy by content."""
+def scan_torch(fh: BinaryIO, path: str, size: int, max_memory: int,
+               max_seconds: float | None = None) -> tuple[Any, Any]:
+    """The object tree of a PyTorch file (tensors as lazy leaves) and a closer; zip or legacy by content.
+
+    The work is bounded by :class:`~.weights_only_pickle.Limits` from the memory budget, and parsing and walking the
+    tree stop with a :class:`~margintheory.errors.RefusedError` after ``max_seconds`` (``None``: no time limit)."""
     head = fh.read(4)
     fh.seek(0)
+    limits = Limits.for_budget(max_memory, max_seconds)
     if head[:2] == b"PK":
-        return _scan_zip(fh, path, max_memory)
+        return _scan_zip(fh, path, max_memory, limits)
     if head[:1] == b"\x80":
-        return _scan_legacy(fh, path, size, max_memory), None
+        return _scan_legacy(fh, path, size, max_memory, limits), None
     raise NetworkFormatError(f"{path}: not a PyTorch file (neither the zip format of torch.save nor a legacy pickle)")
 
 
-def _scan_zip(fh: BinaryIO, path: str, max_memory: int) -> tuple[Any, Any]:
+def _scan_zip(fh: BinaryIO, path: str, max_memory: int, limits: Limits) -> tuple[Any, Any]:
     try:
         zf = zipfile.ZipFile(fh)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
@@ -107,7 +115,8 @@ def _scan_zip(fh: BinaryIO, path: str, max_memory: int) -> tuple[Any, Any]:
         big = _byteorder(zf, prefix, path)
         storages = _Storages(path, legacy=False)
         with zf.open(pkls[0]) as member:
-            tree = load(Reader(member, pkls[0].file_size, f"{path}: data.pkl"), storages.persistent_load)
+            data = read_exact(member, pkls[0].file_size, f"{path}: data.pkl")
+        tree = load(Reader(data, f"{path}: data.pkl"), storages.persistent_load, limits)
         infos = {i.filename: i for i in zf.infolist()}
 
         def read_storage(ref: StorageRef) -> bytearray:
@@ -115,21 +124,22 @@ def _scan_zip(fh: BinaryIO, path: str, max_memory: int) -> tuple[Any, Any]:
             info = infos.get(name)
             need = ref.numel * dtype_itemsize(ref.dtype)
             if info is None:
-                raise NetworkFormatError(f"{path}: storage {ref.key!r} is missing from the archive")
+                raise NetworkFormatError(f"{path}: storage {show(ref.key)} is missing from the archive")
             if info.file_size < need:
-                raise NetworkFormatError(f"{path}: storage {ref.key!r} is truncated ({info.file_size} of {need} bytes)")
+                raise NetworkFormatError(f"{path}: storage {show(ref.key)} is truncated ({info.file_size} of {need} "
+                                         "bytes)")
             try:
                 with zf.open(info) as member:
-                    return read_exact(member, need, f"{path}: storage {ref.key!r}")
+                    return read_exact(member, need, f"{path}: storage {show(ref.key)}")
             except NetworkFormatError:
                 raise
             except (zipfile.BadZipFile, OSError, EOFError) as exc:
-                raise NetworkFormatError(f"{path}: storage {ref.key!r} is damaged ({str(exc)[:120]})") from None
+                raise NetworkFormatError(f"{path}: storage {show(ref.key)} is damaged ({str(exc)[:120]})") from None
 
         for ref in storages.records.values():
             if f"{prefix}data/{ref.key}" not in infos:
-                raise NetworkFormatError(f"{path}: storage {ref.key!r} is missing from the archive")
-        return _lazy_tree(tree, path, read_storage, big, storages), zf.close
+                raise NetworkFormatError(f"{path}: storage {show(ref.key)} is missing from the archive")
+        return _lazy_tree(tree, path, read_storage, big, storages, limits), zf.close
     except BaseException:
         zf.close()
         raise
@@ -148,44 +158,53 @@ def _byteorder(zf: zipfile.ZipFile, prefix: str, path: str) -> bool:
     return order == b"big"
 
 
-def _scan_legacy(fh: BinaryIO, path: str, size: int, max_memory: int) -> Any:
-    reader = Reader(fh, min(size, pickle_limit(max_memory)), f"{path}", file_end=size <= pickle_limit(max_memory))
+def _scan_legacy(fh: BinaryIO, path: str, size: int, max_memory: int, limits: Limits) -> Any:
+    limit = pickle_limit(max_memory)
+    reader = Reader(read_exact(fh, min(size, limit), path), path, file_end=size <= limit)
 
     def no_storage(pid: Any) -> Any:
         raise NetworkFormatError(f"{path}: unexpected storage record in the file header")
 
-    if load(reader, no_storage) != LEGACY_MAGIC:
+    if load(reader, no_storage, limits) != LEGACY_MAGIC:
         raise NetworkFormatError(f"{path}: a pickle, but not a PyTorch file (no torch.save magic number); "
                                  "plain pickles are never loaded")
-    if load(reader, no_storage) != LEGACY_PROTOCOL:
+    if load(reader, no_storage, limits) != LEGACY_PROTOCOL:
         raise NetworkFormatError(f"{path}: unsupported legacy PyTorch protocol version")
-    info = load(reader, no_storage)
+    info = load(reader, no_storage, limits)
     big = isinstance(info, dict) and info.get("little_endian") is False
     storages = _Storages(path, legacy=True)
-    tree = load(reader, storages.persistent_load)
-    keys = load(reader, no_storage)
-    if not isinstance(keys, list) or set(keys) != set(storages.records) or len(keys) != len(set(keys)):
+    tree = load(reader, storages.persistent_load, limits)
+    keys = load(reader, no_storage, limits)
+    if (not isinstance(keys, list) or not all(type(k) is str for k in keys)  # hash strings only
+            or set(keys) != set(storages.records) or len(keys) != len(set(keys))):
         raise NetworkFormatError(f"{path}: the storage key list does not match the storages the object uses")
-    offsets, pos = {}, fh.tell()
+    offsets, pos = {}, reader.pos  # the storages follow the key list
     for key in keys:
         ref = storages.records[key]
         offsets[key] = pos
         pos += 8 + ref.numel * dtype_itemsize(ref.dtype)
     if pos > size:
-        raise NetworkFormatError(f"{path} is truncated: its storages need {pos} bytes, the file has {size}")
+        raise NetworkFormatError(f"{path} is truncated: its storages need {format_bytes(pos)}, the file has "
+                                 f"{format_bytes(size)}")
 
     def read_storage(ref: StorageRef) -> bytearray:
         fh.seek(offsets[ref.key])
-        count = int.from_bytes(read_exact(fh, 8, f"{path}: storage {ref.key!r}"), "little", signed=True)
+        count = int.from_bytes(read_exact(fh, 8, f"{path}: storage {show(ref.key)}"), "little", signed=True)
         if count != ref.numel:
-            raise NetworkFormatError(f"{path}: storage {ref.key!r} holds {count} elements, its record says {ref.numel}")
-        return read_exact(fh, ref.numel * dtype_itemsize(ref.dtype), f"{path}: storage {ref.key!r}")
+            raise NetworkFormatError(f"{path}: storage {show(ref.key)} holds {count} elements, its record says "
+                                     f"{ref.numel}")
+        return read_exact(fh, ref.numel * dtype_itemsize(ref.dtype), f"{path}: storage {show(ref.key)}")
 
-    return _lazy_tree(tree, path, read_storage, big, storages)
+    return _lazy_tree(tree, path, read_storage, big, storages, limits)
 
 
-def _lazy_tree(tree: Any, path: str, read_storage: Any, big: bool, storages: _Storages) -> Any:
-    """Replace every :class:`TensorRef` by a :class:`LazyTensor`; refuse cycles and absurd nesting (iteratively)."""
+def _lazy_tree(tree: Any, path: str, read_storage: Any, big: bool, storages: _Storages, limits: Limits) -> Any:
+    """Replace every :class:`TensorRef` by a :class:`LazyTensor`; refuse cycles and absurd nesting.
+
+    The walk is bounded on its own (the unpickler bounds the tree it builds too): at most ``limits.objects`` visits
+    (a shared node is visited at each use), ``limits.name_chars`` characters of dotted names, ``MAX_DEPTH`` levels,
+    and the time budget."""
+    count = {"visits": 0, "chars": 0}
 
     def make(ref: TensorRef, name: str) -> LazyTensor:
         def load_tensor() -> np.ndarray:
@@ -197,6 +216,17 @@ def _lazy_tree(tree: Any, path: str, read_storage: Any, big: bool, storages: _St
         return LazyTensor(name, ref.shape, ref.dtype, loader=load_tensor,
                           read_nbytes=ref.storage.numel * dtype_itemsize(ref.storage.dtype),
                           strided=not _row_major(ref))
+
+    def visit(name_chars: int) -> None:
+        count["visits"] += 1
+        count["chars"] += name_chars
+        if count["visits"] > limits.objects:
+            raise limits.too_many(f"{path}: the object tree has more nodes than")
+        if count["chars"] > limits.name_chars:
+            raise NetworkFormatError(f"{path}: the dotted names of the object tree exceed {limits.name_chars} "
+                                     "characters (one key repeated at many places?)", parameter="max_memory")
+        if not count["visits"] & 4095:
+            limits.check_time(path)
 
     def convert(node: Any, name: str, depth: int, active: set[int]) -> Any:
         if isinstance(node, TensorRef):
@@ -212,13 +242,18 @@ def _lazy_tree(tree: Any, path: str, read_storage: Any, big: bool, storages: _St
             for k, v in items:
                 if not isinstance(k, (str, int)):
                     continue  # e.g. tuple keys of optimizer states: not addressable by a dotted name
-                out[str(k)] = convert(v, f"{name}.{k}" if name else str(k), depth + 1, active)
+                key = str(k)
+                visit(len(name) + 1 + len(key))  # counted before the name is built
+                out[key] = convert(v, f"{name}.{key}" if name else key, depth + 1, active)
             active.discard(id(node))
             return out if isinstance(node, Mapping) else list(out.values())
-        if isinstance(node, (StorageRef, Global)):
-            return repr(node)
+        if isinstance(node, Global):
+            return f"<{show(node.path)}>"
+        if isinstance(node, StorageRef):
+            return f"<storage {show(node.key)}: {node.numel} elements>"
         return node
 
+    visit(0)
     return convert(tree, "", 0, set())
 
 

@@ -24,7 +24,10 @@ FLOPS_PER_SECOND = 2.0e10
 
 
 def format_bytes(n: float, digits: int = 1) -> str:
-    """``1536`` -> ``'1.5 KiB'``; astronomically large sizes in powers of ten (``'1.2e+21 bytes'``)."""
+    """``1536`` -> ``'1.5 KiB'``; astronomically large sizes in powers of ten (``'1.2e+21 bytes'``), sizes beyond
+    floating point as powers of two (a file may declare a 2000-bit size)."""
+    if isinstance(n, int) and n.bit_length() > 1000:
+        return f"~2^{n.bit_length() - 1} bytes"
     if not math.isfinite(n) or n >= 2**70:
         return f"{float(n):.3g} bytes"
     value = float(n)

@@ -130,7 +130,9 @@ def greedy_prune(A: np.ndarray, *, target: float | None = None, max_width: int |
         c = int(order[0])
         trial = cols[cols != c]
         s_t, val_t = _lp_on(A, trial)
-        if max_width is not None or (target is not None and val_t >= target):
+        if max_width is not None and not np.any(s_t > 0):
+            tried.add(c)  # without column c no positive margin is left (the LP's optimum is s = 0): keep it
+        elif max_width is not None or (target is not None and val_t >= target):
             cols, s = trial[s_t > 0], s_t[s_t > 0]
         else:
             tried.add(c)
@@ -358,6 +360,12 @@ def prune_to_width(net: PolyNetwork, max_width: int, time_limit: float | None = 
     U, W = gens[:, :k], gens[:, k]
     A = neuron_pair_contributions(U, W)[:, _wrong_mask(U.shape[2], k)].T
     cols, _, status = greedy_prune(A, max_width=max_width, time_limit=time_limit)
+    if len(cols) == 0:
+        raise SolverError(f"the {len(U)} neurons have no positive margin together (the margin LP's optimum is 0)")
+    if len(cols) > max_width:
+        raise SolverError(f"no network of width <= {max_width} with a positive margin was found: backward "
+                          f"elimination from {len(U)} neurons stops at {len(cols)} ({status}; dropping any further "
+                          "neuron leaves no positive margin)")
     s_sel, _ = _lp_on(A, cols)
     sv = np.zeros(len(U))
     sv[cols] = s_sel

@@ -87,7 +87,8 @@ def measure_weights(U: np.ndarray, W: np.ndarray, train_acc: float, test_acc: fl
     the normalized margin ``h / ||theta||^(k+1)`` (float64 weights) and the Fourier statistics."""
     norm = PolyNetwork(U, W).norm()
     k = U.shape[1]
-    nm = h / norm ** (k + 1) if norm > 0 else float("nan")
+    with np.errstate(over="ignore", invalid="ignore"):  # huge weights: inf / nan, reported as divergence by the loop
+        nm = float(h / np.float64(norm) ** (k + 1)) if norm > 0 else float("nan")
     fs = fourier_summary(U, W)
     return {
         "train_acc": train_acc,

@@ -27,7 +27,7 @@ from margintheory.backends.training_step import TrainSpec
 from margintheory.core import theory
 from margintheory.core.network import PolyNetwork
 from margintheory.engines.margins import input_grid
-from margintheory.errors import InputError, SolverError
+from margintheory.errors import DivergedError, InputError
 from margintheory.runtime.atomic import atomic_write_text
 from margintheory.runtime.budget import Estimate, grid_points
 from margintheory.training.checkpoint import TrainState, load_checkpoint, save_checkpoint
@@ -217,11 +217,12 @@ class _Run:
         """A history row: loss and accuracies by the backend, recomputed in float64; margin and Fourier statistics
         from the float64 weights."""
         s = self.state
-        ev = self.stepper.evaluate()
-        U, W = (np.asarray(a, dtype=np.float64) for a in self.stepper.weights())
-        penalty, _, _ = penalty_of(U, W, self.cfg.regularizer)
-        row = {"step": s.step, "lr": lr, "loss": ev.data_loss + self.cfg.lam * penalty, "data_loss": ev.data_loss}
-        row.update(measure_weights(U, W, ev.train_acc, ev.test_acc, ev.h, self.gamma))
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge weights: divergence, reported
+            ev = self.stepper.evaluate()
+            U, W = (np.asarray(a, dtype=np.float64) for a in self.stepper.weights())
+            penalty, _, _ = penalty_of(U, W, self.cfg.regularizer)
+            row = {"step": s.step, "lr": lr, "loss": ev.data_loss + self.cfg.lam * penalty, "data_loss": ev.data_loss}
+            row.update(measure_weights(U, W, ev.train_acc, ev.test_acc, ev.h, self.gamma))
         row["seconds"] = seconds
         s.history.append(row)
         return row
@@ -229,13 +230,14 @@ class _Run:
     def update(self) -> float:
         s = self.state
         lr = self.sched(s.step + 1)
-        total, finite = self.stepper.step(self.batch_rows(), lr)
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported just below
+            total, finite = self.stepper.step(self.batch_rows(), lr)
         if not math.isfinite(total):
-            raise SolverError(f"training diverged at step {s.step + 1} (objective {total}); "
-                              "lower the learning rate")
+            raise DivergedError(f"training diverged at step {s.step + 1} (objective {total}); "
+                                "lower the learning rate")
         s.step += 1
         if not finite:
-            raise SolverError(f"training diverged at step {s.step} (non-finite weights); lower the learning rate")
+            raise DivergedError(f"training diverged at step {s.step} (non-finite weights); lower the learning rate")
         return lr
 
     def snapshot(self) -> TrainState:
@@ -273,8 +275,9 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
         state.cpu_seconds = time.process_time() - cpu_start
 
     if not state.history:
-        run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0)
+        _check_start(cfg, run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0))
     target = cfg.steps if stop_after is None else min(cfg.steps, state.step + stop_after)
+    saved = state.step if checkpoint is not None and resume and Path(checkpoint).exists() else None
     callbacks = [f for f in (progress, hook) if f is not None]
     try:
         while state.step < target:
@@ -286,6 +289,10 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
             if checkpoint is not None and state.step % cfg.checkpoint_every == 0:
                 clock()
                 save_checkpoint(checkpoint, run.snapshot())
+                saved = state.step
+    except DivergedError as exc:  # the checkpoint on disk is the last finite state written: left as it is
+        kept = f"{checkpoint} (step {saved}) is kept" if saved is not None else "no checkpoint was written"
+        raise DivergedError(f"{exc}; {kept}") from None
     except KeyboardInterrupt:
         if checkpoint is not None:
             due = state.step % cfg.log_every == 0 or state.step == cfg.steps
@@ -300,6 +307,14 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
         save_checkpoint(checkpoint, state)
     net = PolyNetwork(state.U.copy(), state.W.copy())
     return TrainResult(cfg, net, initial, state.history, state.seconds, state.step >= cfg.steps, state.cpu_seconds)
+
+
+def _check_start(cfg: TrainConfig, row: dict[str, float]) -> None:
+    """Refuse, before any update, a start whose objective is not finite (the initial weights or lambda overflow)."""
+    if not math.isfinite(row["loss"]):
+        scale = cfg.init_scale if cfg.init_scale is not None else 1.0 / math.sqrt(cfg.p)
+        raise InputError(f"the objective at initialization is {row['loss']} (init scale {scale:g}, lambda "
+                         f"{cfg.lam:g}: the logits or the penalty overflow float64); lower the init scale or lambda")
 
 
 def _initial_state(cfg: TrainConfig, checkpoint: str | os.PathLike[str] | None, resume: bool) -> TrainState:
