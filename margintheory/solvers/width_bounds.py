@@ -14,6 +14,10 @@ The certificate is found by an SDP (cvxpy + Clarabel), rounded to integers over 
 constraints restored exactly and ``eta I`` added; it is then *checked* with integer arithmetic only: the constraints
 by summation, positive definiteness by fraction-free Gaussian elimination (Bareiss: every leading principal minor
 ``> 0``), the ratio as a fraction.  A passing check is a proof (``proved``) of ``N >= ceil(ratio)``.
+
+This pointwise bound cannot exceed 92.23 for ``k = 5`` (the optimum of its linear programme); the stronger Delsarte
+linear-programming bound, which also lets ``f_d < 0`` outside ``M_k + {0}``, is in
+:mod:`margintheory.solvers.width_delsarte`, and :func:`width_lower_bound` returns the better of the two.
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 A max-margin network has, at each frequency, at least as many neurons as the smallest support of a positive measure
 ``mu = sum_a w_a delta_{theta_a}`` on ``T^k`` with ``mu^(m) = 0`` for every unwanted moment ``m`` in ``M_k``
-(:mod:`margintheory.phase_measures`; ``p`` prime, ``p > 2k``).  **The bound** (the analogue of Delsarte's linear
-programming bound for codes and designs): let ``F(theta) = sum_d f_d exp(-i d.theta)`` be real with
+(:mod:`margintheory.phase_measures`; ``p`` prime, ``p > 2k``).  **The bound** -- the analogue of the linear
+programming bound of P. Delsarte, "An algebraic approach to the association schemes of coding theory", Philips Res.
+Rep. Suppl. 10 (1973), and of Delsarte, Goethals, Seidel, "Spherical codes and designs", Geom. Dedicata 6 (1977):
+let ``F(theta) = sum_d f_d exp(-i d.theta)`` be real with
 
 * ``F >= 0`` on the torus, and
 * ``f_d <= 0`` for every ``d`` outside ``M_k + {0}`` (on ``M_k`` the coefficients are free).
@@ -15,7 +17,8 @@ the terms outside ``M_k + {0}`` are ``<= 0``, so the double sum is ``<= f_0 mu(T
 that the difference measure ``sum_{a,b} w_a w_b delta_{theta_a - theta_b}`` puts at 0, over positive measures whose
 Fourier transform is ``>= 0`` everywhere and ``0`` on ``M_k``" -- the distance-distribution relaxation of the
 smallest support.  (The pointwise bound of :mod:`margintheory.solvers.width_bounds` is the special case ``f_d = 0``
-outside ``M_k + {0}``; allowing ``f_d < 0`` there is what lifts ``k = 5`` from 77 to 96.)
+outside ``M_k + {0}``, whose optimum for ``k = 5`` is 92.23; allowing ``f_d < 0`` there is what lifts ``k = 5`` to
+96, the size of the parity design, so 96 is the minimum.)
 
 **The certificate.**  ``F = v(theta)^* G v(theta)`` with ``v = (exp(i s.theta))_{s in T}`` and ``G`` a positive definite
 integer matrix (over a common denominator) indexed by a set ``T`` of integer vectors: ``F >= 0`` and
@@ -378,18 +381,18 @@ def symmetry_adapted_basis(orb: np.ndarray, norb: int, seed: int = 0) -> list[tu
     Y = rng.standard_normal(norb)[orb]
     Y = (Y + Y.T) / 2
     types: list[list[int]] = []
+    coupled: list[np.ndarray] = []  # Y applied to the first eigenspace of each type
     for gi, Vg in enumerate(groups):
-        for t in types:
-            V0 = groups[t[0]]
-            if V0.shape[1] == Vg.shape[1] and np.abs(Vg.T @ (Y @ V0)).max() > 1e-6:
+        for t, YV in zip(types, coupled, strict=True):
+            if YV.shape[1] == Vg.shape[1] and np.abs(Vg.T @ YV).max() > 1e-6:
                 t.append(gi)
                 break
         else:
             types.append([gi])
+            coupled.append(Y @ Vg)
     out = []
-    for t in types:
+    for t, YV in zip(types, coupled, strict=True):
         V0 = groups[t[0]]
-        YV = Y @ V0
         basis = [V0]
         for gi in t[1:]:
             W = groups[gi] @ (groups[gi].T @ YV)
