@@ -174,3 +174,20 @@ def test_rounding_reproduces_a_certificate_from_floating_point_values():
     chk = check_delsarte_certificate(again)
     assert chk.passed and chk.bound == 16 and again.denominator == 10**8
     assert DelsarteCertificate.from_json(again.to_json()) == again
+
+
+def test_class_sums_float_and_integer_paths_agree():
+    """The exact float path (sums below 2^53) and the int64 sort path give the same classes and sums; the entries
+    scaled by 2^40 force the second path."""
+    cert = _k3()
+    G, _ = expand_gram(cert)
+    d1, s1 = difference_class_sums(3, cert.index, G)
+    d2, s2 = difference_class_sums(3, cert.index, G * 2**40)
+    o1, o2 = np.lexsort(d1.T[::-1]), np.lexsort(d2.T[::-1])
+    assert np.array_equal(d1[o1], d2[o2]) and np.array_equal(s1[o1] * 2**40, s2[o2])
+    T = np.array(cert.index)
+    brute = {}
+    for i, s in enumerate(T):
+        for j, t in enumerate(T):
+            brute[tuple(int(v) for v in s - t)] = brute.get(tuple(int(v) for v in s - t), 0) + int(G[i, j])
+    assert {tuple(int(v) for v in x): int(y) for x, y in zip(d1, s1, strict=True)} == brute

@@ -201,6 +201,19 @@ def difference_class_sums(k: int, index: tuple[tuple[int, ...], ...], G: np.ndar
     base = hi - lo + 1
     c = _codes(A, 0, base)
     key = (c[:, None] - c[None, :]).ravel()
+    if int(np.abs(G).max()) * n * n < 2**52:  # float sums of integers below 2^53 are exact
+        kmin = int(key.min())
+        key -= kmin
+        sums_f = np.bincount(key, weights=G.ravel().astype(float))
+        hit = np.bincount(key) > 0
+        code = np.flatnonzero(hit)
+        sums = np.rint(sums_f[hit]).astype(np.int64)
+        d = np.zeros((len(code), A.shape[1]), dtype=np.int64)
+        rest = code + kmin
+        for j in range(A.shape[1] - 1, -1, -1):  # digits of the difference code, lowest last
+            q, r = np.divmod(rest - lo, base)
+            d[:, j], rest = r + lo, q
+        return d, sums
     order = np.argsort(key, kind="stable")
     ks = key[order]
     starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
@@ -261,8 +274,8 @@ def _block_gram(G: np.ndarray, P: np.ndarray, S: np.ndarray, Gf: np.ndarray | No
         return np.zeros((0, 0), dtype=np.int64)
     if int(np.abs(G).max()) * h * h * len(G) < 2**52:
         B = sp.csc_matrix((S.ravel().astype(float), (P.ravel(), np.repeat(np.arange(m), h))), shape=(len(G), m))
-        C = np.asarray(B.T @ np.asarray((G.astype(float) if Gf is None else Gf) @ B))
-        return np.rint(C).astype(np.int64)
+        X = np.asarray(B.T @ (G.astype(float) if Gf is None else Gf))  # B^T G, i.e. (G B)^T: G is symmetric
+        return np.rint(np.asarray(B.T @ np.ascontiguousarray(X.T))).astype(np.int64)
     C = np.zeros((m, m), dtype=np.int64)
     for u in range(h):
         for w in range(h):
