@@ -191,3 +191,21 @@ def test_class_sums_float_and_integer_paths_agree():
         for j, t in enumerate(T):
             brute[tuple(int(v) for v in s - t)] = brute.get(tuple(int(v) for v in s - t), 0) + int(G[i, j])
     assert {tuple(int(v) for v in x): int(y) for x, y in zip(d1, s1, strict=True)} == brute
+
+
+def test_character_basis_verification_catches_a_wrong_basis():
+    """The block reduction verifies its basis (eigenvectors of the 2-group with the block's character, disjoint
+    supports, n columns); a sign flipped inside one column, or a block filed under another character, fails."""
+    from margintheory.solvers.width_delsarte import _character_columns, character_basis_is_valid
+
+    cert = _k3()
+    n = len(cert.index)
+    blocks, gens = _character_columns(cert.index)
+    assert character_basis_is_valid(blocks, gens, n)
+    P, S = blocks[1]
+    a = int(np.flatnonzero((S != 0).sum(1) > 1)[0])
+    flipped = S.copy()
+    flipped[a, 0] *= -1
+    assert not character_basis_is_valid([blocks[0], (P, flipped), *blocks[2:]], gens, n)
+    assert not character_basis_is_valid([(P, S), *blocks[1:]], gens, n)
+    assert not character_basis_is_valid(blocks[1:], gens, n)

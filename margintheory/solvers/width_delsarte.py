@@ -263,6 +263,31 @@ def _character_columns(index: tuple[tuple[int, ...], ...]) -> tuple[list[tuple[n
     return out, acts
 
 
+def character_basis_is_valid(blocks: list[tuple[np.ndarray, np.ndarray]], gens: np.ndarray, n: int) -> bool:
+    """Verify what the block reduction needs, without appeal to character theory: within each block the columns
+    have disjoint supports and no zero column; every column ``u`` of block ``chi`` satisfies ``pi(g) u = chi(g) u``
+    for each generator ``g`` (``chi(g_r) = -1`` iff bit ``r`` of ``chi`` is set); and there are ``n`` columns.  Then
+    columns of different blocks are orthogonal (``u^T v = (pi(g) u)^T (pi(g) v) = -u^T v`` for a ``g`` where the
+    characters differ), so the columns are a basis, and ``u^T G v = 0`` across blocks for ``G`` commuting with the
+    ``pi(g)`` (same argument)."""
+    if sum(len(P) for P, _ in blocks) != n:
+        return False
+    for chi, (P, S) in enumerate(blocks):
+        colid = np.full(n, -1, dtype=np.int64)
+        sgn = np.zeros(n, dtype=np.int64)
+        live = S != 0
+        rows = np.broadcast_to(np.arange(len(P))[:, None], P.shape)[live]
+        if len(P) and (not live.any(axis=1).all() or len(np.unique(P[live])) != int(live.sum())):
+            return False
+        colid[P[live]], sgn[P[live]] = rows, S[live]
+        x = P[live]
+        for r, g in enumerate(gens):
+            factor = -1 if (chi >> r) & 1 else 1
+            if not (np.array_equal(colid[g[x]], colid[x]) and np.array_equal(sgn[g[x]], factor * sgn[x])):
+                return False
+    return True
+
+
 def _block_gram(G: np.ndarray, P: np.ndarray, S: np.ndarray, Gf: np.ndarray | None = None) -> np.ndarray:
     """``B^T G B`` for the ``+-1`` columns ``(P, S)``, exactly: in float64 (``Gf``, the float copy of ``G``) when
     every partial sum is an integer below ``2^53`` (float arithmetic on such integers is exact), else by int64
@@ -347,7 +372,7 @@ def _check_invariant_blocks(cert: DelsarteCertificate, G: np.ndarray, t0: float)
                              "G does not commute with the 2-subgroup")
     sizes = tuple(len(P) for P, _ in blocks)
     Gf = G.astype(float)
-    pd = sum(sizes) == len(cert.index) and all(exactly_positive_definite(_block_gram(G, P, S, Gf))
+    pd = character_basis_is_valid(blocks, gens, len(cert.index)) and all(exactly_positive_definite(_block_gram(G, P, S, Gf))
                                                for P, S in blocks)
     trace = int(np.trace(G).item())
     total = int(G.sum(dtype=np.int64).item())
