@@ -372,8 +372,8 @@ def _check_invariant_blocks(cert: DelsarteCertificate, G: np.ndarray, t0: float)
                              "G does not commute with the 2-subgroup")
     sizes = tuple(len(P) for P, _ in blocks)
     Gf = G.astype(float)
-    pd = character_basis_is_valid(blocks, gens, len(cert.index)) and all(exactly_positive_definite(_block_gram(G, P, S, Gf))
-                                               for P, S in blocks)
+    pd = character_basis_is_valid(blocks, gens, len(cert.index)) and all(
+        exactly_positive_definite(_block_gram(G, P, S, Gf)) for P, S in blocks)
     trace = int(np.trace(G).item())
     total = int(G.sum(dtype=np.int64).item())
     ratio = Fraction(total, trace) if trace > 0 else Fraction(0)
@@ -486,22 +486,34 @@ def delsarte_sdp(k: int, index: list[tuple[int, ...]], *, solver: str = "CLARABE
     blocks = symmetry_adapted_basis(np.asarray(orb), norb)
     log(f"blocks (irrep dim, multiplicity): {sorted((d, U.shape[1]) for d, U in blocks)} "
         f"({time.perf_counter() - t0:.0f} s)")
-    Ks, Bs = [], []
-    for _, U in blocks:
-        K = np.einsum("oal,obl->oab", U[data["ri"]], U[data["rj"]])
-        m = K.shape[1]
-        Ks.append(((K + K.transpose(0, 2, 1)) / 2).reshape(norb, m * m))
-        Bs.append(cp.Variable((m, m), PSD=True))
-    K = np.concatenate(Ks, axis=1)
-    v = cp.hstack([cp.vec(B, order="C") for B in Bs])
     diag = np.asarray(data["diag"])
-    cons = [(sizes[diag] @ K[diag]) @ v == 1, (data["W"] @ K) @ v <= 0]
-    prob = cp.Problem(cp.Maximize((sizes @ K) @ v), cons)
+    W = data["W"]
+    rows: list[list[np.ndarray]] = [[], [], []]  # objective, trace, class sums: one piece per block
+    Bs = []
+    for _, U in blocks:
+        K = _orbit_coefficients(U, data)  # x_O = <K_O, B>; built per block to bound memory
+        rows[0].append(sizes @ K)
+        rows[1].append(sizes[diag] @ K[diag])
+        rows[2].append(np.asarray(W @ K))
+        m = U.shape[1]
+        Bs.append(cp.Variable((m, m), PSD=True))
+        del K
+    v = cp.hstack([cp.vec(B, order="C") for B in Bs])
+    obj, tr, cls = (np.concatenate(r, axis=-1) for r in rows)
+    prob = cp.Problem(cp.Maximize(obj @ v), [tr @ v == 1, cls @ v <= 0])
     prob.solve(solver=solver)
     log(f"SDP {prob.status}, value {prob.value} ({time.perf_counter() - t0:.0f} s)")
     if prob.status not in ("optimal", "optimal_inaccurate") or v.value is None:
         raise SolverError(f"Delsarte SDP: status {prob.status!r}")
-    return data, K @ np.asarray(v.value), float(prob.value), str(prob.status)
+    x = sum(_orbit_coefficients(U, data) @ np.asarray(B.value).ravel() for (_, U), B in zip(blocks, Bs, strict=True))
+    return data, np.asarray(x), float(prob.value), str(prob.status)
+
+
+def _orbit_coefficients(U: np.ndarray, data: dict[str, np.ndarray | int]) -> np.ndarray:
+    """``K[O] = sym(sum_l U[i_O, :, l] U[j_O, :, l]^T)`` flattened: the orbit value ``x_O = G[i_O, j_O]`` of
+    ``G = U (B kron I) U^T`` is ``<K[O], B>`` for symmetric ``B``."""
+    K = np.einsum("oal,obl->oab", U[np.asarray(data["ri"])], U[np.asarray(data["rj"])])
+    return ((K + K.transpose(0, 2, 1)) / 2).reshape(len(K), -1)
 
 
 def round_delsarte_certificate(k: int, index: list[tuple[int, ...]], data: dict[str, np.ndarray | int],
