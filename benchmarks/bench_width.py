@@ -17,7 +17,8 @@ Measured 2026-11-25 on the 2-core machine under load average 12-15 (``--delsarte
     k = 4: 313 vectors, 1413 pair orbits, SDP 40.0000, certified ratio 39.9875, bound 40, exact check 0.2 s
     k = 5: 1131 vectors, 3883 pair orbits, SDP 95.969 (optimal_inaccurate), certified ratio 95.8201, bound 96,
            107 s in all, exact check 2.1-2.6 s
-    K6BENCH
+    k = 6: 1877 vectors, 2897 pair orbits, SDP 192.00005 (optimal), certified ratio 191.6122, bound 192, 286 s in
+           all, peak RSS 0.8 GB, exact check 1.9 s of CPU
 
 Measured 2026-11-23 on the 2-core machine under load average 10-12 (``--search``):
     k  lower bound (proved)              smallest found      cyclic lattice  theorem
@@ -25,7 +26,7 @@ Measured 2026-11-23 on the 2-core machine under load average 10-12 (``--search``
     3  16  Delsarte certificate, 15.805  16 (design-16)      18              32
     4  40  Delsarte certificate, 39.28   40 (parity-design)  54              128
     5  96  Delsarte LP, 95.8201          96 (parity-design)  162             512
-    6  K6LB Delsarte LP, K6RATIO        224 (parity-design) 486             2048
+    6  192 Delsarte LP, 191.6122         224 (parity-design) 486             2048
     exact: (7,3) 48 neurons 0.2 s, (11,3) 80 neurons 2.5 s, (7,2) 0.1 s, (5,4) 108 neurons 16.1 s, all = gamma*
     paper sizes, exhaustive: (47,4) Lemma C.18 2944 neurons 170.3 s, cyclic lattice 1242 neurons 39.3 s;
     (23,5) Lemma C.18 5632 neurons 237.8 s, cyclic lattice 1782 neurons 65.6 s; relative errors <= 4e-15

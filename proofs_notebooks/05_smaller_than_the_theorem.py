@@ -238,7 +238,7 @@ assert r.verdict == "verified" and r.fields["normalized_margin_exact"] == "1/224
 # | 3 | 16 (Delsarte certificate, proved) | 16 (`t(1,1,1) + 4e` on `(Z_8)^3`) | 32 |
 # | 4 | 40 (Delsarte certificate, proved) | 40 (parity design) | 128 |
 # | 5 | 96 (Delsarte LP certificate, proved) | 96 (parity design) | 512 |
-# | 6 | K6LB (Delsarte LP certificate, proved) | 224 (parity design) | 2048 |
+# | 6 | 192 (Delsarte LP certificate, proved) | 224 (parity design) | 2048 |
 #
 # Lower bounds hold for `p` prime, `p > 2k` (no aliasing); constructions for every odd `p`. The general-`k` proofs
 # of the two families are written arguments (labelled `argued` by their derivations); every instance `k <= 8` is

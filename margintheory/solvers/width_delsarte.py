@@ -113,7 +113,7 @@ def symmetric_box(k: int, radius: int, max_norm2: int | None = None) -> list[tup
 
 
 #: ``k -> (radius, max_norm2)`` of :func:`symmetric_box` indexing the shipped certificate for ``k``
-SHIPPED_INDEX: dict[int, tuple[int, int | None]] = {3: (2, None), 4: (2, None), 5: (2, 12), 6: (2, 6)}
+SHIPPED_INDEX: dict[int, tuple[int, int | None]] = {3: (2, None), 4: (2, None), 5: (2, 12), 6: (2, 8)}
 
 
 def _codes(A: np.ndarray, lo: int, base: int) -> np.ndarray:
@@ -473,6 +473,7 @@ def _orbit_data(k: int, index: list[tuple[int, ...]]) -> dict[str, np.ndarray | 
 
 
 def delsarte_sdp(k: int, index: list[tuple[int, ...]], *, solver: str = "CLARABEL",
+                 solver_opts: dict[str, object] | None = None,
                  log=lambda msg: None) -> tuple[dict[str, np.ndarray | int], np.ndarray, float, str]:
     """Maximise ``1^T G 1`` over invariant ``G >= 0`` with ``trace G = 1`` and every difference class outside
     ``M_k + {0}`` summing to ``<= 0``, in the block-diagonal form of :func:`symmetry_adapted_basis` (cvxpy).
@@ -501,7 +502,7 @@ def delsarte_sdp(k: int, index: list[tuple[int, ...]], *, solver: str = "CLARABE
     v = cp.hstack([cp.vec(B, order="C") for B in Bs])
     obj, tr, cls = (np.concatenate(r, axis=-1) for r in rows)
     prob = cp.Problem(cp.Maximize(obj @ v), [tr @ v == 1, cls @ v <= 0])
-    prob.solve(solver=solver)
+    prob.solve(solver=solver, **(solver_opts or {}))
     log(f"SDP {prob.status}, value {prob.value} ({time.perf_counter() - t0:.0f} s)")
     if prob.status not in ("optimal", "optimal_inaccurate") or v.value is None:
         raise SolverError(f"Delsarte SDP: status {prob.status!r}")
