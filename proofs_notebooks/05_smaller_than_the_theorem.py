@@ -46,8 +46,10 @@ from margintheory.solvers.width_bounds import (
     clique_certificate,
     moment_clique,
     shipped_certificate,
+    shipped_delsarte_certificate,
     width_lower_bound,
 )
+from margintheory.solvers.width_delsarte import check_delsarte_certificate
 from margintheory.symbolic.exact_families import verify_family_exact
 from margintheory.symbolic.lattice_family import lattice_family_derivation
 from margintheory.symbolic.parity_design import parity_design_derivation
@@ -201,9 +203,6 @@ assert chk4.passed and chk4.bound == 40 == parity_design_measure(4).size
 # invariant under coordinate permutations and negation, stored by orbits and re-checked exactly here:
 
 # %%
-from margintheory.solvers.width_bounds import shipped_delsarte_certificate
-from margintheory.solvers.width_delsarte import check_delsarte_certificate
-
 cert5 = shipped_delsarte_certificate(5)
 chk5 = check_delsarte_certificate(cert5)
 print(len(cert5.index), "vectors,", len(cert5.orbits), "pair orbits, blocks", chk5.blocks,
