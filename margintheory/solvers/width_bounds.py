@@ -331,7 +331,7 @@ def width_lower_bound(k: int) -> WidthLowerBound:
     """The best certified bound this package has for ``k``: the larger of the pointwise bound (the shipped Gram
     certificate if any, else the clique bound: ``k <= 3`` exhaustive search, ``k = 5`` :func:`known_clique`, every
     ``k`` at least :func:`even_subset_clique`, ``2^(k-1)``) and the shipped Delsarte LP certificate
-    (:mod:`margintheory.solvers.width_delsarte`; ``k = 3..6``: 16, 40, 96, 123), the pointwise one on a tie.
+    (:mod:`margintheory.solvers.width_delsarte`; ``k = 3..6``: 16, 40, 96, 192), the pointwise one on a tie.
     Every returned bound passed its exact check in this call."""
     t0 = time.perf_counter()
     best = _pointwise_bound(k)
