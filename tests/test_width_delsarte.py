@@ -219,3 +219,27 @@ def test_character_basis_verification_catches_a_wrong_basis():
     assert not character_basis_is_valid([blocks[0], (P, flipped), *blocks[2:]], gens, n)
     assert not character_basis_is_valid([(P, S), *blocks[1:]], gens, n)
     assert not character_basis_is_valid(blocks[1:], gens, n)
+
+
+def test_the_checker_refuses_a_wrong_block_basis(monkeypatch):
+    """The exact check relies on its own basis verification.  Make ``G`` indefinite (diagonal lowered just past
+    its smallest eigenvalue: one character block goes negative), then hand the checker a "basis" in which that
+    block is replaced by a copy of a positive one: every block it would test is positive definite, so a checker
+    that skipped the verification would accept an indefinite matrix; this one refuses."""
+    import margintheory.solvers.width_delsarte as wd
+
+    cert = _k3()
+    G, _ = expand_gram(cert)
+    shift = int(np.ceil(np.linalg.eigvalsh(G.astype(float))[0] * 1.001))
+    lowered = dataclasses.replace(cert, orbits=tuple((i, j, v - shift) if i == j else (i, j, v)
+                                                     for i, j, v in cert.orbits))
+    assert not check_delsarte_certificate(lowered).positive_definite  # indefinite: refused with the true basis
+    blocks, gens = wd._character_columns(cert.index)
+    Gl, _ = expand_gram(lowered)
+    bad = [c for c, (P, S) in enumerate(blocks) if np.linalg.eigvalsh(wd._block_gram(Gl, P, S))[0] < 0]
+    good = next(c for c in range(len(blocks)) if c not in bad)
+    swapped = [blocks[good] if c in bad else b for c, b in enumerate(blocks)]
+    assert all(np.linalg.eigvalsh(wd._block_gram(Gl, P, S))[0] > 0 for P, S in swapped)
+    monkeypatch.setattr(wd, "_character_columns", lambda index: (swapped, gens))
+    chk = check_delsarte_certificate(lowered)
+    assert chk.signs and not chk.positive_definite and not chk.passed
