@@ -1,22 +1,32 @@
 """Benchmark of the smallest max-margin networks (:mod:`margintheory.core.phase_measures`,
 :mod:`margintheory.solvers.width`, :mod:`margintheory.solvers.width_bounds`); not run by CI.
 
-    python benchmarks/bench_width.py [--quick] [--certificates] [--search]
+    python benchmarks/bench_width.py [--quick] [--certificates] [--search] [--delsarte K ... [--write]]
 
 Prints (1) the width table per frequency for k = 1..6: proved lower bound, smallest network found, the
 cyclic-lattice family, the theorem's 2^(2k-1); (2) the families verified exhaustively at the paper sizes
 (k = 4, p = 47; k = 5, p = 23) next to Lemma C.18's construction in the same run (the baseline); (3) exact
 (cyclotomic) verification of the family networks for small p; (4) the general-k derivation of the cyclic-lattice
 family (k <= 8).  ``--certificates`` re-solves the k = 3 Delsarte SDP and checks the new certificate;
-``--search`` re-runs the mixed-integer search on (Z_8)^3 that found the 16-atom design.
+``--search`` re-runs the mixed-integer search on (Z_8)^3 that found the 16-atom design; ``--delsarte 5`` re-solves
+the k = 5 Delsarte LP certificate (symmetry-reduced SDP over 1131 vectors, Clarabel, then rounding and the exact
+check; ``--write`` replaces the shipped file when the new one proves at least as much).
+
+Measured 2026-11-25 on the 2-core machine under load average 12-15 (``--delsarte 3 4 5``, via the same library calls):
+    k = 3: 63 vectors, 219 pair orbits, SDP 15.9975, certified ratio 15.9966, bound 16, exact check 0.07 s
+    k = 4: 313 vectors, 1413 pair orbits, SDP 40.0000, certified ratio 39.9875, bound 40, exact check 0.2 s
+    k = 5: 1131 vectors, 3883 pair orbits, SDP 95.969 (optimal_inaccurate), certified ratio 95.8201, bound 96,
+           107 s in all, exact check 2.1-2.6 s
+    k = 6: 1877 vectors, 2897 pair orbits, SDP 192.00005 (optimal), certified ratio 191.6122, bound 192, 286 s in
+           all, peak RSS 0.8 GB, exact check 1.9 s of CPU
 
 Measured 2026-11-23 on the 2-core machine under load average 10-12 (``--search``):
     k  lower bound (proved)              smallest found      cyclic lattice  theorem
     2  6   clique, 217/37 = 5.86         6 (cyclic-lattice)  6               8
     3  16  Delsarte certificate, 15.805  16 (design-16)      18              32
     4  40  Delsarte certificate, 39.28   40 (parity-design)  54              128
-    5  77  clique                        96 (parity-design)  162             512
-    6  32  clique 2^(k-1)                224 (parity-design) 486             2048
+    5  96  Delsarte LP, 95.8201          96 (parity-design)  162             512
+    6  192 Delsarte LP, 191.6122         224 (parity-design) 486             2048
     exact: (7,3) 48 neurons 0.2 s, (11,3) 80 neurons 2.5 s, (7,2) 0.1 s, (5,4) 108 neurons 16.1 s, all = gamma*
     paper sizes, exhaustive: (47,4) Lemma C.18 2944 neurons 170.3 s, cyclic lattice 1242 neurons 39.3 s;
     (23,5) Lemma C.18 5632 neurons 237.8 s, cyclic lattice 1782 neurons 65.6 s; relative errors <= 4e-15
@@ -57,7 +67,8 @@ def width_table(ks) -> None:
         lat = cyclic_lattice_measure(k).size if k >= 2 else "-"
         th = lemma_c18_measure(k).size if k <= 6 else 2 ** (2 * k - 1)
         assert exact_moment_check(best).passed
-        how = "Delsarte certificate" if "Delsarte" in lb.method else "clique"
+        how = ("Delsarte LP certificate" if "Delsarte LP" in lb.method else
+               "Delsarte certificate" if "Delsarte" in lb.method else "clique")
         print(f"| {k} | {lb.per_frequency} ({lb.exactness}) | {how}, ratio {lb.ratio} | {best.size} ({best.name}) "
               f"| {lat} | {th} | {best.size / th:.3f} |")
 
@@ -116,6 +127,38 @@ def certificates(with_k4: bool) -> None:
               f"{float(chk.ratio):.6f}, bound {chk.bound} ==")
 
 
+def delsarte(ks, write: bool) -> None:
+    """Re-solve the Delsarte LP certificates (symmetry-reduced SDP on :data:`SHIPPED_INDEX`, Clarabel), round and
+    check them exactly; with ``--write`` replace the shipped files (atomic write) when the new one proves at least
+    as much.  Peak RSS from ``getrusage`` (the whole process so far)."""
+    import resource
+    from importlib import resources
+
+    from margintheory.runtime.atomic import atomic_write_text
+    from margintheory.solvers.width_bounds import SHIPPED_DELSARTE, shipped_delsarte_certificate
+    from margintheory.solvers.width_delsarte import (
+        SHIPPED_INDEX,
+        check_delsarte_certificate,
+        solve_delsarte_certificate,
+    )
+
+    for k in ks:
+        radius, norm2 = SHIPPED_INDEX[k]
+        cert, info = solve_delsarte_certificate(k, radius, norm2, log=lambda m: print("   ", m, flush=True))
+        chk = check_delsarte_certificate(cert)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"\n== k = {k} Delsarte LP certificate: {info['vectors']} vectors, {info['pair_orbits']} pair orbits, "
+              f"SDP {info['sdp_status']} {info['sdp_value']:.6f}, solve + rounding {info['seconds']:.0f} s, peak RSS "
+              f"{rss:.0f} MB; exact check {chk.seconds:.2f} s, passed {chk.passed}, ratio {float(chk.ratio):.6f}, "
+              f"bound {chk.bound} ==")
+        old = shipped_delsarte_certificate(k)
+        old_bound = check_delsarte_certificate(old).bound if old is not None else 0
+        if write and chk.passed and chk.bound >= old_bound:
+            target = resources.files("margintheory.data").joinpath(SHIPPED_DELSARTE[k])
+            atomic_write_text(str(target), cert.to_json())
+            print(f"   written to {target}")
+
+
 def search() -> None:
     from margintheory.solvers.width import search_phase_measure
 
@@ -132,7 +175,13 @@ def main() -> None:
     ap.add_argument("--certificates", action="store_true", help="re-solve the k = 3 certificate SDP")
     ap.add_argument("--certificate-k4", action="store_true", help="also re-solve the k = 4 one (SCS, ~15 min)")
     ap.add_argument("--search", action="store_true", help="re-run the lattice searches")
+    ap.add_argument("--delsarte", type=int, nargs="+", metavar="K",
+                    help="re-solve the Delsarte LP certificates for these k (k = 5: ~8 min, k = 6: see docstring)")
+    ap.add_argument("--write", action="store_true", help="with --delsarte: replace the shipped certificates")
     args = ap.parse_args()
+    if args.delsarte:
+        delsarte(args.delsarte, args.write)
+        return
     width_table(range(1, 7))
     derivation()
     exact_small([(7, 3, "smallest-known"), (11, 3, "smallest-known"), (7, 2, "cyclic-lattice"),

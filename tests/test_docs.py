@@ -22,6 +22,9 @@ pytest.importorskip("mkdocs_jupyter", reason="docs extra not installed: pip inst
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: one worker builds the site once for every test here (the README's command runs ``--dist loadgroup``)
+pytestmark = pytest.mark.xdist_group("docs")
+
 
 def _text(path: Path) -> str:
     html = path.read_text(encoding="utf-8")

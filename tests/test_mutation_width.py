@@ -358,6 +358,7 @@ def test_best_bound_from_a_clique():
 
 
 def test_best_bound_prefers_the_shipped_certificate_and_fails_when_it_does(monkeypatch):
+    monkeypatch.setattr(wb, "shipped_delsarte_certificate", lambda k: None)  # the pointwise bound alone
     small = wb.clique_certificate(wb.even_subset_clique(3))
     monkeypatch.setattr(wb, "shipped_certificate", lambda k: small if k == 3 else None)
     lb = wb.best_width_lower_bound(3)
@@ -377,6 +378,7 @@ def test_best_bound_searches_cliques_up_to_k3_and_uses_the_larger_known_one_beyo
         return wb.even_subset_clique(k)
 
     monkeypatch.setattr(wb, "moment_clique", search)
+    monkeypatch.setattr(wb, "shipped_delsarte_certificate", lambda k: None)  # the pointwise bound alone
     monkeypatch.setattr(wb, "shipped_certificate", lambda k: None)
     assert wb.best_width_lower_bound(3).per_frequency == 4 and searched == [3]
     assert wb.best_width_lower_bound(6).per_frequency == 32 and searched == [3]  # no known clique: 2^(k-1)

@@ -19,7 +19,7 @@ patterns ``(zeta n, eps zeta) mod p``).  Derivation: docs/theory.md ("smaller ne
 This module holds the measures (exact phases ``2 pi r / Q`` with ``r`` integer, rational weights), their exact moment
 check, and the families: the construction of Lemma C.18 in this language (``2^(2k-1)`` atoms on ``(Z_4)^k``), the
 cyclic lattice family (``2 * 3^(k-1)`` atoms, every ``k >= 2``) and the parity design (``(k+1) 2^(k-1)`` atoms,
-every ``k >= 3``; 16 for ``k = 3`` and 40 for ``k = 4``, the proved minima).  Each family's general-``k`` proof is a
+every ``k >= 3``; 16, 40 and 96 for ``k = 3, 4, 5``, the proved minima).  Each family's general-``k`` proof is a
 written argument (:mod:`margintheory.symbolic.lattice_family`, :mod:`margintheory.symbolic.parity_design`); every
 instance ``k <= 8`` is checked exactly.
 """
@@ -230,10 +230,11 @@ def parity_design_points(k: int) -> np.ndarray:
 def parity_design_measure(k: int) -> PhaseMeasure:
     """Equal weights on :func:`parity_design_points`: ``(k+1) 2^(k-1)`` neurons per frequency -- 16, 40, 96, 224,
     512 for ``k = 3..7`` (the cyclic lattice: 18, 54, 162, 486, 1458; Lemma C.18: 32, 128, 512, 2048, 8192), within
-    a factor ``k + 1`` of the lower bound ``2^(k-1)`` and equal to the proved minimum for ``k = 3`` (16) and
-    ``k = 4`` (40).  Found by a search over unions of diagonal shifts ``t (1,...,1) + (Q/2) H`` of subspaces ``H``
-    of ``F_2^k``; its moments are checked exactly per ``k`` (:func:`exact_moment_check`; ``k <= 8`` in the tests
-    and benchmarks).  ``k = 3`` is the 16-atom design.
+    a factor ``k + 1`` of the lower bound ``2^(k-1)`` and equal to the proved minimum for ``k = 3`` (16),
+    ``k = 4`` (40) and ``k = 5`` (96, :mod:`margintheory.solvers.width_delsarte`).  Found by a search over unions
+    of diagonal shifts ``t (1,...,1) + (Q/2) H`` of subspaces ``H`` of ``F_2^k``; its moments are checked exactly
+    per ``k`` (:func:`exact_moment_check`; ``k <= 8`` in the tests and benchmarks).  ``k = 3`` is the 16-atom
+    design.
 
     Why it works for every ``k >= 3`` (a written proof, ``argued`` for general ``k``; each ``k <= 8`` is checked
     exactly): the atoms are the product set ``{0..k} x H``, so ``mu^(m)`` is a diagonal character sum (zero unless
