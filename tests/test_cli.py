@@ -93,8 +93,18 @@ def test_verify_network_file(tmp_path):
         ("nonsense",),
     ],
 )
-def test_bad_arguments_exit_2_without_traceback(args):
-    assert_clean_error(run(*args))
+def test_bad_arguments_exit_2_without_traceback(args, capfd):
+    """In this process (the console script's own start-up is exercised by the other tests here and in
+    ``tests/faults``): exit code 2 and one line on stderr, whether argparse or the command refuses."""
+    from margintheory.cli import main
+
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's own exit, as the console script would end
+        code = exc.code
+    out, err = capfd.readouterr()
+    assert_clean_error(subprocess.CompletedProcess(args, code, out, err))
+    assert err.count("\n") == 1, err
 
 
 def test_bad_network_files(tmp_path):

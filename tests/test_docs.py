@@ -22,9 +22,6 @@ pytest.importorskip("mkdocs_jupyter", reason="docs extra not installed: pip inst
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: one worker builds the site once for every test here (the README's command runs ``--dist loadgroup``)
-pytestmark = pytest.mark.xdist_group("docs")
-
 
 def _text(path: Path) -> str:
     html = path.read_text(encoding="utf-8")
@@ -32,9 +29,7 @@ def _text(path: Path) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
+def build_site(out: Path) -> Path:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
                            "-d", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
@@ -43,14 +38,29 @@ def site(tmp_path_factory):
     return out
 
 
-def test_pages_exist(site):
+def test_the_documentation_site(tmp_path):
+    """One test item builds the site (about a minute, the notebooks executed) and runs every check on it: separate
+    items would build it once per parallel test worker."""
+    site = build_site(tmp_path / "site")
+    failures = []
+    for check in (check_pages_exist, check_cli_reference_is_generated_from_the_parsers,
+                  check_notebooks_are_rendered_with_their_outputs, check_home_findings_benchmarks_and_api,
+                  check_internal_links_and_anchors_resolve):
+        try:
+            check(site)
+        except AssertionError as exc:
+            failures.append(f"{check.__name__}: {exc}")
+    assert not failures, "\n".join(failures)
+
+
+def check_pages_exist(site: Path) -> None:
     for page in ("index.html", "theory/index.html", "findings/index.html", "benchmarks/index.html",
                  "cli/index.html", "TRAINING/index.html", "api/core/index.html", "api/network_io/index.html",
                  "api/testing/index.html", "notebooks/01_k2_from_scratch/index.html"):
         assert (site / page).stat().st_size > 1000, page
 
 
-def test_cli_reference_is_generated_from_the_parsers(site):
+def check_cli_reference_is_generated_from_the_parsers(site: Path) -> None:
     from margintheory.cli import COMMANDS, build_parser
 
     text = _text(site / "cli" / "index.html")
@@ -63,7 +73,7 @@ def test_cli_reference_is_generated_from_the_parsers(site):
                 assert flag in text, f"{name} {flag} missing from the CLI reference"
 
 
-def test_notebooks_are_rendered_with_their_outputs(site):
+def check_notebooks_are_rendered_with_their_outputs(site: Path) -> None:
     text = _text(site / "notebooks" / "01_k2_from_scratch" / "index.html")
     assert "best of 200 random unit neurons" in text  # printed by a cell, not present in the source
     for nb in sorted((ROOT / "proofs_notebooks").glob("[0-9][0-9]_*.py")):
@@ -71,7 +81,7 @@ def test_notebooks_are_rendered_with_their_outputs(site):
         assert "jp-OutputArea-output" in html, f"{nb.stem} rendered without outputs"
 
 
-def test_home_findings_benchmarks_and_api(site):
+def check_home_findings_benchmarks_and_api(site: Path) -> None:
     home = _text(site / "index.html")
     assert "gamma*(p, k)" in home and "Network files" in home
     findings = _text(site / "findings" / "index.html")
@@ -83,7 +93,7 @@ def test_home_findings_benchmarks_and_api(site):
     assert ":class:" not in api  # Sphinx roles are rendered as code
 
 
-def test_internal_links_and_anchors_resolve(site):
+def check_internal_links_and_anchors_resolve(site: Path) -> None:
     """Every relative link and image of every page reaches a file of the site, and every #fragment an id of its
     target page (the notebooks' tables of contents once pointed at anchors their headings did not have).
     ``404.html`` is left out: mkdocs writes its links from the server root."""
