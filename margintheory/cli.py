@@ -18,22 +18,14 @@ import importlib
 import os
 import signal
 import sys
-from typing import NoReturn
 
 from margintheory._version import __version__
+from margintheory.commands._parser import OneLineParser
 from margintheory.errors import MarginTheoryError
 from margintheory.runtime import progress
 from margintheory.runtime.process import StdoutError, clean_stdout, flush_stdout, output_failure, progress_reporter, say
 
 COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check", "sweep")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """A usage error is one line (``margintheory verify: error: ...; see --help``), exit 2, like every other error;
-    sub-command parsers inherit the class."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

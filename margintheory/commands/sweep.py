@@ -219,7 +219,7 @@ def run_solve(args: argparse.Namespace) -> int:
 def solve_cell(params: dict[str, Any]):  # noqa: ANN201 - a VerificationResult
     """One ``margintheory solve`` run (the command's own parser fills the defaults; module-level, so a cluster sends
     it by name)."""
-    from margintheory.cli import build_parser
+    from margintheory.commands._parser import command_parser
     from margintheory.commands.solve import solve_result
 
     argv = ["solve", f"--p={params['p']}", f"--k={params['k']}", f"--seed={params.get('seed', 0)}",
@@ -229,7 +229,7 @@ def solve_cell(params: dict[str, Any]):  # noqa: ANN201 - a VerificationResult
         if params.get(name) is not None:
             argv.append(f"{flag}={params[name]}")
     try:
-        args = build_parser("solve").parse_args(argv)
+        args = command_parser("solve").parse_args(argv)
     except SystemExit:
         raise InputError(f"solve does not accept {' '.join(argv[1:])}") from None
     return solve_result(args)
