@@ -287,16 +287,15 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
                           network: PolyNetwork | None = None, problem: ModularAddition | None = None) -> None:
     """Write the certificate file of a modular-addition result that carries the interval ``[L, U]`` (``U`` from the
     cache of :func:`prove_upper_bound`).  The lower end is a rational witness network re-checked by the checker when
-    it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result.
-    ``problem`` is the result's (made from the result's ``p``, ``k`` when not given)."""
+    it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result
+    (its typed margin, :func:`lower_bound_from`).  ``problem`` is the result's: without it (a result of another task)
+    there is no interval to write."""
     from margintheory.core.construction import build_construction
     from margintheory.errors import InputError
 
     L = lower_bound_from(result)
-    p, k = result.fields.get("p"), result.fields.get("k")
-    if L is None or result.certificate is None or not isinstance(p, int) or not isinstance(k, int):
+    if L is None or result.certificate is None or problem is None:
         raise InputError("no max-min interval was computed, so there is no certificate to write")
-    problem = problem if problem is not None else ModularAddition(p, k)
     ub = prove_upper_bound(problem, max_memory=max_memory)
     net = network
     if net is None and _witness_fits(problem.p, problem.k, theory_width(problem)):
