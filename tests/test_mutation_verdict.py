@@ -20,7 +20,7 @@ import sympy as sp
 from margintheory.certificate import checker, maxmin
 from margintheory.certificate.maxmin import GAP_TOL, GAP_TOL_EXACT, LowerBound
 from margintheory.certificate.upper_bound import HOMOGENEITY, WEAK_DUALITY, ProofStep, ProvedUpperBound, ceil_float
-from margintheory.core.checks import VerificationResult
+from margintheory.core.checks import MarginMeasurement, VerificationResult
 from margintheory.core.network import PolyNetwork
 from margintheory.engines import margins
 from margintheory.tasks.modular_addition import margin_checks
@@ -50,9 +50,16 @@ def upper_bound(p=5, k=2, U=U_5_2, exact_ran=True, matches=True, lemma_passed=Tr
                             check)
 
 
+def measured(value: float, error: float = 0.0, exact: str | None = None, how: str = "by hand") -> VerificationResult:
+    """A result that carries only a typed margin (``float``, or ``proved`` with ``exact``)."""
+    result = VerificationResult("t")
+    result.set_margin(MarginMeasurement(value=value, error_bound=error, exactness="proved" if exact else "float",
+                                        method="exhaustive", how=how, exact=exact))
+    return result
+
+
 def float_L(value=0.03, error=1e-12) -> LowerBound:
-    return maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": value,
-                                                                   "margin_tolerance": error}))
+    return maxmin.lower_bound_from(measured(value, error))
 
 
 # -- L ------------------------------------------------------------------------------------------------------------
@@ -62,25 +69,23 @@ def test_a_float_lower_end_subtracts_its_error_bound_and_is_labelled_float():
     L = float_L(0.5, 1e-6)
     assert L.exactness == "float" and L.exact is None and L.error_bound == 1e-6
     assert L.value < 0.5 - 1e-6 and L.value == math.nextafter(0.5 - 1e-6, -math.inf)
-    assert L.how == "normalized margin of the network in float64 minus its a-priori error bound 1.00e-06"
+    assert L.how == "normalized margin of the network in float64 minus its a-priori error bound 1.00e-06; by hand"
     assert L.text() == str(F(L.value)) and L.rational() is None and L.exact_square is None
-    bare = maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": 0.25}))
+    bare = maxmin.lower_bound_from(measured(0.25))
     assert bare.value == math.nextafter(0.25, -math.inf) and bare.error_bound == 0.0 and bare.exactness == "float"
     assert maxmin.lower_bound_from(VerificationResult("t", fields={"width": 3})) is None
 
 
 def test_an_exact_lower_end_is_proved_and_rounded_down():
-    third = maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": 1 / 3,
-                                                                    "normalized_margin_exact": "1/3"}))
+    how = "normalized margin of the network, computed exactly in the cyclotomic field"
+    third = maxmin.lower_bound_from(measured(1 / 3, exact="1/3", how=how))
     assert third.exactness == "proved" and third.exact == sp.Rational(1, 3) and third.error_bound == 0.0
     assert F(third.value) < F(1, 3) < F(math.nextafter(third.value, 1))  # the largest float <= 1/3
-    assert third.how == "normalized margin of the network, computed exactly in the cyclotomic field"
+    assert third.how == how
     assert third.text() == "1/3" and third.rational() == "1/3" and third.exact_square == F(1, 9)
-    quarter = maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": 0.25,
-                                                                      "normalized_margin_exact": "1/4"}))
+    quarter = maxmin.lower_bound_from(measured(0.25, exact="1/4"))
     assert quarter.value == 0.25  # exactly representable: not lowered
-    root = maxmin.lower_bound_from(VerificationResult("t", fields={"normalized_margin": 0.03,
-                                                                   "normalized_margin_exact": str(GAMMA_5_2)}))
+    root = maxmin.lower_bound_from(measured(0.03, exact=str(GAMMA_5_2)))
     assert root.exactness == "proved" and root.value == math.nextafter(float(sp.N(GAMMA_5_2, 40)), -math.inf)
     assert root.text() == "sqrt(1/1080)" and root.rational() is None and root.exact_square == F(1, 1080)
     negative = LowerBound(-0.1, -sp.sqrt(2), "proved", "")
@@ -328,7 +333,7 @@ def test_attach_maxmin_adds_the_rows_and_the_interval(monkeypatch):
         return upper_bound()
 
     monkeypatch.setattr(maxmin, "prove_upper_bound", fake)
-    result = VerificationResult("t", fields={"normalized_margin": 0.0304, "margin_tolerance": 1e-15})
+    result = measured(0.0304, 1e-15)
     ub = maxmin.attach_maxmin(result, ModularAddition(5, 2), max_memory=2**30, rtol=1e-3)
     gap_row = {c.name: c for c in result.checks}["network margin = optimum"]
     assert gap_row.tolerance == pytest.approx(1e-3 + 1e-15 / 0.0304, rel=1e-9, abs=0)  # rtol passed on

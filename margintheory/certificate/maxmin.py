@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, cast
+from typing import Any
 
 import sympy as sp
 
 from margintheory.certificate.upper_bound import ProvedUpperBound, certificate_document, floor_float, prove_upper_bound
-from margintheory.core.checks import Check, Exactness, VerificationResult, step_name
+from margintheory.core.checks import Check, Exactness, MarginMethod, VerificationResult, step_name
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition
 
@@ -41,7 +41,7 @@ class LowerBound:
     #: a-priori bound on the float64 error of the measured margin (``value`` is the measured margin minus it)
     error_bound: float = 0.0
     #: ``"fourier"`` (the compact engine, no input enumerated) or ``"exhaustive"`` (all ``p^k`` inputs)
-    method: str = "exhaustive"
+    method: MarginMethod = "exhaustive"
 
     @property
     def exact_square(self) -> Fraction | None:
@@ -69,27 +69,22 @@ class LowerBound:
 
 
 def lower_bound_from(result: VerificationResult) -> LowerBound | None:
-    """``L`` from a verification of modular addition: exact if the result carries ``normalized_margin_exact``,
-    else the float margin minus its error bound (``margin_tolerance``).  ``None`` if no margin was computed."""
-    f = result.fields
-    nm = f.get("normalized_margin")
-    if nm is None:
+    """``L`` from the typed margin of a verification of modular addition (``result.margin``, a
+    :class:`~margintheory.core.checks.MarginMeasurement`; ``fields`` are never read): exact when the margin carries its
+    exact value, else the float margin minus its error bound.  ``None`` if no margin was measured."""
+    m = result.margin
+    if m is None:
         return None
-    method = str(f.get("lower_method") or "exhaustive")
-    how = f.get("lower_how")
-    exact = f.get("normalized_margin_exact")
-    if exact is not None:
-        expr = sp.sympify(exact)
+    if m.exact is not None:
+        expr = sp.sympify(m.exact)
         value = (floor_float(Fraction(int(expr.p), int(expr.q))) if expr.is_Rational else
                  math.nextafter(float(sp.N(expr, 40)), -math.inf))
-        return LowerBound(value, expr, "proved", str(how or "normalized margin of the network, computed exactly in "
-                                                            "the cyclotomic field"), method=method)
-    tol = float(f.get("margin_tolerance") or 0.0)
-    value = math.nextafter(float(nm) - tol, -math.inf)
-    exactness = cast(Exactness, f.get("lower_exactness") or "float")
-    what = "rigorous" if exactness == "certified" else "a-priori"
+        return LowerBound(value, expr, "proved", m.how, method=m.method)
+    tol = m.error_bound
+    value = math.nextafter(float(m.value) - tol, -math.inf)
+    what = "rigorous" if m.exactness == "certified" else "a-priori"
     text = f"normalized margin of the network in float64 minus its {what} error bound {tol:.2e}"
-    return LowerBound(value, None, exactness, f"{text}; {how}" if how else text, tol, method=method)
+    return LowerBound(value, None, m.exactness, f"{text}; {m.how}", tol, method=m.method)
 
 
 def relative_gap(U: Fraction, L: LowerBound) -> tuple[float, bool, bool]:
@@ -292,16 +287,15 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
                           network: PolyNetwork | None = None, problem: ModularAddition | None = None) -> None:
     """Write the certificate file of a modular-addition result that carries the interval ``[L, U]`` (``U`` from the
     cache of :func:`prove_upper_bound`).  The lower end is a rational witness network re-checked by the checker when
-    it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result.
-    ``problem`` is the result's (made from the result's ``p``, ``k`` when not given)."""
+    it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result
+    (its typed margin, :func:`lower_bound_from`).  ``problem`` is the result's: without it (a result of another task)
+    there is no interval to write."""
     from margintheory.core.construction import build_construction
     from margintheory.errors import InputError
 
     L = lower_bound_from(result)
-    p, k = result.fields.get("p"), result.fields.get("k")
-    if L is None or result.certificate is None or not isinstance(p, int) or not isinstance(k, int):
+    if L is None or result.certificate is None or problem is None:
         raise InputError("no max-min interval was computed, so there is no certificate to write")
-    problem = problem if problem is not None else ModularAddition(p, k)
     ub = prove_upper_bound(problem, max_memory=max_memory)
     net = network
     if net is None and _witness_fits(problem.p, problem.k, theory_width(problem)):

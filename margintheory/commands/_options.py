@@ -8,9 +8,9 @@ that into the command line's advice.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from margintheory.backends import select as backends
+from margintheory.core.checks import VerificationResult
 from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
 
 #: library parameter -> what to do on the command line
@@ -66,12 +66,12 @@ def selected_backend(args: argparse.Namespace) -> backends.Backend:
     return chosen
 
 
-def note_unused_engine(args: argparse.Namespace, result: Any) -> None:
+def note_unused_engine(args: argparse.Namespace, result: VerificationResult) -> None:
     """Say so when a requested engine setting (``--backend``/``--device``/``--workers``/``--scheduler``) had nothing
     to run: the compact lower end enumerates no input, so no exhaustive engine ran (``--exhaustive`` forces one)."""
     asked = [f"--{name} {getattr(args, name)}" for name in ("backend", "device", "workers", "scheduler")
              if getattr(args, name, None)]
-    if asked and result.fields.get("lower_method") == "fourier":
+    if asked and result.margin is not None and result.margin.method == "fourier":
         result.fields["engine_backend"] = "none: the compact lower end enumerates no input"
         result.notes.append(f"{', '.join(asked)} not used: the lower end was computed from the network's Fourier "
                             "structure without enumerating inputs; --exhaustive runs the exhaustive engine there")

@@ -374,8 +374,9 @@ def _min_width_direct(problem: ModularAddition, args: argparse.Namespace) -> Ver
     min_width_network`), its margin ``L`` exact from its phase moments (no input enumerated) and the proved upper
     bound ``U`` of :mod:`margintheory.certificate` -- the max-min interval of ``verify``, without column
     generation."""
-    from margintheory.certificate.maxmin import LowerBound, certificate_field, maxmin_checks
+    from margintheory.certificate.maxmin import certificate_field, lower_bound_from, maxmin_checks
     from margintheory.certificate.upper_bound import prove_upper_bound
+    from margintheory.tasks.modular_addition_compact import compact_measurement
     p, k = problem.p, problem.k
     res = VerificationResult(f"smallest max-margin network known, p={p}, k={k}: built directly and verified "
                              "(L from its phase moments, U proved)")
@@ -384,8 +385,10 @@ def _min_width_direct(problem: ModularAddition, args: argparse.Namespace) -> Ver
     cm = mw.compact
     if cm is None or cm.normalized_margin_exact is None:
         raise SolverError("the family network's margin was not computed exactly")
-    exact = cm.normalized_margin_exact
-    L = LowerBound(cm.normalized_lower, exact, "proved", cm.how, method="fourier")
+    res.set_margin(compact_measurement(cm))
+    L = lower_bound_from(res)
+    if L is None:  # pragma: no cover - the margin was set just above
+        raise SolverError("the family network's margin was not recorded")
     ub = prove_upper_bound(problem, max_memory=args.max_memory)
     for c in maxmin_checks(ub, L, problem.gamma_star_exact, problem.applicable, None):
         res.add(c)
@@ -394,8 +397,7 @@ def _min_width_direct(problem: ModularAddition, args: argparse.Namespace) -> Ver
     res.fields.update(_common_fields(p, k, g, L.value, ub.upper_float, True, 0, net.m, {
         "name": "none: a phase-measure family built directly (no LP)", "status": "U: " + str(ub.solver.get("status")),
         "time": ub.seconds}))
-    res.fields.update(info, lower_method="fourier", lower_how=cm.how, normalized_margin_exact=str(exact),
-                      theorem_width=construction_width_of(p, k), upper_bound_exact=str(ub.upper),
+    res.fields.update(info, theorem_width=construction_width_of(p, k), upper_bound_exact=str(ub.upper),
                       column_generation="not run (pass --search to run it as an independent check)")
     _hypothesis_note(res, p)
     if args.out is not None:

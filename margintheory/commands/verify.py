@@ -162,7 +162,7 @@ def _verify_where(args: argparse.Namespace, problem: Problem, network, options: 
     with open_executor(workers=args.workers, scheduler=args.scheduler) as executor, \
             margin_engine(SplitMarginEngine(executor)):
         result = tasks.verify(problem, network=network, **options)
-    if result.fields.get("lower_method") != "fourier":
+    if result.margin is None or result.margin.method != "fourier":
         result.notes.append(f"the exhaustive pass ran in prefix ranges on {executor.description}, min-reduced")
     return result
 

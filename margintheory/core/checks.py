@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from margintheory.errors import InputError
 
 #: How sure a check is: ``proved`` (exact arithmetic or an exactly checked certificate), ``certified`` (a solver
 #: certificate with rigorous float error bounds), ``float`` (floating point, with its tolerance and measured error),
@@ -132,6 +134,59 @@ COMMON_FIELDS: tuple[str, ...] = ("gamma_star", "gamma_star_note", "normalized_m
                                   "relative_error", "width", "seconds")
 
 
+#: How sure a measured margin is (:data:`Exactness` without ``argued``: a margin is always computed).
+MarginExactness = Literal["proved", "certified", "float"]
+#: How a margin was computed: ``fourier`` (from the network's Fourier structure, no input enumerated) or
+#: ``exhaustive`` (every input evaluated, in float64 or in exact arithmetic).
+MarginMethod = Literal["fourier", "exhaustive"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MarginMeasurement:
+    """A network's measured normalized margin, typed: what the max-min certificate's lower end ``L`` is built from
+    (docs/theory.md#certificate, docs/theory.md#compact-margin).
+
+    ``value`` is the normalized margin in float64; ``error_bound`` a bound on ``|value - true margin|`` (rigorous for
+    ``proved`` / ``certified``, a-priori for ``float``); ``exact`` the exact value as a sympy-parsable string, present
+    exactly when ``exactness`` is ``proved``; ``method`` how it was computed, ``how`` the computation in one line.
+    Other layers read these attributes, never ``VerificationResult.fields`` by key; the JSON entries are derived from
+    them (:meth:`to_fields`).  Inconsistent values raise :class:`~margintheory.errors.InputError`.
+    """
+
+    value: float
+    error_bound: float
+    exactness: MarginExactness
+    method: MarginMethod
+    how: str
+    exact: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.exactness not in get_args(MarginExactness):
+            raise InputError(f"margin exactness must be one of {get_args(MarginExactness)}, got {self.exactness!r}")
+        if self.method not in get_args(MarginMethod):
+            raise InputError(f"margin method must be one of {get_args(MarginMethod)}, got {self.method!r}")
+        if isinstance(self.value, bool) or not isinstance(self.value, int | float):
+            raise InputError(f"margin value must be a number, got {self.value!r}")
+        if isinstance(self.error_bound, bool) or not isinstance(self.error_bound, int | float) or not (
+                math.isfinite(self.error_bound) and self.error_bound >= 0):
+            raise InputError(f"margin error bound must be finite and >= 0, got {self.error_bound!r}")
+        if (self.exact is not None) != (self.exactness == "proved"):
+            raise InputError("a margin has an exact value exactly when it is proved "
+                             f"(exactness {self.exactness!r}, exact {self.exact!r})")
+        if self.exact is not None and (not isinstance(self.exact, str) or not self.exact.strip()):
+            raise InputError(f"the exact margin must be a non-empty string, got {self.exact!r}")
+        if not isinstance(self.how, str) or not self.how.strip():
+            raise InputError("a margin must say how it was computed (how is empty)")
+
+    def to_fields(self) -> dict[str, Any]:
+        """The entries of ``VerificationResult.fields`` (the JSON output) that this measurement stands for."""
+        out: dict[str, Any] = {"normalized_margin": float(self.value), "margin_tolerance": float(self.error_bound),
+                               "lower_method": self.method, "lower_how": self.how, "lower_exactness": self.exactness}
+        if self.exact is not None:
+            out["normalized_margin_exact"] = self.exact
+        return out
+
+
 @dataclass
 class VerificationResult:
     """A verdict with its checks and the measured quantities.
@@ -140,7 +195,9 @@ class VerificationResult:
     ``normalized_margin``, ``width``, ...) are the common fields of the result schema (typed read-only views below),
     all others are task-specific ``details``.  ``task`` names the task (``modular-addition``, ``parity``, ``group``,
     ``cogo``, or the command for ``solve``), ``parameters`` the problem it was run on; ``certificate`` is the optional
-    two-sided bound object of the schema.
+    two-sided bound object of the schema.  ``margin`` is the network's measured normalized margin as a typed
+    :class:`MarginMeasurement` (``None`` when none was measured): the layers above read it there, not from ``fields``;
+    set it with :meth:`set_margin`, which also writes its JSON entries.
     """
 
     title: str
@@ -151,10 +208,19 @@ class VerificationResult:
     task: str = ""
     parameters: dict[str, Any] = field(default_factory=dict)
     certificate: dict[str, Any] | None = None
+    margin: MarginMeasurement | None = None
 
     def add(self, check: Check) -> Check:
         self.checks.append(check)
         return check
+
+    def set_margin(self, margin: MarginMeasurement) -> MarginMeasurement:
+        """Record the measured margin: the typed attribute and, derived from it, its entries of ``fields``."""
+        if not isinstance(margin, MarginMeasurement):
+            raise TypeError(f"margin must be a MarginMeasurement, got {type(margin).__name__}")
+        self.margin = margin
+        self.fields.update(margin.to_fields())
+        return margin
 
     @property
     def verdict(self) -> Verdict:

@@ -31,7 +31,7 @@ import numpy as np
 import sympy as sp
 
 from margintheory.core import theory
-from margintheory.core.checks import Check, VerificationResult, bool_check
+from margintheory.core.checks import Check, MarginMeasurement, VerificationResult, bool_check
 from margintheory.core.construction import NeuronSpec, construction_neuron_specs
 from margintheory.core.cyclotomic import (
     cyclic_mul,
@@ -354,6 +354,18 @@ def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
     return result
 
 
+#: how an exact margin was computed (the lower end ``L`` of the certificate, docs/theory.md#certificate)
+EXACT_HOW = "normalized margin of the network, computed exactly in the cyclotomic field"
+
+
+def exact_measurement(nm: sp.Expr, how: str = EXACT_HOW) -> MarginMeasurement:
+    """The typed margin of a network whose every logit was computed exactly: ``proved``, with the exact value;
+    ``value`` is its float64 rounding (error at most two units in the last place)."""
+    value = float(nm)
+    return MarginMeasurement(value=value, error_bound=2 * math.ulp(value), exactness="proved", method="exhaustive",
+                             how=how, exact=str(nm))
+
+
 def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dict) -> None:
     """The stated network function ``sum_zeta cos_zeta(a_1+...+a_k-c)`` and the paper's value 0 for wrong labels."""
     p, k = ex.p, ex.k
@@ -389,8 +401,8 @@ def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict,
     h = stats["h"]
     nm = sp.nsimplify(h / total_norm)
     fields = result.fields
-    fields.update(normalized_margin=float(nm), normalized_margin_exact=str(nm), margin_exact=str(h),
-                  norm_power_exact=str(total_norm), all_on_margin=stats["all_on_margin"],
+    result.set_margin(exact_measurement(nm))
+    fields.update(margin_exact=str(h), norm_power_exact=str(total_norm), all_on_margin=stats["all_on_margin"],
                   fraction_on_margin=1.0 if stats["all_on_margin"] else None,
                   wrong_logits_equal=stats["wrong_equal"], max_wrong_spread=0.0 if stats["wrong_equal"] else None,
                   normalized_correct_logit=float(stats["correct_values"][0] / total_norm),

@@ -27,7 +27,7 @@ from margintheory.core.phase_measures import PhaseMeasure, exact_moment_check, f
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError, RefusedError
-from margintheory.symbolic.exact import cosine_sums_exact, equal_positive
+from margintheory.symbolic.exact import cosine_sums_exact, equal_positive, exact_measurement
 
 #: refuse when p^(k+1) * N (group-ring integers held) or the expansion work p^k (2k)^k * neurons is larger
 MAX_ENTRIES = 30_000_000
@@ -183,8 +183,9 @@ def _margin_checks(res: VerificationResult, problem: ModularAddition, num: np.nd
     norm_power = sp.Rational(p - 1, 2) * (sp.Rational((k + 1) * p, 2)) ** sp.Rational(k + 1, 2)
     nm = sp.nsimplify(h / norm_power)
     equal = equal_positive(nm, gamma)
-    res.fields.update(normalized_margin=float(nm), normalized_margin_exact=str(nm), margin_exact=str(h),
-                      relative_error=0.0 if equal else float((nm - gamma) / gamma), all_on_margin=True)
+    res.set_margin(exact_measurement(nm))
+    res.fields.update(margin_exact=str(h), relative_error=0.0 if equal else float((nm - gamma) / gamma),
+                      all_on_margin=True)
     res.add(Check(name="margin = gamma* (C.22)", expected=str(gamma), measured=str(nm), tolerance=0.0, passed=equal,
                   exactness="proved",
                   detail="norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency)",

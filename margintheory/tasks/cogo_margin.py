@@ -32,9 +32,10 @@ def margin_connection(
         c.reported("core: ")
         for c in core.checks
     ]
-    nm = float(core.fields["normalized_margin"])
+    margin = core.margin  # verify_network always measures the margin (typed: never read from fields by key)
+    nm = margin.value if margin is not None else math.nan
     g = theory.gamma_star(d, 2) if d % 2 else None
-    tol = float(core.fields.get("margin_tolerance") or 0.0) + 1e-14 * abs(nm)
+    tol = (margin.error_bound if margin is not None else 0.0) + 1e-14 * abs(nm)
     if con.name == "memorize":
         expect = memorization_margin(d)
         checks.append(

@@ -134,5 +134,6 @@ def verify_cogo_network(
         c.reported("core: ")
         for c in core.checks
     ]
-    result.fields.update(normalized_margin=core.fields.get("normalized_margin"), core_verdict=core.verdict)
+    result.fields.update(normalized_margin=None if core.margin is None else core.margin.value,
+                         core_verdict=core.verdict)
     return result

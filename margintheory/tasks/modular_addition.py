@@ -283,7 +283,7 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
     A network that is, up to float64 rounding, an exact single-frequency cosine network is checked without
     enumerating the inputs (:mod:`margintheory.tasks.modular_addition_compact`); any other network, or every network
     with
-    ``exhaustive``, by the exhaustive engine (``fields["lower_method"]`` says which, ``lower_how`` why).
+    ``exhaustive``, by the exhaustive engine (``result.margin.method`` says which, ``result.margin.how`` why).
 
     ``rtol``: relative tolerance for "equals gamma*"-type claims (default: the float64 error bound only, which is
     right for constructed networks; trained networks need a looser one); ``fourier_tolerance``: leakage allowed
@@ -301,8 +301,16 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
             return compact
     result = _check_network(net, problem, max_memory=max_memory, max_seconds=max_seconds, rtol=rtol,
                             fourier_tolerance=fourier_tolerance, min_share=min_share, title=title)[0]
-    result.fields.update(compact_verification.exhaustive_fields(problem.p, problem.k, why))
+    _say_why_exhaustive(result, problem, why)
     return result
+
+
+def _say_why_exhaustive(result: VerificationResult, problem: ModularAddition, why: str) -> None:
+    """Add to the typed margin of an exhaustive check why the exhaustive engine ran."""
+    m = result.margin
+    if m is not None:
+        result.set_margin(compact_verification.exhaustive_measurement(problem.p, problem.k, m.value, m.error_bound,
+                                                                      why))
 
 
 def _compact_network_check(net: PolyNetwork, problem: ModularAddition, *, max_memory: int,
@@ -321,6 +329,7 @@ def _compact_network_check(net: PolyNetwork, problem: ModularAddition, *, max_me
     fields["width"] = net.m
     result = VerificationResult(title or f"network check (p={p}, k={k}, m={net.m}), without enumerating inputs",
                                 fields=fields)
+    result.set_margin(compact_verification.compact_measurement(cm))
     result.task, result.parameters, result.applicable = problem.task, problem.parameters(), problem.applicable
     result.add(_hypothesis_check(problem))
     unit = net.normalized()
@@ -360,6 +369,8 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
         for c in part[0]:
             result.add(c)
         fields.update(part[1])
+    result.set_margin(compact_verification.exhaustive_measurement(p, k, res.normalized_margin,
+                                                                  res.normalized_tolerance))
     fields["engine_seconds"] = res.seconds
     fields["engine_backend"] = res.backend
     fields["seconds"] = time.perf_counter() - start
@@ -417,7 +428,7 @@ def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_m
         result = verify_family(problem, family, max_memory=max_memory, max_seconds=max_seconds)
     else:
         result = _exhaustive_construction(problem, max_memory=max_memory, max_seconds=max_seconds)
-    result.fields.update(compact_verification.exhaustive_fields(problem.p, problem.k, why))
+    _say_why_exhaustive(result, problem, why)
     return result
 
 
@@ -433,6 +444,7 @@ def _compact_construction_check(problem: ModularAddition, family: str, *, max_me
     fields = _base_fields(problem)
     what = "construction of Lemma C.18" if family == "lemma-c18" else f"{family} network"
     result = VerificationResult(f"{what} (p={p}, k={k}), exact, without enumerating inputs", fields=fields)
+    result.set_margin(compact_verification.compact_measurement(cm))
     result.task, result.parameters, result.applicable = problem.task, problem.parameters(), problem.applicable
     result.add(_hypothesis_check(problem))
     rows, values = compact_verification.construction_rows(cm, problem, family)
@@ -464,8 +476,8 @@ def _exhaustive_construction(problem: ModularAddition, *, max_memory: int,
     result.fields.update(fields)
     if p % 2:
         # the margin seen on the logit values: (correct - wrong) / ||theta||^(k+1) must equal the engine's margin
-        measured = result.fields["normalized_margin"]
-        result.add(close_check("margin from logits", measured,
+        assert result.margin is not None  # set by _check_network
+        result.add(close_check("margin from logits", result.margin.value,
                                fields["normalized_margin_from_logits"], 1e-10,
                                statement="correct - wrong logit (normalized) = measured margin"))
     return result

@@ -20,7 +20,7 @@ import numpy as np
 import sympy as sp
 
 from margintheory.core import theory
-from margintheory.core.checks import Check, bool_check
+from margintheory.core.checks import Check, MarginMeasurement, bool_check
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition
 from margintheory.engines.fourier_margin import (
@@ -46,7 +46,7 @@ def _margin_rows(cm: CompactMargin, problem: ModularAddition, rtol: float | None
     """Normalized margin vs ``gamma*``, every point on the margin, condition C.1 -- from ``F``."""
     how = cm.exactness
     nm, tol = cm.normalized_margin, cm.normalized_tolerance
-    fields: dict = {"normalized_margin": nm, "margin_tolerance": tol, "logit_error_bound": cm.logit_error}
+    fields: dict = {"logit_error_bound": cm.logit_error}  # the margin's own entries: compact_measurement
     checks: list[Check] = []
     gamma, gamma_exact = problem.gamma_star, problem.gamma_star_exact
     if gamma is not None and gamma_exact is not None:
@@ -81,8 +81,6 @@ def _margin_rows(cm: CompactMargin, problem: ModularAddition, rtol: float | None
                         statement="all wrong-label logits equal (condition C.1)"))
     fields.update(all_on_margin=bool(on.all()), fraction_on_margin=float(on.mean()),
                   wrong_logits_equal=bool(spread <= spread_tol), max_wrong_spread=spread / scale)
-    if cm.normalized_margin_exact is not None:
-        fields["normalized_margin_exact"] = str(cm.normalized_margin_exact)
     return checks, fields
 
 
@@ -278,9 +276,18 @@ def network_rows(cm: CompactMargin, problem: ModularAddition, net_formula: np.nd
 
 
 def lower_fields(cm: CompactMargin) -> dict:
-    """How ``L`` was obtained (read by :func:`margintheory.certificate.maxmin.lower_bound_from`)."""
-    return {"lower_method": "fourier", "lower_how": cm.how, "lower_exactness": cm.exactness,
-            "lower_value": cm.normalized_lower, "engine_seconds": cm.seconds}
+    """The compact engine's rigorous lower value and time (the margin itself: :func:`compact_measurement`)."""
+    return {"lower_value": cm.normalized_lower, "engine_seconds": cm.seconds}
+
+
+def compact_measurement(cm: CompactMargin) -> MarginMeasurement:
+    """The typed margin of a network checked without enumerating inputs (what
+    :func:`margintheory.certificate.maxmin.lower_bound_from` builds ``L`` from): ``proved`` with its exact value when
+    the exact network's margin is exact, else ``certified`` with the compact engine's rigorous error bound."""
+    exact = cm.normalized_margin_exact
+    return MarginMeasurement(value=float(cm.normalized_margin), error_bound=float(cm.normalized_tolerance),
+                             exactness="proved" if exact is not None else "certified", method="fourier", how=cm.how,
+                             exact=None if exact is None else str(exact))
 
 
 def compact_construction(problem: ModularAddition, family: str) -> CompactMargin | None:
@@ -310,9 +317,11 @@ def compact_network(net: PolyNetwork, max_memory: int, max_seconds: float | None
     return cm, why
 
 
-def exhaustive_fields(p: int, k: int, why: str) -> dict:
-    """``lower_method`` / ``lower_how`` of a result whose ``L`` came from the exhaustive engine."""
-    return {"lower_method": "exhaustive", "lower_how": EXHAUSTIVE_HOW.format(p=p, k=k) + (f"; {why}" if why else "")}
+def exhaustive_measurement(p: int, k: int, value: float, error_bound: float, why: str = "") -> MarginMeasurement:
+    """The typed margin of a network whose every input was evaluated in float64: ``value`` with its a-priori error
+    bound; ``why`` says why the exhaustive engine ran (the Fourier shortcut refused, or requested)."""
+    return MarginMeasurement(value=float(value), error_bound=float(error_bound), exactness="float",
+                             method="exhaustive", how=EXHAUSTIVE_HOW.format(p=p, k=k) + (f"; {why}" if why else ""))
 
 
 def describe(net: CosineNetwork) -> str:

@@ -189,8 +189,8 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
     result.add(multidim_dft_sign(result))
     parts = [neuron_analysis(unit, tolerance), frequency_comparison(unit, problem)]
     if compare_construction and problem.applicable:
-        parts.append(construction_comparison(net, problem, result.fields["normalized_margin"], max_memory,
-                                             max_seconds))
+        measured = result.margin.value if result.margin is not None else float("nan")  # always set there
+        parts.append(construction_comparison(net, problem, measured, max_memory, max_seconds))
     for checks, fields in parts:
         result.checks.extend(checks)
         result.fields.update(fields)
