@@ -399,3 +399,25 @@ def test_the_bound_applies_to_primes_above_2k_only():
     lb2 = wb.WidthLowerBound(2, 6, "proved", "m", "r", 0.0)
     assert lb2.applies_to(5) and not lb2.applies_to(4) and not lb2.applies_to(3)
     assert not wb.WidthLowerBound(1, 2, "proved", "m", "r", 0.0).applies_to(2)  # p = 2k = 2 is prime, not > 2k
+
+
+def test_large_matrices_take_the_fast_path_and_agree_with_the_elimination(monkeypatch):
+    """From FAST_POSITIVE_DEFINITE_ORDER on, an exact L L^T + E identity is tried first; it must never accept what
+    the elimination refuses (singular, indefinite), and must agree with it on positive definite matrices."""
+    rng = np.random.default_rng(7)
+    n = wb.FAST_POSITIVE_DEFINITE_ORDER + 5
+    B = rng.integers(-9, 10, size=(n, n))
+    pd = (B @ B.T + np.eye(n, dtype=np.int64)).tolist()
+    singular = (B[:, : n - 1] @ B[:, : n - 1].T).tolist()  # rank n - 1
+    indefinite = [row[:] for row in pd]
+    indefinite[n - 1][n - 1] = -1
+    calls = []
+    real = wb.exactly_positive_definite
+    monkeypatch.setattr(wb, "exactly_positive_definite", lambda C: calls.append(len(C)) or real(C))
+    assert wb._is_positive_definite(pd) and calls == [n]
+    assert not wb._is_positive_definite(singular) and not wb._is_positive_definite(indefinite)
+    small = [row[:5] for row in pd[:5]]
+    calls.clear()
+    assert wb._is_positive_definite(small) and calls == []  # small matrices: the elimination alone
+    monkeypatch.setattr(wb, "exactly_positive_definite", lambda C: False)  # the hint proves nothing: still decided
+    assert wb._is_positive_definite(pd) and not wb._is_positive_definite(singular)
