@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -192,7 +193,7 @@ def test_class_sums_are_exact_on_both_paths(scale, offset):
     d, sums = wd.difference_class_sums(2, tuple(index), G)
     got = {tuple(int(v) for v in x): int(y) for x, y in zip(d, sums, strict=True)}
     assert got == _brute_class_sums(index, G.tolist()) and len(d) == len(got)
-    assert sums.dtype == np.int64
+    assert sums.dtype == np.int64 and d.dtype == np.int64
 
 
 def test_class_sums_at_the_float_threshold():
@@ -227,8 +228,8 @@ def test_a_class_outside_the_moments_may_sum_to_zero_but_not_to_one():
     assert negative.passed
     one = check_delsarte_certificate(_k2_cert(anti=1))
     assert not one.passed and one.complete and one.symmetric and not one.signs and not one.positive_definite
-    assert one.reason in ("difference class (2, -2) (outside M_k + 0) sums to > 0",
-                          "difference class (-2, 2) (outside M_k + 0) sums to > 0")
+    # both classes (2, -2) and (-2, 2) sum to 1 (G is symmetric); the first in the order of the classes is named
+    assert one.reason == "difference class (-2, 2) (outside M_k + 0) sums to > 0"
     assert one.ratio == 0 and one.bound == 0 and one.blocks == ()
     # a class inside M_k + {0} is free: a large positive value there is accepted
     assert check_delsarte_certificate(_k2_cert(far=3, diag=8, diag0=8)).passed
@@ -324,7 +325,7 @@ def test_character_columns_are_an_orthogonal_eigenbasis(k, radius):
 
 
 def test_character_columns_refuse_an_index_not_closed_under_the_2_group():
-    with pytest.raises(ValueError, match="not closed under negation and the transpositions"):
+    with pytest.raises(ValueError, match=r"^index is not closed under negation and the transpositions$"):
         wd._character_columns([(0, 0), (1, 1)])
 
 
@@ -345,7 +346,7 @@ def test_block_gram_is_b_transpose_g_b_on_both_paths():
             assert got.dtype == np.int64 and got.tolist() == want.tolist()
             assert wd._block_gram(G, P, S, G.astype(float)).tolist() == want.tolist()
     empty = wd._block_gram(A, np.zeros((0, 4), dtype=np.int64), np.zeros((0, 4), dtype=np.int64))
-    assert empty.shape == (0, 0)
+    assert empty.shape == (0, 0) and empty.dtype == np.int64
 
 
 def test_block_gram_at_the_float_threshold():
@@ -440,3 +441,102 @@ def test_a_shipped_certificate_tampered_in_one_off_diagonal_orbit():
     orbits[a] = (i, j, 10 * cert.denominator)
     chk = check_delsarte_certificate(dataclasses.replace(cert, orbits=tuple(orbits)))
     assert chk.signs and not chk.positive_definite
+
+
+def test_ratio_of_a_unit_trace_and_of_a_negative_total():
+    cert = _k2_cert()
+    origin = cert.index.index((0, 0))
+    unit = np.zeros((5, 5), dtype=np.int64)
+    unit[origin, origin] = 1  # trace 1 (invariant: the origin is fixed by the group)
+    chk = wd._check_invariant_blocks(cert, unit, time.perf_counter())
+    assert chk.ratio == 1 and chk.bound == 1 and not chk.positive_definite
+    negative = np.eye(5, dtype=np.int64) * 2 - 1  # diagonal 1, off-diagonal -1: total 5 - 20 = -15, trace 5
+    chk = wd._check_invariant_blocks(cert, negative, time.perf_counter())
+    assert chk.ratio == -3 and chk.bound == 0
+
+
+def test_every_outcome_reports_the_seconds_it_took(monkeypatch):
+    outcomes = [check_delsarte_certificate(_k2_cert()), check_delsarte_certificate(_k2_cert(anti=1)),
+                check_delsarte_certificate(dataclasses.replace(_k2_cert(), denominator=0))]
+    cert = _k2_cert()
+    G, _ = expand_gram(cert)
+    G = G.copy()
+    G[cert.index.index((1, 1)), cert.index.index((1, 1))] += 1
+    monkeypatch.setattr(wd, "expand_gram", lambda c: (G, ""))
+    outcomes.append(check_delsarte_certificate(cert))  # not invariant under the 2-group
+    assert [c.reason[:20] for c in outcomes] == ["", "difference class (-2", "index vectors must b",
+                                                 "G does not commute w"]
+    for chk in outcomes:
+        assert isinstance(chk.seconds, float) and 0 <= chk.seconds < 60
+
+
+def test_exactly_positive_definite_scales_its_hint_by_the_smallest_eigenvalue():
+    """``[[1, 1000], [1000, 10^6 + 1]]``: determinant 1, smallest eigenvalue ~10^-6, so the integer hint needs ~37
+    bits of scale; a hint at unit scale would not prove it."""
+    C = np.array([[1, 1000], [1000, 10**6 + 1]])
+    assert wd.exactly_positive_definite(C)
+    assert not wd.exactly_positive_definite(C - np.array([[0, 0], [0, 1]]))  # determinant 0
+
+
+def test_class_sums_of_large_odd_entries_stay_exact():
+    """Entries ``2^51 + 1``: a float sum of five of them is already inexact (beyond ``2^53``), so these sums must
+    take the integer path (the diagonal class has five entries here)."""
+    index = _box2()
+    G = np.full((5, 5), 2**51 + 1, dtype=np.int64)
+    d, sums = wd.difference_class_sums(2, tuple(index), G)
+    got = {tuple(int(v) for v in x): int(y) for x, y in zip(d, sums, strict=True)}
+    assert got == _brute_class_sums(index, G.tolist()) and got[(0, 0)] == 5 * (2**51 + 1)
+
+
+def test_block_gram_of_entries_whose_block_sums_pass_2_to_53():
+    """One orbit of four vectors, ``(+-2, 0), (0, +-2)`` (``n = 4``, blocks of ``h = 4`` images), entries between
+    ``2^49`` and ``2^50`` of random parity: ``max |G| n`` is below ``2^52`` but the trivial block sums 16 entries,
+    beyond ``2^53``, where a float sum rounds; every block must equal ``B^T G B`` in Python integers."""
+    index = [(2, 0), (-2, 0), (0, 2), (0, -2)]
+    blocks, _ = wd._character_columns(index)
+    n = len(index)
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        U = np.triu(rng.integers(2**49, 2**50, size=(n, n)))
+        G = U + np.triu(U, 1).T
+        for P, S in blocks:
+            B = np.zeros((n, len(P)), dtype=object)
+            for c, (row_p, row_s) in enumerate(zip(P, S, strict=True)):
+                for q, sg in zip(row_p, row_s, strict=True):
+                    B[q, c] += int(sg)
+            assert wd._block_gram(G, P, S).tolist() == (B.T @ G.astype(object) @ B).tolist()
+        assert int(wd._block_gram(G, *blocks[0]).sum()) == int(G.astype(object).sum())  # the trivial block
+
+
+def test_basis_verification_refuses_a_zero_column_beside_live_ones():
+    index = wd.symmetric_box(2, 2)
+    n = len(index)
+    blocks, gens = wd._character_columns(index)
+    chi = next(c for c, (P, _) in enumerate(blocks) if len(P) > 1)
+    P, S = blocks[chi]
+    S = S.copy()
+    S[0] = 0  # one column dropped to zero; n columns still, every other check holds
+    assert not wd.character_basis_is_valid(blocks[:chi] + [(P, S)] + blocks[chi + 1:], gens, n)
+
+
+def test_a_hint_that_leaves_the_remainder_only_weakly_dominant_proves_nothing(monkeypatch):
+    """Soundness does not rest on the float hint: for the singular ``J = [[1, 1], [1, 1]]`` and a hint whose rows are
+    equal, ``2^(2s) J - L L^T`` is a multiple of ``J`` -- diagonally dominant with equality, which proves nothing."""
+    monkeypatch.setattr(np.linalg, "eigvalsh", lambda a: np.array([1.0, 2.0]))
+    monkeypatch.setattr(np.linalg, "cholesky", lambda a: np.array([[0.5, 0.0], [0.5, 0.0]]))
+    assert not wd.exactly_positive_definite(np.array([[1, 1], [1, 1]]))
+    for hint in ([[1.0, 0.0], [0.0, 1.0]], [[0.7, 0.0], [0.7, 0.1]], [[3.0, 0.0], [-2.0, 1.0]]):
+        monkeypatch.setattr(np.linalg, "cholesky", lambda a, h=hint: np.array(h))
+        assert not wd.exactly_positive_definite(np.array([[1, 1], [1, 1]]))  # singular: never proved
+        assert not wd.exactly_positive_definite(np.array([[1, 2], [2, 1]]))  # indefinite: never proved
+
+
+def test_a_hint_beyond_int64_takes_python_integers():
+    """Order 20 with a ``[[10^15, 10^7], [10^7, 1]]`` corner (condition ~10^15): the hint is scaled by ``2^40``
+    and its largest entry (~3.5e19) does not fit int64; it is rounded in Python integers (an int64 cast would wrap
+    and the identity would prove nothing)."""
+    C = np.eye(20, dtype=object)
+    C[0, 0], C[0, 1], C[1, 0] = 10**15, 10**7, 10**7
+    assert wd.exactly_positive_definite(C)
+    C[1, 1] = 0  # the corner has determinant -10^14: indefinite
+    assert not wd.exactly_positive_definite(C)
