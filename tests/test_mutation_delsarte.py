@@ -122,6 +122,16 @@ def test_expand_gram_numerator_limit_on_both_sides():
             assert int(G[i, j]) == value
     assert expand_gram(dataclasses.replace(cert, orbits=()))[1] == \
         "no orbit values, or numerators too large for the exact int64 path"
+    # n = 11 (k = 1, 0 and +-1..+-5): the one size up to 20000 where the limit 2^56 / n^2 as a float rounds up to the
+    # next integer, so the limit must be the integer quotient
+    index = tuple((v,) for v in range(-5, 6))
+    zero = [[0] * 11 for _ in range(11)]
+    small = DelsarteCertificate(1, index, _orbits_of(index, zero), 1)
+    limit = wd._INT64_HEADROOM // (64 * 11 * 11)
+    assert limit + 1 <= wd._INT64_HEADROOM / (64 * 11 * 11)
+    for value, ok in ((limit, True), (limit + 1, False)):
+        orbits = [small.orbits[0][:2] + (value,), *small.orbits[1:]]
+        assert (expand_gram(dataclasses.replace(small, orbits=tuple(orbits)))[0] is not None) == ok
 
 
 def test_expand_gram_refuses_representatives_out_of_range_overlapping_or_missing():

@@ -75,7 +75,7 @@ def rational_square(expr: sp.Expr) -> Fraction | None:
         guess = sp.nsimplify(sq)
         if not guess.is_Rational:
             return None
-        x = sp.Symbol("x")
+        x = sp.Dummy()
         try:
             if sp.minimal_polynomial(sq - guess, x) != x:
                 return None
