@@ -23,6 +23,7 @@ from margintheory.certificate.upper_bound import HOMOGENEITY, WEAK_DUALITY, Proo
 from margintheory.core.checks import MarginMeasurement, VerificationResult
 from margintheory.core.network import PolyNetwork
 from margintheory.engines import margins
+from margintheory.errors import InputError
 from margintheory.tasks.modular_addition import margin_checks
 
 F = Fraction
@@ -503,3 +504,121 @@ def test_points_on_the_margin_and_the_wrong_logit_spread_at_their_boundaries(con
     assert {c.name: c for c in margin_checks(neg, None, 1e-6)[0]}["all on margin (C.6)"].passed
     r = {c.name: c for c in margin_checks(off, None, None)[0]}
     assert set(r) == {"all on margin (C.6)", "wrong logits equal (C.1)"}
+
+
+# -- the typed margin that L is built from -------------------------------------------------------------------------
+
+GOOD = {"value": 0.03, "error_bound": 1e-15, "exactness": "float", "method": "exhaustive", "how": "by hand"}
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"exactness": "argued"}, "margin exactness must be one of ('proved', 'certified', 'float'), got 'argued'"),
+    ({"method": "brute"}, "margin method must be one of ('fourier', 'exhaustive'), got 'brute'"),
+    ({"value": True}, "margin value must be a number, got True"),
+    ({"value": "0.03"}, "margin value must be a number, got '0.03'"),
+    ({"value": None}, "margin value must be a number, got None"),
+    ({"error_bound": -5e-324}, "margin error bound must be finite and >= 0, got -5e-324"),
+    ({"error_bound": math.inf}, "margin error bound must be finite and >= 0, got inf"),
+    ({"error_bound": math.nan}, "margin error bound must be finite and >= 0, got nan"),
+    ({"error_bound": False}, "margin error bound must be finite and >= 0, got False"),
+    ({"error_bound": "0"}, "margin error bound must be finite and >= 0, got '0'"),
+    ({"exactness": "proved"}, "a margin has an exact value exactly when it is proved (exactness 'proved', exact None)"),
+    ({"exact": "1/3"}, "a margin has an exact value exactly when it is proved (exactness 'float', exact '1/3')"),
+    ({"exactness": "certified", "exact": "1/3"},
+     "a margin has an exact value exactly when it is proved (exactness 'certified', exact '1/3')"),
+    ({"exactness": "proved", "exact": " "}, "the exact margin must be a non-empty string, got ' '"),
+    ({"exactness": "proved", "exact": 0.5}, "the exact margin must be a non-empty string, got 0.5"),
+    ({"how": " \t"}, "a margin must say how it was computed (how is empty)"),
+    ({"how": None}, "a margin must say how it was computed (how is empty)"),
+])
+def test_an_inconsistent_margin_measurement_is_refused_with_its_reason(bad, message):
+    with pytest.raises(InputError) as info:
+        MarginMeasurement(**{**GOOD, **bad})
+    assert str(info.value) == message
+
+
+def test_margin_measurements_at_the_boundaries_of_their_validation():
+    for ok in ({"error_bound": 0.0}, {"error_bound": 0}, {"error_bound": 5e-324}, {"value": 0}, {"value": -1.5},
+               {"exactness": "certified"}, {"method": "fourier"}, {"exactness": "proved", "exact": "3/100"},
+               {"how": "x"}):
+        MarginMeasurement(**{**GOOD, **ok})
+
+
+def test_margin_measurement_fields():
+    m = MarginMeasurement(value=1, error_bound=0, exactness="certified", method="fourier", how="h")
+    fields = m.to_fields()
+    assert fields == {"normalized_margin": 1.0, "margin_tolerance": 0.0, "lower_method": "fourier",
+                      "lower_how": "h", "lower_exactness": "certified"}
+    assert type(fields["normalized_margin"]) is float and type(fields["margin_tolerance"]) is float
+    proved = MarginMeasurement(value=0.25, error_bound=0.0, exactness="proved", method="exhaustive", how="h",
+                               exact="1/4")
+    assert proved.to_fields()["normalized_margin_exact"] == "1/4" and len(proved.to_fields()) == 6
+
+
+# -- L from the typed margin: its method and the words of its bound -----------------------------------------------
+
+
+def test_the_lower_end_keeps_the_margins_method_and_names_a_rigorous_bound():
+    fourier = VerificationResult("t")
+    fourier.set_margin(MarginMeasurement(value=0.5, error_bound=1e-9, exactness="certified", method="fourier",
+                                         how="compact engine"))
+    L = maxmin.lower_bound_from(fourier)
+    assert L.method == "fourier" and L.exactness == "certified" and L.error_bound == 1e-9
+    assert L.how == ("normalized margin of the network in float64 minus its rigorous error bound 1.00e-09; "
+                     "compact engine")
+    proved = VerificationResult("t")
+    proved.set_margin(MarginMeasurement(value=0.25, error_bound=0.0, exactness="proved", method="fourier", how="h",
+                                        exact="1/4"))
+    assert maxmin.lower_bound_from(proved).method == "fourier"
+    assert float_L().method == "exhaustive"
+
+
+def test_relative_gap_float_at_its_exact_rational_boundary():
+    """The float branch decides ``U <= (1 + 1e-9) L`` in exact rationals: at equality it is within, one ulp of a
+    rational above it is not (the float gap printed beside it may round either way)."""
+    L = LowerBound(0.0625, None, "float", "")
+    at = (1 + F(GAP_TOL)) * F(0.0625)
+    assert maxmin.relative_gap(at, L)[1:] == (True, False)
+    assert maxmin.relative_gap(at + F(1, 10**40), L)[1:] == (False, False)
+
+
+def test_gap_row_label_and_exactness_for_each_kind_of_lower_end():
+    ub = upper_bound()
+    L = float(GAMMA_5_2) * (1 - 1e-12)
+    kinds = {
+        "proved, square rational": (LowerBound(L, GAMMA_5_2, "proved", ""), "proved", "1e-09 (decided exactly)"),
+        "certified": (LowerBound(L, None, "certified", "", error_bound=1e-12), "certified", "1e-09"),
+        "float, no error": (LowerBound(L, None, "float", ""), "float", "1e-09"),
+    }
+    for what, (lower, exactness, label) in kinds.items():
+        r = rows(ub, lower)["network margin = optimum"]
+        assert (r.exactness, r.statement) == (exactness, f"network margin = solver optimum: (U - L)/L <= {label}"), what
+    irrational = LowerBound(L, GAMMA_5_2 - sp.sqrt(2) / 10**20, "proved", "")  # proved, but L^2 is not rational
+    assert irrational.exact_square is None and irrational.text() == str(F(L))
+    r = rows(ub, irrational)["network margin = optimum"]
+    assert (r.exactness, r.statement) == ("certified", "network margin = solver optimum: (U - L)/L <= 1e-09")
+
+
+def test_the_engine_result_names_the_backend_that_computed_it():
+    import types
+
+    net = _net(1)
+    res = margins._finish(net, np.array([0.5, 0.25]), np.zeros(2), np.zeros((5, 5)), 0.0, 1,
+                          types.SimpleNamespace(label="some backend"))  # type: ignore[arg-type]
+    assert res.backend == "some backend" and res.h == 0.25
+
+
+def test_a_square_is_rational_only_when_proved_so():
+    """``nsimplify`` alone would take ``(sqrt(30)/180 -+ sqrt(2)/10^20)^2`` for ``1/1080`` and overstate ``L``: the
+    guess must be confirmed exactly."""
+    assert maxmin.rational_square(GAMMA_5_2) == F(1, 1080)
+    assert maxmin.rational_square(sp.Rational(-2, 3)) == F(4, 9)
+    for near in (GAMMA_5_2 - sp.sqrt(2) / 10**20, GAMMA_5_2 + sp.sqrt(2) / 10**20):
+        assert maxmin.rational_square(near) is None
+    assert maxmin.rational_square(sp.pi / 30) is None  # transcendental
+    assert maxmin.rational_square(sp.sqrt(3) / 7) == F(3, 49)
+    # a square that sympy does not expand to a rational by itself, confirmed through its minimal polynomial
+    nested = sp.sqrt(2 + sp.sqrt(3)) - sp.sqrt(2 - sp.sqrt(3))  # = sqrt(2)
+    assert not sp.expand(nested**2).is_Rational and maxmin.rational_square(nested) == F(2)
+    L = LowerBound(float(GAMMA_5_2), GAMMA_5_2 - sp.sqrt(2) / 10**20, "proved", "")
+    assert L.exact_square is None and maxmin.relative_gap(U_5_2, L)[2] is False  # not decided on squares

@@ -421,3 +421,59 @@ def test_large_matrices_take_the_fast_path_and_agree_with_the_elimination(monkey
     assert wb._is_positive_definite(small) and calls == []  # small matrices: the elimination alone
     monkeypatch.setattr(wb, "exactly_positive_definite", lambda C: False)  # the hint proves nothing: still decided
     assert wb._is_positive_definite(pd) and not wb._is_positive_definite(singular)
+
+
+def test_the_fast_path_starts_exactly_at_its_order(monkeypatch):
+    """The exact identity is tried from FAST_POSITIVE_DEFINITE_ORDER on (order 25 included), never below it."""
+    calls = []
+    real = wb.exactly_positive_definite
+    monkeypatch.setattr(wb, "exactly_positive_definite", lambda C: calls.append(len(C)) or real(C))
+    n = wb.FAST_POSITIVE_DEFINITE_ORDER
+    at = [[2 if r == c else (1 if abs(r - c) == 1 else 0) for c in range(n)] for r in range(n)]  # PD tridiagonal
+    assert wb._is_positive_definite(at) and calls == [n]
+    calls.clear()
+    below = [row[: n - 1] for row in at[: n - 1]]
+    assert wb._is_positive_definite(below) and calls == []
+
+
+# -- the Delsarte LP bound and the better of the two -----------------------------------------------------------------
+
+
+def test_shipped_delsarte_certificates_are_read_for_their_k_only():
+    from margintheory.solvers.width_delsarte import SHIPPED_INDEX, symmetric_box
+
+    cert = wb.shipped_delsarte_certificate(3)
+    assert cert is not None and cert.k == 3 and cert.denominator > 0
+    assert sorted(cert.index) == sorted(symmetric_box(3, *SHIPPED_INDEX[3]))
+    assert wb.shipped_delsarte_certificate(2) is None and wb.shipped_delsarte_certificate(7) is None
+
+
+def test_linear_programming_bound_checks_the_shipped_certificate(monkeypatch):
+    from margintheory.solvers.width_delsarte import check_delsarte_certificate
+
+    cert = wb.shipped_delsarte_certificate(3)
+    bound, method, ratio = wb._linear_programming_bound(3)
+    assert bound == 16 and ratio == check_delsarte_certificate(cert).ratio and 15 < ratio <= 16
+    assert method == (f"Delsarte LP certificate ({len(cert.index)} vectors, S_k x {{+1,-1}}-invariant Gram matrix, "
+                      "shipped, re-checked exactly)")
+    assert wb._linear_programming_bound(2) is None
+    i, j, v = next(o for o in cert.orbits if o[0] == o[1])
+    bad = type(cert)(cert.k, cert.index, tuple((a, b, -w if (a, b) == (i, j) else w) for a, b, w in cert.orbits),
+                     cert.denominator)
+    monkeypatch.setattr(wb, "shipped_delsarte_certificate", lambda k: bad)
+    with pytest.raises(SolverError, match=r"width lower bound for k=3: the Delsarte LP certificate failed its exact "
+                                          r"check \(a character block is not proved positive definite\)"):
+        wb._linear_programming_bound(3)
+
+
+def test_best_bound_takes_the_larger_and_the_pointwise_one_on_a_tie(monkeypatch):
+    lp_bound, lp_method, lp_ratio = wb._linear_programming_bound(3)
+    for pointwise, winner in ((15, "lp"), (16, "pointwise"), (17, "pointwise")):
+        monkeypatch.setattr(wb, "_pointwise_bound", lambda k, b=pointwise: (b, "pointwise method", Fraction(b)))
+        lb = wb.best_width_lower_bound(3)
+        if winner == "lp":
+            assert (lb.per_frequency, lb.method) == (lp_bound, lp_method)
+            assert lb.ratio == f"{lp_ratio.numerator}/{lp_ratio.denominator} ~ {float(lp_ratio):.6f}"
+        else:
+            assert (lb.per_frequency, lb.method, lb.ratio) == (pointwise, "pointwise method",
+                                                               f"{pointwise}/1 ~ {pointwise:.6f}")

@@ -45,11 +45,8 @@ class LowerBound:
 
     @property
     def exact_square(self) -> Fraction | None:
-        """``L^2`` as a rational when ``L`` is exact and its square is rational."""
-        if self.exact is None:
-            return None
-        sq = sp.nsimplify(sp.expand(self.exact**2))
-        return Fraction(int(sq.p), int(sq.q)) if sq.is_Rational else None
+        """``L^2`` as a rational when ``L`` is exact and its square is rational (:func:`rational_square`)."""
+        return None if self.exact is None else rational_square(self.exact)
 
     def text(self) -> str:
         """``"a/b"`` or ``"sqrt(a/b)"`` (exact) or the float as an exact binary rational ``"a/b"``."""
@@ -66,6 +63,26 @@ class LowerBound:
         if self.exact is not None and self.exact.is_Rational:
             return str(Fraction(int(self.exact.p), int(self.exact.q)))
         return None
+
+
+def rational_square(expr: sp.Expr) -> Fraction | None:
+    """``expr^2`` as a rational, or ``None`` when it is not proved rational.  A square that does not expand to a
+    rational is only *guessed* by ``nsimplify`` (which matches numerically: ``(sqrt(30)/180 - sqrt(2)/10^20)^2``
+    would be taken for ``1/1080``), so the guess counts only when the difference is exactly zero, i.e. its minimal
+    polynomial is ``x`` (exact algebraic arithmetic; a transcendental square is never rational here)."""
+    sq = sp.expand(expr**2)
+    if not sq.is_Rational:
+        guess = sp.nsimplify(sq)
+        if not guess.is_Rational:
+            return None
+        x = sp.Dummy()
+        try:
+            if sp.minimal_polynomial(sq - guess, x) != x:
+                return None
+        except (NotImplementedError, sp.polys.polyerrors.NotAlgebraic):
+            return None
+        sq = guess
+    return Fraction(int(sq.p), int(sq.q))
 
 
 def lower_bound_from(result: VerificationResult) -> LowerBound | None:

@@ -355,8 +355,7 @@ def check_delsarte_certificate(cert: DelsarteCertificate) -> DelsarteCheck:
         return fail("G is not symmetric", complete=True)
     allowed = allowed_differences(cert.k)
     d, sums = difference_class_sums(cert.k, cert.index, G)
-    bad = [tuple(int(v) for v in dd) for dd, s in zip(d, sums, strict=True)
-           if s > 0 and tuple(int(v) for v in dd) not in allowed]
+    bad = [c for c in (tuple(int(v) for v in dd) for dd in d[sums > 0]) if c not in allowed]
     if bad:
         return fail(f"difference class {bad[0]} (outside M_k + 0) sums to > 0", complete=True, symmetric=True)
     with threadpool_limits(limits=1, user_api="blas"):  # small dense blocks: threads only add contention
@@ -375,9 +374,9 @@ def _check_invariant_blocks(cert: DelsarteCertificate, G: np.ndarray, t0: float)
     pd = character_basis_is_valid(blocks, gens, len(cert.index)) and all(
         exactly_positive_definite(_block_gram(G, P, S, Gf)) for P, S in blocks)
     trace = int(np.trace(G).item())
-    total = int(G.sum(dtype=np.int64).item())
+    total = int(G.sum())  # (int64: |entries| <= 2^62 / (64 n^2), checked by expand_gram)
     ratio = Fraction(total, trace) if trace > 0 else Fraction(0)
-    bound = math.ceil(ratio) if ratio > 0 else 0
+    bound = max(0, math.ceil(ratio))
     return DelsarteCheck(True, True, True, pd, sizes, ratio, bound, time.perf_counter() - t0,
                          "" if pd else "a character block is not proved positive definite")
 

@@ -107,23 +107,22 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
     abs_tol = res.normalized_tolerance
     fields = {"normalized_margin": nm, "margin_tolerance": abs_tol, "logit_error_bound": res.logit_error_bound}
     if gamma is not None:
-        claims, _ = gamma_star_claims(
+        checks, _ = gamma_star_claims(
             nm, gamma, abs_tol + 4 * EPS * gamma, rtol,
             at_most=("margin <= gamma* (C.6)", "normalized margin <= gamma* (weak duality, Lemma C.6)"),
             equal=("margin = gamma* (C.22)", "normalized margin = gamma* (Theorem C.22)"))
-        checks += claims
         fields["relative_error"] = abs(nm - gamma) / gamma
         fields["ratio_to_gamma_star"] = nm / gamma
     point_tol = max(4 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
     off = res.points_above(res.h + point_tol)
     frac = (res.points - off) / res.points
     checks.append(Check(name="all on margin (C.6)", expected=1.0, measured=frac, tolerance=point_tol / scale,
-                        passed=off == 0, exactness="float", detail=f"fraction on the margin; {off} points off",
+                        passed=off == 0, detail=f"fraction on the margin; {off} points off",
                         statement="every point on the margin (spt q* = D_p, Lemma C.6)"))
     spread = res.max_wrong_spread
     spread_tol = max(2 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
     checks.append(Check(name="wrong logits equal (C.1)", expected=0.0, measured=spread / scale,
-                        tolerance=spread_tol / scale, passed=bool(spread <= spread_tol), exactness="float",
+                        tolerance=spread_tol / scale, passed=bool(spread <= spread_tol),
                         detail="max over points of (max - min) wrong logit, normalized",
                         statement="all wrong-label logits equal (condition C.1)"))
     fields.update(all_on_margin=off == 0, fraction_on_margin=frac, wrong_logits_equal=bool(spread <= spread_tol),
