@@ -102,10 +102,11 @@ def test_a_fifo_swapped_in_while_writing_is_not_replaced(tmp_path):
 
     target = tmp_path / "out.txt"
     target.write_text("old\n")
-    with pytest.raises(InputError, match="FIFO"):
+    with pytest.raises(InputError, match="FIFO") as info:
         with atomic.atomic_open(target) as fh:
             fh.write("new\n")
             target.unlink()
             os.mkfifo(target)
+    assert str(info.value).startswith(f"{target}: is ")  # the refusal names the path given
     assert stat.S_ISFIFO(os.lstat(target).st_mode)
     assert _only(tmp_path) == ["out.txt"]
