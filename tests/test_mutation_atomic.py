@@ -260,3 +260,112 @@ def test_check_output_dir(tmp_path):
         with pytest.raises(InputError) as exc:
             atomic.check_output_dir(sock_path)
         assert str(exc.value) == f"{sock_path}: exists and is a socket, not a directory"
+
+
+# -- atomic_create_bytes and fsync_directory: the sweep store's writers (first writer wins) ------------------------
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_create_writes_once_with_umask_permissions_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "a" / "b" / "cell.parquet"  # parents are created
+    old = os.umask(0o002)  # (leaves the "other" bits visible: 0o666 and 0o667 would differ)
+    try:
+        assert atomic.atomic_create_bytes(target, b"first") is True
+    finally:
+        os.umask(old)
+    assert target.read_bytes() == b"first" and stat.S_IMODE(target.stat().st_mode) == 0o664
+    assert target.stat().st_nlink == 1 and _leftovers(target.parent) == []
+    before = target.stat().st_ino
+    assert atomic.atomic_create_bytes(target, b"second") is False
+    assert target.read_bytes() == b"first" and target.stat().st_ino == before and _leftovers(target.parent) == []
+
+
+def test_create_refuses_any_existing_name_even_a_dangling_link(tmp_path):
+    link = tmp_path / "cell"
+    link.symlink_to(tmp_path / "nowhere")
+    assert atomic.atomic_create_bytes(link, b"x") is False
+    assert link.is_symlink() and not (tmp_path / "nowhere").exists() and _leftovers(tmp_path) == []
+
+
+def test_create_syncs_the_data_before_the_link_and_the_folder_after(tmp_path, monkeypatch):
+    events: list[tuple[str, object]] = []
+    real_fsync, real_link = os.fsync, os.link
+
+    def fsync(fd):
+        events.append(("fsync-dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fsync-file", os.fstat(fd).st_size))
+        real_fsync(fd)
+
+    def link(src, dst):
+        src = Path(src)
+        events.append(("link", (src.parent == Path(dst).parent, src.name.startswith(".cell."),
+                                src.name.endswith(".tmp"), src.read_bytes())))
+        real_link(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "link", link)
+    assert atomic.atomic_create_bytes(tmp_path / "cell", b"data!") is True
+    assert [e[0] for e in events] == ["fsync-file", "link", "fsync-dir"]
+    assert events[0][1] == 5 and events[1][1] == (True, True, True, b"data!")
+
+
+def test_create_without_hard_links_renames_unless_the_name_exists(tmp_path, monkeypatch):
+    def no_link(src, dst):
+        raise OSError(errno.EPERM, "hard links not supported")
+
+    monkeypatch.setattr(os, "link", no_link)
+    synced = []
+    monkeypatch.setattr(atomic, "fsync_directory", lambda p: synced.append(Path(p)))
+    assert atomic.atomic_create_bytes(tmp_path / "cell", b"one") is True
+    assert (tmp_path / "cell").read_bytes() == b"one" and synced == [tmp_path] and _leftovers(tmp_path) == []
+    assert atomic.atomic_create_bytes(tmp_path / "cell", b"two") is False
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert atomic.atomic_create_bytes(tmp_path / "dangling", b"three") is False
+    assert (tmp_path / "cell").read_bytes() == b"one" and not (tmp_path / "nowhere").exists()
+    assert synced == [tmp_path] and _leftovers(tmp_path) == []
+
+
+def test_create_removes_its_temporary_when_writing_fails(tmp_path, monkeypatch):
+    def broken(fd):
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(os, "fsync", broken)
+    with pytest.raises(OSError, match="I/O error"):
+        atomic.atomic_create_bytes(tmp_path / "cell", b"x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_create_has_one_winner_among_racing_writers(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        won = list(pool.map(lambda i: atomic.atomic_create_bytes(tmp_path / "cell", str(i).encode()), range(16)))
+    assert won.count(True) == 1
+    assert (tmp_path / "cell").read_bytes() == str(won.index(True)).encode() and _leftovers(tmp_path) == []
+
+
+def test_fsync_directory_syncs_a_folder_closes_it_and_ignores_what_cannot_be_synced(tmp_path, monkeypatch):
+    opened, closed, synced = [], [], []
+    real_open, real_close, real_fsync = os.open, os.close, os.fsync
+
+    def op(path, flags, *a):
+        fd = real_open(path, flags, *a)
+        opened.append((fd, flags))
+        return fd
+
+    monkeypatch.setattr(os, "open", op)
+    monkeypatch.setattr(os, "close", lambda fd: (closed.append(fd), real_close(fd)))
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(stat.S_ISDIR(os.fstat(fd).st_mode)), real_fsync(fd)))
+    atomic.fsync_directory(tmp_path)
+    assert len(opened) == 1 and opened[0][1] & os.O_DIRECTORY and not opened[0][1] & (os.O_WRONLY | os.O_RDWR)
+    assert synced == [True] and closed == [opened[0][0]]
+    atomic.fsync_directory(tmp_path / "missing")  # cannot be opened: ignored
+    assert len(opened) == 1 and closed == [opened[0][0]]
+
+    def failing(fd):
+        raise OSError(errno.EINVAL, "cannot sync")
+
+    monkeypatch.setattr(os, "fsync", failing)
+    atomic.fsync_directory(tmp_path)  # opened, the sync fails: ignored, and the descriptor is still closed
+    assert len(opened) == 2 and closed == [opened[0][0], opened[1][0]]
