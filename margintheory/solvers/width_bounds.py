@@ -210,7 +210,8 @@ def round_gram_certificate(k: int, index: list[tuple[int, ...]], G: np.ndarray, 
 
 def moment_clique(k: int, time_limit: float | None = None) -> list[tuple[int, ...]]:
     """A largest set ``S`` containing 0 whose pairwise differences all lie in ``M_k`` (exact branch-and-bound;
-    with ``time_limit`` the best found so far, then only a valid clique, not necessarily a largest)."""
+    with ``time_limit`` the best found so far, then only a valid clique, not necessarily a largest).  Deterministic:
+    of several largest cliques, the first in the search order is kept."""
     M = {tuple(int(v) for v in m) for m in unwanted_phase_moments(k)}
     cand = sorted(M)
     adj = {q: {r for r in cand if r != q and difference(q, r) in M} for q in cand}
