@@ -243,3 +243,15 @@ def test_the_checker_refuses_a_wrong_block_basis(monkeypatch):
     monkeypatch.setattr(wd, "_character_columns", lambda index: (swapped, gens))
     chk = check_delsarte_certificate(lowered)
     assert chk.signs and not chk.positive_definite and not chk.passed
+
+
+def test_the_memory_estimate_knows_every_shipped_certificate():
+    """The estimate of the width lower bound's check counts the vectors of each shipped certificate (a certificate
+    regenerated with another index set must update the table, or the estimate would be off)."""
+    from margintheory.solvers import width_bounds as wb
+
+    assert set(wb.SHIPPED_DELSARTE_VECTORS) == set(wb.SHIPPED_DELSARTE)
+    for k, n in wb.SHIPPED_DELSARTE_VECTORS.items():
+        assert len(shipped_delsarte_certificate(k).index) == n
+    assert wb.estimate_width_lower_bound_bytes(6) > 150 * 2**20 > wb.estimate_width_lower_bound_bytes(5)
+    assert wb.estimate_width_lower_bound_bytes(9) == 2 * 2**20  # nothing shipped: the pointwise bound only

@@ -116,9 +116,12 @@ def final_network_bytes(p: int, k: int, n_pts: float) -> float:
 def min_width_estimate(p: int, k: int) -> Estimate:
     """Memory and time of ``solve --min-width`` without column generation: the smallest family's exact moment check
     and margin (:func:`margintheory.engines.fourier_margin.estimate_compact`), its float64 network (written to
-    ``--out``) and the proved upper bound (:func:`margintheory.certificate.block_sos.estimate_memory`)."""
+    ``--out``), the proved upper bound (:func:`margintheory.certificate.block_sos.estimate_memory`) and the exact
+    check of the width lower bound's certificate
+    (:func:`margintheory.solvers.width_bounds.estimate_width_lower_bound_bytes`)."""
     from margintheory.certificate.block_sos import estimate_memory, require_supported
     from margintheory.engines.fourier_margin import estimate_compact_family, family_atoms
+    from margintheory.solvers.width_bounds import estimate_width_lower_bound_bytes
 
     what = f"the smallest max-margin network for p = {p}, k = {k}"
     if k > 64 or p > 2**40:
@@ -127,4 +130,5 @@ def min_width_estimate(p: int, k: int) -> Estimate:
     compact = estimate_compact_family(p, k, "smallest-known")
     width = family_atoms("smallest-known", k) * ((p - 1) // 2)
     network = 8.0 * 3 * width * (k + 1) * p  # the weights, their normalized copy, the built angles
-    return Estimate(what, compact.bytes + network + estimate_memory(k), compact.seconds)
+    return Estimate(what, compact.bytes + network + estimate_memory(k) + estimate_width_lower_bound_bytes(k),
+                    compact.seconds)
