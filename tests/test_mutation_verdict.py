@@ -541,7 +541,9 @@ def test_margin_measurements_at_the_boundaries_of_their_validation():
     for ok in ({"error_bound": 0.0}, {"error_bound": 0}, {"error_bound": 5e-324}, {"value": 0}, {"value": -1.5},
                {"exactness": "certified"}, {"method": "fourier"}, {"exactness": "proved", "exact": "3/100"},
                {"how": "x"}):
-        MarginMeasurement(**{**GOOD, **ok})
+        m = MarginMeasurement(**{**GOOD, **ok})
+        assert all(getattr(m, key) == value for key, value in ok.items())  # accepted and kept as given
+        assert type(m.to_fields()["margin_tolerance"]) is float  # (the JSON side always a float)
 
 
 def test_margin_measurement_fields():
