@@ -3,8 +3,10 @@
 ``verify_construction`` builds the network of Lemma C.18 and checks every claim; ``verify_network`` checks the
 claims that characterise a max-margin network (Lemma C.6's certificate, Lemma C.15's optimal neurons, Lemma C.20's
 frequency coverage) for any network.  The *expected* side of each check comes from :mod:`margintheory.core.theory` or
-from a direct evaluation of the statement; the *measured* side always from the network via the exhaustive engine
-(:mod:`margintheory.engines.margins`) or the Fourier tools (:mod:`margintheory.engines.fourier`).
+from a direct evaluation of the statement; the *measured* side always from the network: via the exhaustive engine
+(:mod:`margintheory.engines.margins`), the Fourier tools (:mod:`margintheory.engines.fourier`), or, for a network
+of exact single-frequency cosines, its phase moments (:mod:`margintheory.engines.fourier_margin`, no input
+enumerated; docs/theory.md#compact-margin).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from margintheory.core.construction import build_construction
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL, multidim_dft_theory, neuron_fourier
-from margintheory.engines.fourier_margin import estimate_compact_construction, power_of_two_rescaled
+from margintheory.engines.fourier_margin import CompactMargin, estimate_compact_construction, power_of_two_rescaled
 from margintheory.engines.margins import (
     DEFAULT_MAX_MEMORY,
     EPS,
@@ -326,21 +328,26 @@ def _compact_network_check(net: PolyNetwork, problem: ModularAddition, *, max_me
         return None, f"the Fourier shortcut was refused: {why}"
     fields = _base_fields(problem)
     fields["width"] = net.m
-    result = VerificationResult(title or f"network check (p={p}, k={k}, m={net.m}), without enumerating inputs",
-                                fields=fields)
+    rows, values = compact_verification.network_rows(cm, problem, multidim_dft_theory(scaled), rtol,
+                                                     neuron_checks(net.normalized(), fourier_tolerance, min_share))
+    return _compact_result(problem, cm, title or f"network check (p={p}, k={k}, m={net.m}), without enumerating "
+                           "inputs", fields, rows, values, start, f"lower end without enumeration: {cm.how}"), ""
+
+
+def _compact_result(problem: ModularAddition, cm: CompactMargin, title: str, fields: dict, rows: list[Check],
+                    values: dict, start: float, note: str) -> VerificationResult:
+    """The result of a check made without enumerating inputs: the typed margin, the hypothesis row, ``rows``."""
+    result = VerificationResult(title, fields=fields)
     result.set_margin(compact_verification.compact_measurement(cm))
     result.task, result.parameters, result.applicable = problem.task, problem.parameters(), problem.applicable
     result.add(_hypothesis_check(problem))
-    unit = net.normalized()
-    rows, values = compact_verification.network_rows(cm, problem, multidim_dft_theory(scaled), rtol,
-                                                     neuron_checks(unit, fourier_tolerance, min_share))
     for c in rows:
         result.add(c)
     fields.update(values)
     fields["seconds"] = time.perf_counter() - start
     _add_notes(result, problem)
-    result.notes.append(f"lower end without enumeration: {cm.how}")
-    return result, ""
+    result.notes.append(note)
+    return result
 
 
 def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: int, max_seconds: float | None,
@@ -442,18 +449,9 @@ def _compact_construction_check(problem: ModularAddition, family: str, *, max_me
     p, k = problem.p, problem.k
     fields = _base_fields(problem)
     what = "construction of Lemma C.18" if family == "lemma-c18" else f"{family} network"
-    result = VerificationResult(f"{what} (p={p}, k={k}), exact, without enumerating inputs", fields=fields)
-    result.set_margin(compact_verification.compact_measurement(cm))
-    result.task, result.parameters, result.applicable = problem.task, problem.parameters(), problem.applicable
-    result.add(_hypothesis_check(problem))
     rows, values = compact_verification.construction_rows(cm, problem, family)
-    for c in rows:
-        result.add(c)
-    fields.update(values)
-    fields["seconds"] = time.perf_counter() - start
-    _add_notes(result, problem)
-    result.notes.append(f"{cm.network.source}; lower end without enumeration: {cm.how}")
-    return result
+    return _compact_result(problem, cm, f"{what} (p={p}, k={k}), exact, without enumerating inputs", fields, rows,
+                           values, start, f"{cm.network.source}; lower end without enumeration: {cm.how}")
 
 
 def _exhaustive_construction(problem: ModularAddition, *, max_memory: int,
