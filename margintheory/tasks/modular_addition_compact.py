@@ -242,8 +242,9 @@ def construction_rows(cm: CompactMargin, problem: ModularAddition, family: str) 
                                       "and the diagonal ones, exactly",
                                statement=f"unwanted phase moments of the {family} measure vanish"))
         rows.append(Check(name="width", expected=per * nf, measured=cm.width, tolerance=None, passed=True,
-                          exactness="proved", informational=True, statement=f"width = {per} x (p-1)/2 (theorem's 2^(2k-1)(p-1)/2 = "
-                                     f"{2 ** (2 * problem.k - 1) * nf})"))
+                          exactness="proved", informational=True,
+                          statement=f"width = {per} x (p-1)/2 (theorem's 2^(2k-1)(p-1)/2 = "
+                                    f"{2 ** (2 * problem.k - 1) * nf})"))
     rows.append(structure_row(cm))
     fields: dict = {"width": cm.width}
     target = Fraction(1) if family == "lemma-c18" else Fraction(math.factorial(problem.k), 2**problem.k)
