@@ -219,23 +219,17 @@ def test_rounding_restores_zero_sums_exactly_and_adds_the_documented_eta():
     assert cert.denominator == 1000 and cert.index == tuple(index) and cert.k == 2
     chk = wb.check_gram_certificate(cert)
     assert chk.passed
-    A = np.rint(G / np.trace(G) * 1000).astype(object)
-    A = (A + A.T) // 2
-    for d, lst in wb.forbidden_difference_classes(2, index).items():
-        if d > tuple(-v for v in d):
-            s = sum(A[i, j] for i, j in lst)
-            A[lst[0]] -= s
-            A[lst[0][::-1]] -= s
-    lam = float(np.linalg.eigvalsh(A.astype(float)).min())
-    assert lam > 0  # positive definite already: eta is the safety margin max(1, denominator / 10^7) = 1
-    assert [list(r) for r in cert.numerators] == [[int(A[i, j]) + (i == j) for j in range(4)] for i in range(4)]
+    rows, eta = _rounded_by_hand(index, G, 1000, with_eta=True)
+    assert eta == 1  # positive definite already: eta is the safety margin max(1, denominator / 10^7) = 1
+    assert [list(r) for r in cert.numerators] == rows
     big = wb.round_gram_certificate(2, index, G * 7.0, denominator=10**9)  # scaled by its trace: same matrix
     assert big.numerators[0][0] - wb.round_gram_certificate(2, index, G, denominator=10**9).numerators[0][0] == 0
     assert wb.round_gram_certificate(2, index, G, denominator=10**9).numerators[3][3] == 250_000_000 + 100
 
 
-def _rounded_by_hand(index, G, denominator):
-    """The rounding of :func:`round_gram_certificate` in exact integers (object arrays), step by step."""
+def _rounded_by_hand(index, G, denominator, with_eta=False):
+    """The rounding of :func:`round_gram_certificate` in exact integers (object arrays), step by step (and the
+    diagonal shift ``eta`` it added, with ``with_eta``)."""
     A = np.array([[int(np.rint(x)) for x in row] for row in np.asarray(G) / np.trace(G) * denominator], dtype=object)
     A = (A + A.T) // 2
     for d, lst in wb.forbidden_difference_classes(2, index).items():
@@ -245,7 +239,8 @@ def _rounded_by_hand(index, G, denominator):
             A[lst[0][::-1]] -= s
     lam = float(np.linalg.eigvalsh(np.array(A, dtype=float)).min())
     eta = math.ceil(max(0.0, -lam) * 1.5) + max(1, denominator // 10**7)
-    return [[int(A[i, j]) + (eta if i == j else 0) for j in range(len(index))] for i in range(len(index))]
+    rows = [[int(A[i, j]) + (eta if i == j else 0) for j in range(len(index))] for i in range(len(index))]
+    return (rows, eta) if with_eta else rows
 
 
 def test_rounding_is_exact_integer_arithmetic_even_for_huge_denominators():
