@@ -40,7 +40,7 @@ FAMILIES = ("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known")
 
 # ---------------------------------------------------------------- the unwanted moments
 
-def _l1_ball(k: int, radius: int) -> np.ndarray:
+def l1_ball(k: int, radius: int) -> np.ndarray:
     """All ``n in Z^k`` with ``|n|_1 <= radius`` (int64, shape ``(count, k)``)."""
     rows = np.zeros((1, 0), dtype=np.int64)
     left = np.array([radius], dtype=np.int64)
@@ -64,7 +64,7 @@ def unwanted_phase_moments(k: int) -> np.ndarray:
     """
     if k < 1:
         raise ValueError("k must be >= 1")
-    ball = _l1_ball(k, k)
+    ball = l1_ball(k, k)
     n = ball[(np.abs(ball).sum(axis=1) - k) % 2 == 0]
     m = np.concatenate([n + 1, n - 1])
     m = np.unique(m[np.any(m != 0, axis=1)], axis=0)

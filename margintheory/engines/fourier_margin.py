@@ -116,16 +116,8 @@ def diagonal_indices(k: int) -> tuple[int, ...]:
 @lru_cache(maxsize=16)
 def off_diagonal_indices(k: int) -> np.ndarray:
     """Every non-constant ``n in Z^k`` with ``|n|_1 <= k`` and ``|n|_1 = k (mod 2)`` (read-only, int64)."""
-    rows = np.zeros((1, 0), dtype=np.int64)
-    left = np.array([k], dtype=np.int64)
-    for _ in range(k):
-        parts, rests = [], []
-        for v in range(-k, k + 1):
-            ok = left >= abs(v)
-            if np.any(ok):
-                parts.append(np.concatenate([rows[ok], np.full((int(ok.sum()), 1), v, dtype=np.int64)], axis=1))
-                rests.append(left[ok] - abs(v))
-        rows, left = np.concatenate(parts), np.concatenate(rests)
+    rows = phase_measures.l1_ball(k, k)
+    left = k - np.abs(rows).sum(axis=1)
     keep = (left % 2 == 0) & np.any(rows != rows[:, :1], axis=1)  # |n|_1 = k - left; non-constant
     out = np.ascontiguousarray(rows[keep])
     out.setflags(write=False)
