@@ -141,3 +141,10 @@ def test_report_keeps_square_brackets():
     render_text(result, Console(file=buf, width=200))
     text = buf.getvalue()
     assert "E_q*[g] >= 0" in text and "a [b] c" in text and "note [x]" in text
+
+
+def test_the_family_choices_are_the_families():
+    from margintheory.commands._options import FAMILY_CHOICES
+    from margintheory.core.phase_measures import FAMILIES
+
+    assert FAMILY_CHOICES == FAMILIES

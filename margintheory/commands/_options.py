@@ -43,6 +43,11 @@ def add_engine_options(parser: argparse.ArgumentParser, *, max_seconds: float | 
     parser.add_argument("--force", action="store_true", help="run even if the time estimate exceeds --max-seconds")
 
 
+#: the ``--family`` choices (``margintheory.core.phase_measures.FAMILIES``, repeated here so that building the
+#: parsers imports no numpy; ``tests/test_cli.py`` pins the two equal)
+FAMILY_CHOICES = ("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known")
+
+
 def add_backend_options(parser: argparse.ArgumentParser, *, dtype: bool = False) -> None:
     """``--backend`` and ``--device`` (and ``--dtype`` for training): where the array kernels run.  Unset, they
     are the numpy backend on the CPU; ``--device gpu`` alone means the jax backend."""

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from margintheory.commands._options import (
+    FAMILY_CHOICES,
     add_engine_options,
     byte_size,
     engine_budget,
@@ -26,7 +27,7 @@ from margintheory.commands._options import (
 )
 from margintheory.errors import InputError
 
-FAMILIES = ("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known")
+FAMILIES = FAMILY_CHOICES
 METHODS = ("column-generation", "single-neuron", "min-width")
 DEFAULT_STORE = "sweep_store"
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from margintheory import verification as tasks
 from margintheory.backends.select import using
 from margintheory.commands._options import (
+    FAMILY_CHOICES,
     add_backend_options,
     add_engine_options,
     add_network_file_options,
@@ -65,7 +66,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "(.pt/.pth/.bin/.ckpt, read without torch, weights only)")
     add_network_file_options(parser)
     parser.add_argument("--exact", action="store_true", help="check the construction in exact arithmetic (small p, k)")
-    parser.add_argument("--family", choices=("lemma-c18", "cyclic-lattice", "parity-design", "smallest-known"),
+    parser.add_argument("--family", choices=FAMILY_CHOICES,
                         default=None,
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
     parser.add_argument("--exhaustive", action="store_true",
