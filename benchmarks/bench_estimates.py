@@ -55,6 +55,16 @@ PATHS = [
          "estimate_network_check(P['p'], P['k'], P['m']).bytes",
          {"p": 5, "k": 2, "m": 4}, ({"p": 31, "k": 3, "m": 400}, {"p": 61, "k": 3, "m": 400},
                                     {"p": 97, "k": 3, "m": 800})),
+    Path("exhaustive engine, jax-cpu", "engines.margins.estimate_cost (jax cpu backend)",
+         "from margintheory.core.construction import build_construction\n"
+         "from margintheory.engines.margins import exhaustive_margin, estimate_cost\n"
+         "from margintheory.backends.select import Backend\n"
+         "def net(P):\n    return build_construction(P['p'], P['k']).normalized()\n"
+         "def run(P):\n    return exhaustive_margin(net(P), backend=P.get('b', 'jax'))",
+         "run(P)",
+         "estimate_cost(P['p'], P['k'], net(P).m, backend=Backend('jax', 'cpu')).total_bytes",
+         # the warm-up runs on numpy: JAX's import, runtime and compilation are part of what the estimate counts
+         {"p": 5, "k": 2, "b": "numpy"}, ({"p": 47, "k": 3}, {"p": 97, "k": 3}, {"p": 23, "k": 4})),
     Path("compact construction", "engines.fourier_margin.estimate_compact_construction",
          "from margintheory.tasks.modular_addition import verify_construction\n"
          "from margintheory.engines.fourier_margin import estimate_compact_construction\n"

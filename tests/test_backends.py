@@ -21,7 +21,7 @@ from margintheory.backends import select
 from margintheory.backends.select import Backend, choose, using
 from margintheory.core.construction import build_construction
 from margintheory.core.network import PolyNetwork
-from margintheory.engines.margins import exhaustive_margin, input_grid, logit_error_bound
+from margintheory.engines.margins import estimate_cost, exhaustive_margin, input_grid, logit_error_bound
 from margintheory.errors import InputError
 
 
@@ -61,6 +61,43 @@ def test_jax_engine_matches_numpy_with_padding_and_given_labels(seed):
     labels = np.random.default_rng(seed).integers(0, 5, size=5**3)
     with_labels = exhaustive_margin(net, labels=labels, backend="jax", chunk_prefixes=2)
     assert_same_pass(exhaustive_margin(net, labels=labels), with_labels)
+
+
+@pytest.mark.parametrize("one_hot_sums", [False, True], ids=["segment-sums", "one-hot-sums"])
+@pytest.mark.parametrize("given_labels", [False, True])
+def test_jax_calls_of_several_sub_chunks_match_numpy(given_labels, one_hot_sums):
+    """25 prefixes in calls of 3 sub-chunks of 2 (5 calls of 6 prefixes: the last call holds one real prefix and
+    two sub-chunks of padding, which must neither add rows nor reach the label sums); both ways of forming the
+    label sums (the CPU's segment sum, the GPU's one-hot GEMM) run here."""
+    from margintheory.backends import jax_engine
+
+    net = random_net(4)
+    labels = np.random.default_rng(4).integers(0, 5, size=5**3) if given_labels else None
+    ref = exhaustive_margin(net, labels=labels)
+    stats = jax_engine.margins_over_prefixes(Backend("jax", "cpu"), net.U, net.W, labels, max_bytes=2**30, nb=2,
+                                             nsub=3, one_hot_sums=one_hot_sums)
+    assert (stats.chunk_prefixes, stats.sub_chunks) == (2, 3)
+    tol = 4 * ref.logit_error_bound
+    assert np.max(np.abs(stats.margins - ref.margins)) <= tol
+    assert np.max(np.abs(stats.spread - ref.wrong_spread)) <= tol
+    assert np.max(np.abs(stats.label_sums - ref.label_logit_sums)) <= ref.margins.size * tol
+
+
+def test_cpu_call_layout_fits_its_budget():
+    """A call's sub-chunk is cache-sized, a call covers many of them, and a tight budget shrinks the call."""
+    from margintheory.backends import jax_engine
+
+    cpu = Backend("jax", "cpu")
+    p, k, m = 47, 3, 736
+    nb = jax_engine.chunk_prefixes(cpu, p, k, m, 2**40)
+    assert nb * 8 * p * m <= jax_engine.CPU_CHUNK_BYTES < (nb + 1) * 8 * p * m
+    nsub = jax_engine.sub_chunks_per_call(cpu, p, k, m, nb, 2**40)
+    assert 1 < nsub and nsub * nb * 8 * p * m <= jax_engine.CPU_CALL_BYTES
+    tight = jax_engine.call_bytes(p, m, nb, 2)
+    small = jax_engine.sub_chunks_per_call(cpu, p, k, m, nb, tight)
+    assert 1 <= small <= 2 and jax_engine.call_bytes(p, m, nb, small) <= tight
+    est = estimate_cost(p, k, m, backend=cpu)
+    assert est.chunk_bytes == jax_engine.call_bytes(p, m, est.prefixes_per_chunk, nsub)
 
 
 def test_a_wrong_kernel_is_caught():
@@ -177,9 +214,16 @@ def fresh_process() -> dict:
         net = PolyNetwork(rng.normal(size=(7, 3, 5)), rng.normal(size=(7, 5)))
         ref = exhaustive_margin(net)
         res = exhaustive_margin(net, backend="jax", chunk_prefixes=3)
+        from margintheory.backends import jax_engine
+        from margintheory.backends.select import Backend
+        calls = jax_engine.margins_over_prefixes(Backend("jax", "cpu"), net.U, net.W, None, max_bytes=2**30, nb=3,
+                                                 nsub=2)
         print(json.dumps({"imported": imported, "backend": res.backend, "nb": res.chunk_prefixes,
                           "err": float(np.abs(res.margins - ref.margins).max()), "bound": ref.logit_error_bound,
-                          "sums": float(np.abs(res.label_logit_sums - ref.label_logit_sums).max())}))
+                          "sums": float(np.abs(res.label_logit_sums - ref.label_logit_sums).max()),
+                          "calls": [calls.chunk_prefixes, calls.sub_chunks, calls.devices],
+                          "calls err": float(np.abs(calls.margins - ref.margins).max()),
+                          "calls sums": float(np.abs(calls.label_sums - ref.label_logit_sums).max())}))
     """, XLA_FLAGS="--xla_force_host_platform_device_count=2")
     return json.loads(out.strip().splitlines()[-1])
 
@@ -194,6 +238,14 @@ def test_two_devices_shard_the_chunks(fresh_process):
     got = fresh_process
     assert got["backend"] == "jax (cpu, 2 devices)" and got["nb"] == 4  # 3 rounded up to a multiple of 2
     assert got["err"] <= 4 * got["bound"] and got["sums"] <= 125 * 4 * got["bound"]
+
+
+def test_two_devices_shard_every_sub_chunk_of_a_call(fresh_process):
+    """Calls of two sub-chunks of 4 prefixes (25 prefixes: 4 calls, the last padded), each sub-chunk split over
+    both devices inside the scan; the margins and label sums are numpy's."""
+    got = fresh_process
+    assert got["calls"] == [4, 2, 2]
+    assert got["calls err"] <= 4 * got["bound"] and got["calls sums"] <= 125 * 4 * got["bound"]
 
 
 def test_construction_on_jax_reaches_gamma_star():

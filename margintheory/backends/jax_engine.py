@@ -1,25 +1,31 @@
-"""JAX backend of the exhaustive engine: one jit-compiled chunk kernel, streamed over the inputs' prefixes
+"""JAX backend of the exhaustive engine: one jit-compiled kernel, streamed over the inputs' prefixes
 (docs/theory.md#margins; :mod:`margintheory.engines.margins` for what is measured and its error bound).
 
-A chunk is ``nb`` consecutive prefixes ``b = (a_1..a_{k-1})`` (``a_1`` most significant, as
-:func:`margintheory.engines.margins.input_grid`) with all ``p`` last residues.  The kernel, compiled once per shape:
+A *sub-chunk* is ``nb`` consecutive prefixes ``b = (a_1..a_{k-1})`` (``a_1`` most significant, as
+:func:`margintheory.engines.margins.input_grid`) with all ``p`` last residues; one kernel call runs ``nsub``
+consecutive sub-chunks in a ``jax.lax.scan`` (one dispatch per call, the sub-chunk's buffers reused from one step to
+the next).  For each sub-chunk the kernel, compiled once per shape:
 
 1. gathers and adds the prefix embeddings, ``S[b] = U[:, 0, a_1(b)] + ... + U[:, k-2, a_{k-1}(b)]`` (the digits are
    computed on the device from the prefix number: no input grid is transferred);
 2. forms the activations ``(S[b] + U[:, k-1, a])^k`` and multiplies them by ``W``: the broadcast add and the power
-   are one XLA loop fusion writing the chunk's ``(nb p, m)`` GEMM operand once, which the GEMM reads once (checked
-   in the compiled CPU program; nothing of size ``p^k x m`` ever exists).  The operand is still written to memory:
-   fusing the power into the GEMM's tiles would take a hand-written kernel;
-3. per row: the correct logit minus the best wrong one, the spread of the wrong logits, and the label-indexed
-   logit sums ``M[y, c]`` (one-hot product, accumulated on the device);
-4. returns the chunk's margins; the host copies chunk ``i`` while the device computes chunk ``i + 1``.
+   are one XLA loop fusion writing the sub-chunk's ``(nb p, m)`` GEMM operand once, which the GEMM reads once
+   (nothing of size ``p^k x m`` ever exists).  On a CPU the sub-chunk is sized so that this operand stays in the
+   last-level cache (:data:`CPU_CHUNK_BYTES`); fusing the power into the GEMM's tiles would take a hand-written
+   kernel;
+3. per row: the correct logit (a gather) minus the best wrong one, the spread of the wrong logits, and the
+   label-indexed logit sums ``M[y, c]`` (on a CPU a segment sum, padding rows going to a discarded segment; on a GPU
+   a one-hot GEMM, whose order of summation does not change from run to run as an atomic scatter-add's does);
+4. the call returns its sub-chunks' margins; the host copies call ``i`` while the device computes call ``i + 1``.
 
 Everything is float64 (``jax.enable_x64`` as a thread-local context, :mod:`margintheory.backends.select`).  The
 float64 error of every logit is bounded by the same a-priori bound as numpy's: the bound
 ``(m + 2k + 2) eps sum_i (sum_j max|U|)^k max|W|`` holds for any summation order and any repeated-squaring
-power (at most ``k - 1`` roundings) and for fused multiply-adds, which round less, not more.
+power (at most ``k - 1`` roundings) and for fused multiply-adds, which round less, not more.  ``M`` is a float sum
+over ``p^(k-1)`` rows per entry, in an order that differs from numpy's: it feeds the float-labelled Lemma C.20
+check, which compares with a tolerance that covers any order.
 
-Several devices of the chosen kind: the prefix axis of every chunk is sharded over a one-axis
+Several devices of the chosen kind: the prefix axis of every sub-chunk is sharded over a one-axis
 ``jax.sharding.Mesh`` of all of them (the weights replicated, ``M`` all-reduced by XLA).
 """
 
@@ -35,36 +41,54 @@ import numpy as np
 
 from margintheory.backends.select import Backend, devices, float64, import_jax
 
-#: activation bytes of one chunk on a CPU: the chunk's buffers stay in the last-level cache (measured on a 2-core
-#: AMD EPYC share: 8 to 16 MiB within a few per cent of each other, 32 MiB and more twice as slow)
-CPU_CHUNK_BYTES = 12 * 2**20
+#: activation bytes of one sub-chunk on a CPU: the GEMM operand stays in the last-level cache.  Measured on a 2-core
+#: AMD EPYC share (8 MiB L3) at (47,3), (17,4), (11,5): 1 to 4 MiB within a few per cent of each other, 0.5 MiB up
+#: to 1.8x slower (the sub-chunk's ops are too small to share out), 12 MiB (the former single-chunk size) 1.0-1.2x
+CPU_CHUNK_BYTES = 2 * 2**20
+#: activation bytes one kernel call covers on a CPU (its sub-chunks, run by ``lax.scan``): few dispatches, and a
+#: call's outputs (``16 p`` bytes per prefix) stay small
+CPU_CALL_BYTES = 48 * 2**20
 #: at most this fraction of a GPU's memory (``memory_stats()['bytes_limit']``) holds one chunk's buffers
 GPU_MEMORY_FRACTION = 0.125
 GPU_CHUNK_BYTES = 2**30
-#: host memory a JAX pass holds beyond its arrays (runtime and compiler; measured: 140 MB resident-set growth)
-RUNTIME_BYTES = 160 * 2**20
+#: host memory a JAX pass holds beyond its arrays: importing jax, its runtime and compiling the kernel (measured by
+#: ``benchmarks/bench_estimates.py`` from a process that had not imported jax: 205-228 MiB of resident-set growth,
+#: arrays included, at (47,3), (97,3), (23,4) with jax 0.10.2)
+RUNTIME_BYTES = 200 * 2**20
 
 
 @dataclass
 class PrefixStatistics:
-    """What the chunks of a pass measured: per-row margins and wrong-logit spreads, label sums, chunk size, and
-    the number of devices the chunks were sharded over."""
+    """What the kernel calls measured: per-row margins and wrong-logit spreads, label sums, the sub-chunk size
+    (prefixes), sub-chunks per call, and the number of devices the sub-chunks were sharded over."""
 
     margins: np.ndarray
     spread: np.ndarray
     label_sums: np.ndarray
     chunk_prefixes: int
+    sub_chunks: int = 1
     devices: int = 1
 
 
 def bytes_per_prefix(p: int, m: int) -> int:
-    """Device bytes one prefix of a chunk needs (activations and their sum before the power, logits, masks)."""
+    """Device bytes one prefix of a sub-chunk needs (activations and their sum before the power, logits, masks)."""
     return 2 * 8 * p * m + 6 * 8 * p * p
 
 
+def output_bytes_per_prefix(p: int) -> int:
+    """Bytes one prefix of a call returns and the host keeps while the next call runs (margins and spreads of the
+    call in flight and of the one being copied)."""
+    return 2 * 2 * 8 * p
+
+
+def call_bytes(p: int, m: int, nb: int, nsub: int) -> int:
+    """Device bytes of one call: one sub-chunk's buffers (the scan reuses them) and the call's outputs."""
+    return nb * bytes_per_prefix(p, m) + nb * nsub * output_bytes_per_prefix(p)
+
+
 def chunk_prefixes(backend: Backend, p: int, k: int, m: int, max_bytes: int | float) -> int:
-    """Prefixes per chunk: the device's share (a cache-sized chunk on a CPU, a fraction of a GPU's memory) and at
-    most ``max_bytes``, balanced so the chunks are of equal size, a multiple of the number of devices."""
+    """Prefixes per sub-chunk: the device's share (a cache-sized sub-chunk on a CPU, a fraction of a GPU's memory)
+    and at most ``max_bytes``, balanced so the sub-chunks are of equal size, a multiple of the number of devices."""
     devs = devices(backend)
     per = bytes_per_prefix(p, m)
     if backend.device == "gpu":  # each GPU holds its 1/len(devs) of the chunk
@@ -81,13 +105,30 @@ def chunk_prefixes(backend: Backend, p: int, k: int, m: int, max_bytes: int | fl
     return d * math.ceil(nb / d)
 
 
+def sub_chunks_per_call(backend: Backend, p: int, k: int, m: int, nb: int, max_bytes: int | float) -> int:
+    """Sub-chunks of ``nb`` prefixes per kernel call: a GPU runs one (its sub-chunk is already large); a CPU as many
+    as :data:`CPU_CALL_BYTES` of activations, within ``max_bytes`` and the prefixes there are, balanced so the calls
+    are of equal size."""
+    n_sub = math.ceil(p ** (k - 1) / nb)
+    if backend.device == "gpu":
+        return 1
+    fit = (max_bytes - nb * bytes_per_prefix(p, m)) // (nb * output_bytes_per_prefix(p))
+    nsub = int(max(1, min(n_sub, CPU_CALL_BYTES // (8 * p * m * nb), fit)))
+    return math.ceil(n_sub / math.ceil(n_sub / nsub))
+
+
 @functools.lru_cache(maxsize=32)
-def _compiled_chunk(k: int, p: int, nb: int, n_prefix: int, has_labels: bool, mesh_devices: tuple | None) -> Any:
-    """The jit-compiled kernel for one shape (cached: a pass compiles once, later passes of that shape never)."""
+def _compiled_chunk(k: int, p: int, nb: int, nsub: int, n_prefix: int, has_labels: bool,
+                    mesh_devices: tuple | None, one_hot_sums: bool = False) -> Any:
+    """The jit-compiled kernel for one shape (cached: a pass compiles once, later passes of that shape never).
+
+    ``one_hot_sums``: the label sums as a one-hot GEMM (GPUs) instead of a segment sum (CPUs: 6x cheaper there)."""
     jax = import_jax()
     import jax.numpy as jnp
 
-    def kernel(Ut, W, b0, labels, M):
+    classes = jnp.arange(p)
+
+    def sub_chunk(Ut, W, b0, labels):
         b = b0 + jnp.arange(nb, dtype=jnp.int64)
         valid = b < n_prefix
         b = jnp.where(valid, b, 0)
@@ -101,21 +142,32 @@ def _compiled_chunk(k: int, p: int, nb: int, n_prefix: int, has_labels: bool, me
             digit_sum = digit_sum + digit
         A = jax.lax.integer_pow(S[:, None, :] + Ut[k - 1][None, :, :], k).reshape(nb * p, -1)
         L = A @ W
-        classes = jnp.arange(p)
         if has_labels:
             y = jax.lax.dynamic_slice(labels, (b0 * p,), (nb * p,))
         else:
             y = ((digit_sum[:, None] + classes[None, :]) % p).reshape(-1)
         hit = y[:, None] == classes[None, :]
-        correct = jnp.sum(jnp.where(hit, L, 0.0), axis=1)
+        correct = jnp.take_along_axis(L, y[:, None], axis=1)[:, 0]
         wrong_max = jnp.max(jnp.where(hit, -jnp.inf, L), axis=1)
         wrong_min = jnp.min(jnp.where(hit, jnp.inf, L), axis=1)
-        weight = (hit & jnp.repeat(valid, p)[:, None]).astype(L.dtype)
-        return correct - wrong_max, wrong_max - wrong_min, M + weight.T @ L
+        if one_hot_sums:  # a GEMM: deterministic on a GPU, where a scatter-add's order is not
+            sums = (hit & jnp.repeat(valid, p)[:, None]).astype(L.dtype).T @ L
+        else:
+            segment = jnp.where(jnp.repeat(valid, p), y, p)  # padding rows: segment p, discarded
+            sums = jax.ops.segment_sum(L, segment, num_segments=p + 1)[:p]
+        return correct - wrong_max, wrong_max - wrong_min, sums
+
+    def kernel(Ut, W, b0, labels, M):
+        def step(M, i):
+            g, s, sums = sub_chunk(Ut, W, b0 + i * nb, labels)
+            return M + sums, (g, s)
+
+        M, (g, s) = jax.lax.scan(step, M, jnp.arange(nsub, dtype=jnp.int64))
+        return g, s, M
 
     if mesh_devices is None:
         return jax.jit(kernel)
-    rows, rep = _row_sharding(mesh_devices), _replicated(mesh_devices)
+    rows, rep = _row_sharding(mesh_devices, 2), _replicated(mesh_devices)
     return jax.jit(kernel, in_shardings=(rep, rep, rep, rep, rep), out_shardings=(rows, rows, rep))
 
 
@@ -125,10 +177,11 @@ def _mesh(mesh_devices: tuple) -> Any:
     return Mesh(np.array(mesh_devices), ("prefixes",))
 
 
-def _row_sharding(mesh_devices: tuple) -> Any:
+def _row_sharding(mesh_devices: tuple, ndim: int = 1) -> Any:
+    """The prefix (row) axis, the last of ``ndim``, split over the devices."""
     from jax.sharding import NamedSharding, PartitionSpec
 
-    return NamedSharding(_mesh(mesh_devices), PartitionSpec("prefixes"))
+    return NamedSharding(_mesh(mesh_devices), PartitionSpec(*([None] * (ndim - 1)), "prefixes"))
 
 
 def _replicated(mesh_devices: tuple) -> Any:
@@ -139,13 +192,16 @@ def _replicated(mesh_devices: tuple) -> Any:
 
 @float64
 def margins_over_prefixes(backend: Backend, U: np.ndarray, W: np.ndarray, labels: np.ndarray | None, *,
-                          max_bytes: int | float, nb: int | None = None,
+                          max_bytes: int | float, nb: int | None = None, nsub: int | None = None,
+                          one_hot_sums: bool | None = None,
                           report: Callable[[int, int], None] | None = None) -> PrefixStatistics:
-    """Stream all ``p^(k-1)`` prefixes through the chunk kernel on ``backend``'s devices (module docstring).
+    """Stream all ``p^(k-1)`` prefixes through the kernel on ``backend``'s devices (module docstring).
 
     ``U`` (m, k, p) and ``W`` (m, p) in float64; ``labels`` one class per input row (default ``sum mod p``);
-    ``max_bytes`` bounds a chunk's device buffers; ``nb`` overrides the chunk size (rounded up to a multiple of the
-    number of devices); ``report(done, total)`` is called with the prefixes finished after every chunk."""
+    ``max_bytes`` bounds a call's device buffers; ``nb`` overrides the sub-chunk size (rounded up to a multiple of
+    the number of devices) and ``nsub`` the sub-chunks per call; ``one_hot_sums`` overrides how the label sums are
+    formed (default: a one-hot GEMM on a GPU, a segment sum on a CPU; the tests run both on the CPU);
+    ``report(done, total)`` is called with the prefixes finished after every call."""
     jax = import_jax()
     import jax.numpy as jnp
 
@@ -154,31 +210,36 @@ def margins_over_prefixes(backend: Backend, U: np.ndarray, W: np.ndarray, labels
     n_prefix, n = p ** (k - 1), p**k
     d = len(devs)
     nb = chunk_prefixes(backend, p, k, m, max_bytes) if nb is None else d * math.ceil(max(1, int(nb)) / d)
-    n_chunks = math.ceil(n_prefix / nb)
+    if nsub is None:
+        nsub = sub_chunks_per_call(backend, p, k, m, nb, max_bytes)
+    nsub = max(1, int(nsub))
+    per_call = nb * nsub
+    n_calls = math.ceil(n_prefix / per_call)
     mesh_devices = tuple(devs) if d > 1 else None
     place = _replicated(mesh_devices) if mesh_devices is not None else devs[0]
     Ut = jax.device_put(np.ascontiguousarray(U.transpose(1, 2, 0), dtype=np.float64), place)
     Wd = jax.device_put(np.asarray(W, dtype=np.float64), place)
     if labels is not None:
-        padded = np.zeros(n_chunks * nb * p, dtype=np.int32)
+        padded = np.zeros(n_calls * per_call * p, dtype=np.int32)
         padded[:n] = labels
         lab = jax.device_put(padded, place)
     else:
         lab = jax.device_put(np.zeros(1, dtype=np.int32), place)
     M = jax.device_put(jnp.zeros((p, p), dtype=jnp.float64), place)
-    kernel = _compiled_chunk(k, p, nb, n_prefix, labels is not None, mesh_devices)
+    one_hot = backend.device == "gpu" if one_hot_sums is None else one_hot_sums
+    kernel = _compiled_chunk(k, p, nb, nsub, n_prefix, labels is not None, mesh_devices, one_hot)
     margins, spread = np.empty(n), np.empty(n)
     pending: tuple[int, Any, Any] | None = None
-    for c in range(n_chunks + 1):
-        if c < n_chunks:
-            g, s, M = kernel(Ut, Wd, jax.device_put(np.int64(c * nb), place), lab, M)
-        if pending is not None:  # copy the previous chunk while the device computes this one
+    for c in range(n_calls + 1):
+        if c < n_calls:
+            g, s, M = kernel(Ut, Wd, jax.device_put(np.int64(c * per_call), place), lab, M)
+        if pending is not None:  # copy the previous call's rows while the device computes this one
             b0, g_prev, s_prev = pending
-            rows = slice(b0 * p, min(n_prefix, b0 + nb) * p)
+            rows = slice(b0 * p, min(n_prefix, b0 + per_call) * p)
             count = rows.stop - rows.start
-            margins[rows] = np.asarray(g_prev)[:count]
-            spread[rows] = np.asarray(s_prev)[:count]
+            margins[rows] = np.asarray(g_prev).reshape(-1)[:count]
+            spread[rows] = np.asarray(s_prev).reshape(-1)[:count]
             if report is not None:
                 report(rows.stop // p, n_prefix)
-        pending = (c * nb, g, s) if c < n_chunks else None
-    return PrefixStatistics(margins, spread, np.asarray(M), nb, d)
+        pending = (c * per_call, g, s) if c < n_calls else None
+    return PrefixStatistics(margins, spread, np.asarray(M), nb, nsub, d)

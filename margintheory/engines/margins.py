@@ -153,10 +153,14 @@ def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, 
     if free < per_prefix:
         return CostEstimate(n, fixed, per_prefix, 0, math.inf)
     prefixes = max(1, min(int(free // per_prefix), target, p ** (k - 1)))
+    chunk_bytes = int(prefixes * per_prefix)
+    if choice.name == "jax" and choice.device == "cpu":  # a call: one sub-chunk's buffers and all its outputs
+        nsub = jax_engine.sub_chunks_per_call(choice, p, k, m, prefixes, free)
+        chunk_bytes = jax_engine.call_bytes(p, m, prefixes, nsub)
     seconds = 2.0 * n * m * p / _ESTIMATE_FLOPS + n * m / _ESTIMATE_ELEMENTS
     if choice.device == "gpu":
         seconds /= _ESTIMATE_GPU_SPEEDUP
-    return CostEstimate(n, fixed, int(prefixes * per_prefix), int(prefixes), seconds)
+    return CostEstimate(n, fixed, chunk_bytes, int(prefixes), seconds)
 
 
 def engine_bytes_per_point() -> int:
