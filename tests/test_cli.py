@@ -148,3 +148,22 @@ def test_the_family_choices_are_the_families():
     from margintheory.core.phase_measures import FAMILIES
 
     assert FAMILY_CHOICES == FAMILIES
+
+
+@pytest.mark.parametrize("path", [(), ("--exhaustive", "--no-certificate")], ids=["compact", "exhaustive"])
+def test_min_share_that_leaves_no_neuron_is_refused(path, tmp_path, capfd):
+    """Every neuron of the k = 2 construction has norm share 1/m: ``--min-share`` at that share leaves none to check
+    (refused, exit 2, one line naming the flag), just below it checks them all."""
+    from margintheory.cli import main
+
+    net = build_construction(5, 2)
+    good = tmp_path / "good.npz"
+    net.save(good)
+    share = 1 / net.m
+    assert main(["verify", "--network", str(good), "--min-share", f"{share:.12f}", *path]) == 2
+    out, err = capfd.readouterr()
+    assert_clean_error(subprocess.CompletedProcess([], 2, out, err))
+    assert "--min-share" in err and "leaves out every neuron" in err
+    assert main(["verify", "--network", str(good), "--min-share", f"{share * 0.999:.12f}", "--json", *path]) == 0
+    out, _ = capfd.readouterr()
+    assert json.loads(out)["details"]["neurons_checked"] == net.m

@@ -132,6 +132,18 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
     return checks, fields
 
 
+def checked_neurons(net: PolyNetwork, min_share: float) -> np.ndarray:
+    """The neurons whose norm share ``||theta_i||^(k+1) / ||theta||^(k+1)`` exceeds ``min_share`` (a boolean mask);
+    :class:`~margintheory.errors.InputError` when that leaves none (nothing would be checked)."""
+    r = net.neuron_norms() ** (net.k + 1)
+    share = r / r.sum()
+    active = share > min_share
+    if not active.any():
+        raise InputError(f"--min-share {min_share:g} leaves out every neuron (the largest norm share is "
+                         f"{float(share.max()):.6g}); pass a smaller value")
+    return active
+
+
 def neuron_checks(net: PolyNetwork, tolerance: float, min_share: float = 0.0) -> tuple[list[Check], dict]:
     """Lemma C.15's optimal set (single frequency, equal amplitudes, phase sum) and Lemma C.20's coverage.
 
@@ -139,9 +151,7 @@ def neuron_checks(net: PolyNetwork, tolerance: float, min_share: float = 0.0) ->
     per-neuron checks (they contribute at most that fraction to any logit); zero neurons are always left out.
     """
     nf = neuron_fourier(net, tolerance)
-    r = net.neuron_norms() ** (net.k + 1)
-    share = r / r.sum()
-    active = share > min_share
+    active = checked_neurons(net, min_share)
     m = int(active.sum())
     single, equal = nf.single_frequency[active], nf.equal_amplitudes[active]
     aligned, opt = nf.phase_aligned[active], nf.in_optimal_set[active]
@@ -322,6 +332,7 @@ def _compact_network_check(net: PolyNetwork, problem: ModularAddition, *, max_me
     p, k = problem.p, problem.k
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has p={net.p}, k={net.k} (U shape {net.U.shape}) but p={p}, k={k} was requested")
+    checked_neurons(net, min_share)
     scaled, _ = power_of_two_rescaled(net)  # the logits of a network scaled by 1e200 would overflow float64
     cm, why = compact_verification.compact_network(net, max_memory, max_seconds)
     if cm is None or scaled is None:
@@ -359,6 +370,7 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has p={net.p}, k={net.k} (U shape {net.U.shape}) but p={p}, k={k} was requested")
     require(estimate_network_check(p, k, net.m, max_memory=max_memory), max_memory, max_seconds)
+    checked_neurons(net, min_share)  # refuse before the exhaustive pass, not after it
     fields = _base_fields(problem)
     fields["width"] = net.m
     result = VerificationResult(title or f"network check (p={p}, k={k}, m={net.m})", fields=fields)
