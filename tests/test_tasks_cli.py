@@ -58,6 +58,10 @@ def test_parity_network_file(tmp_path, capsys) -> None:
     ["verify", "--task", "cogo", "--construction", "F6", "--p", "7"],
     ["verify", "--task", "group", "--group", "S3", "--k", "3"],
     ["verify", "--task", "group", "--group", "S3", "--exact"],
+    # a budget that refuses the margin pass refuses the run (it used to drop the margin rows and say verified)
+    ["verify", "--task", "group", "--group", "S4", "--max-seconds", "0.0001"],
+    ["verify", "--task", "group", "--group", "S3", "--max-memory", "1K"],
+    ["verify", "--task", "cogo", "--construction", "F6", "--d", "7", "--max-memory", "1K"],
 ])
 def test_bad_input_is_one_line_exit_2(capsys, argv) -> None:
     assert main(argv) == 2
