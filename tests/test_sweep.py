@@ -260,6 +260,15 @@ def test_sweep_command_on_a_cluster_json_and_report(cluster, tmp_path, capsys, m
     captured = capsys.readouterr()
     assert "1 of 2 cells failed" in captured.err and captured.err.count("\n") == 1
     assert "failed: verify-p2-k1" in captured.out
+    # the store now holds a failed cell: the JSON says so with the process's own exit code, and so does the report
+    assert main(["sweep", "verify", "--p", "2,3", "--k", "1", "--no-certificate", "--store", str(store),
+                 "--workers", "0", "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["verdict"], doc["exit_code"]) == ("refuted", 2) and any("cells failed" in n for n in doc["notes"])
+    assert main(["sweep", "report", str(store), "--no-figures"]) == 2
+    capsys.readouterr()
+    assert main(["sweep", "report", str(store), "--no-figures", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["exit_code"] == 2
 
 
 @pytest.mark.parametrize("argv,message", [

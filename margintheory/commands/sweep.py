@@ -331,10 +331,12 @@ def run_report(args: argparse.Namespace) -> int:
         result = sweep_result(rows, f"results store {args.store}: {len(rows)} cells",
                               {"store": str(args.store), "grid": parameters_summary(rows)})
         result.fields["figures"] = [str(p) for p in written]
-        return emit(result, True)
+        return emit(result, True)  # 2 when a cell failed (the result is incomplete)
     console = make_console()
     console.print(summary_table(rows, f"results store {args.store}", console.width))
     if written:
         console.print(f"figures: {', '.join(sorted({str(p.with_suffix('')) for p in written}))} (.png, .pdf)",
                       highlight=False, markup=False)
+    if any(r["verdict"] == "error" for r in rows):
+        return 2
     return int(any(r["verdict"] != "verified" and r["exit_code"] != 0 for r in rows))

@@ -209,6 +209,8 @@ class VerificationResult:
     parameters: dict[str, Any] = field(default_factory=dict)
     certificate: dict[str, Any] | None = None
     margin: MarginMeasurement | None = None
+    #: why part of the asked-for work could not be done (a sweep's failed cells); the exit code is then 2
+    incomplete: str | None = None
 
     def add(self, check: Check) -> Check:
         self.checks.append(check)
@@ -231,7 +233,10 @@ class VerificationResult:
 
     @property
     def exit_code(self) -> int:
-        """0 verified, 1 refuted; ``not-applicable`` is 0 when every computed check passed, else 1."""
+        """0 verified, 1 refuted; ``not-applicable`` is 0 when every computed check passed, else 1; 2 when part of
+        the work could not be done (:attr:`incomplete`)."""
+        if self.incomplete:
+            return 2
         if self.verdict == "verified":
             return 0
         if self.verdict == "not-applicable":

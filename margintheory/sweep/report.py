@@ -133,6 +133,10 @@ def sweep_result(rows: Sequence[dict[str, Any]], title: str, parameters: dict[st
                          seconds=sum(r["seconds"] or 0.0 for r in rows),
                          cells=len(rows), **{v.replace("-", "_"): sum(r["verdict"] == v for r in rows)
                                              for v in VERDICTS})
+    failed = [r for r in rows if r["verdict"] == ERROR]
+    if failed:
+        result.incomplete = f"{len(failed)} of {len(rows)} cells failed"
+        result.notes.append(f"{result.incomplete}: their checks record the error; rerun with --retry-failed")
     return result
 
 
