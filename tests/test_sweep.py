@@ -273,6 +273,9 @@ def test_sweep_command_on_a_cluster_json_and_report(cluster, tmp_path, capsys, m
 
 @pytest.mark.parametrize("argv,message", [
     (["sweep", "verify", "--p", "3:x", "--k", "2"], "not a list of integers"),
+    # refused from the range's length, before a list of 10^12 values is built (it used to exhaust the memory)
+    (["sweep", "verify", "--p", "3:1000000000000", "--k", "2", "--primes"], "names 999999999998 values"),
+    (["sweep", "verify", "--p", "3:1000000", "--primes", "--k", "2,3,4", "--workers", "0"], "235491 cells"),
     (["sweep", "verify", "--p", "4,6", "--odd", "--k", "2", "--workers", "0"], "grid is empty"),
     (["sweep", "verify", "--p", "3", "--k", "2", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"], "one of"),
     (["sweep", "verify", "--p", "3", "--k", "2", "--family", "nope"], "unknown family"),
@@ -317,3 +320,12 @@ def test_solve_and_train_sweeps_record_each_cell_with_its_parameters(tmp_path, c
     train = rows["train"]
     assert (train["width"], train["steps"], train["lr"], train["lam"], train["seed"]) == (8, 5, 0.01, 1e-3, 0)
     assert json.loads(train["result"])["details"]["train_accuracy"] <= 1.0
+
+
+def test_prime_values_sieve_and_trial_division_agree():
+    """A long list is sieved, a short one divided by trial: both give the primes in the list's own order."""
+    values = list(range(3000, -6, -1))
+    by_trial = [v for v in values if v >= 2 and all(v % d for d in range(2, int(v**0.5) + 1))]
+    assert prime_values(values) == by_trial and len(by_trial) == 430
+    assert prime_values(values[:40]) == by_trial[: len(prime_values(values[:40]))]
+    assert prime_values([1000000007, 1000000008, 2]) == [1000000007, 2]

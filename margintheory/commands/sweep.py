@@ -26,10 +26,16 @@ from margintheory.commands._options import (
     positive_int,
 )
 from margintheory.errors import InputError
+from margintheory.sweep.grid import MAX_CELLS
 
 FAMILIES = FAMILY_CHOICES
 METHODS = ("column-generation", "single-neuron", "min-width")
 DEFAULT_STORE = "sweep_store"
+
+
+#: most values one list may name before the filters (--odd, --primes) apply: ten times the largest grid, so a
+#: typo such as 3:100000000 is refused from its length alone, before any list is built
+MAX_AXIS_VALUES = 10 * MAX_CELLS
 
 
 def _values(text: str, convert: Callable[[str], Any], what: str) -> list[Any]:
@@ -41,7 +47,12 @@ def _values(text: str, convert: Callable[[str], Any], what: str) -> list[Any]:
                 bounds = [int(b) for b in part.split(":")]
                 if len(bounds) not in (2, 3) or (len(bounds) == 3 and bounds[2] < 1):
                     raise ValueError
-                out.extend(range(bounds[0], bounds[1] + 1, bounds[2] if len(bounds) == 3 else 1))
+                span = range(bounds[0], bounds[1] + 1, bounds[2] if len(bounds) == 3 else 1)
+                if len(out) + len(span) > MAX_AXIS_VALUES:
+                    raise argparse.ArgumentTypeError(
+                        f"{text!r} names {len(out) + len(span)} values, more than {MAX_AXIS_VALUES} (a sweep has at "
+                        f"most {MAX_CELLS} cells): narrow the range or split the sweep")
+                out.extend(span)
             else:
                 out.append(convert(part))
         except ValueError:

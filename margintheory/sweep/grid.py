@@ -56,8 +56,24 @@ def odd_values(values: Iterable[int]) -> list[int]:
     return [v for v in values if v % 2]
 
 
+#: below this largest value, :func:`prime_values` sieves; above it, it divides each value by trial
+_SIEVE_LIMIT = 10**8
+
+
 def prime_values(values: Iterable[int]) -> list[int]:
-    """The primes (trial division: moduli are small)."""
+    """The primes among ``values``, in their order: a sieve of Eratosthenes up to the largest value when that is
+    below ``10^8`` (a long range), trial division otherwise (a few large moduli)."""
+    values = list(values)
+    top = max(values, default=0)
+    if len(values) > 64 and top < _SIEVE_LIMIT:
+        import numpy as np
+
+        sieve = np.ones(top + 1, dtype=bool)
+        sieve[:2] = False
+        for d in range(2, math.isqrt(top) + 1):
+            if sieve[d]:
+                sieve[d * d::d] = False
+        return [v for v in values if v >= 2 and bool(sieve[v])]
     return [v for v in values if v >= 2 and all(v % d for d in range(2, math.isqrt(v) + 1))]
 
 
