@@ -87,7 +87,8 @@ REJECT = [
     *[_doc({key: value}) for key, value in (
         ("task", 1), ("title", None), ("parameters", []), ("gamma_star", "0.1"), ("gamma_star_note", None),
         ("normalized_margin", "x"), ("ratio_to_gamma_star", "1"), ("relative_error", "0"), ("width", 1.5),
-        ("width", "3"), ("verdict", "ok"), ("exit_code", 2), ("exit_code", 3), ("exit_code", True), ("checks", {}), ("checks", [1]),
+        ("width", "3"), ("verdict", "ok"), ("exit_code", 2), ("exit_code", 3), ("exit_code", True), ("checks", {}),
+        ("checks", [1]),
         ("seconds", "1"), ("version", 1), ("notes", "a"), ("notes", [1]), ("details", []), ("certificate", []))],
     *[_doc(check={key: value}) for key, value in (
         ("name", 1), ("statement", 1), ("tolerance", "x"), ("tolerance", "Infinity"), ("tolerance", [1]),
