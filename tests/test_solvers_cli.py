@@ -53,6 +53,13 @@ def test_network_json_with_max_width_and_verify_roundtrip(capsys, tmp_path):
     (["solve", "--p", "5", "--k", "0"], "k must be"),
     (["solve", "--p", "5", "--k", "2", "--time-limit", "-1"], "time-limit"),
     (["solve", "--p", "5", "--k", "2", "--single-neuron", "--max-width", "3"], "--max-width"),
+    # options the chosen method does not use are refused, not ignored
+    (["solve", "--p", "7", "--k", "3", "--min-width", "--sdp-solver", "SCS"], "--sdp-solver does not apply"),
+    (["solve", "--p", "7", "--k", "3", "--min-width", "--pricing", "fourier"], "--pricing does not apply"),
+    (["solve", "--p", "7", "--k", "3", "--min-width", "--seed", "0"], "--seed does not apply"),
+    (["solve", "--p", "5", "--k", "2", "--single-neuron", "--pricing", "sos"], "--pricing does not apply"),
+    (["sweep", "solve", "--p", "7", "--k", "3", "--method", "min-width", "--pricing", "sos"], "--pricing does not"),
+    (["sweep", "solve", "--p", "7", "--k", "3", "--method", "min-width", "--seeds", "0,1"], "--seeds does not"),
 ])
 def test_bad_input_exit_2(capsys, argv, message):
     assert main(argv) == 2

@@ -65,11 +65,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="with --min-width: also run column generation (the network LP from random neurons, an "
                         "independent bracket) before building the smallest family; without it --min-width builds and "
                         "verifies the family directly")
-    parser.add_argument("--pricing", default="fourier", choices=("fourier", "sos"),
-                        help="column-generation pricing: exact closed form per frequency (default) or the SOS bracket")
-    parser.add_argument("--seed", type=nonneg_int, default=0, help="seed of every random start (default %(default)s)")
+    parser.add_argument("--pricing", default=None, choices=("fourier", "sos"),
+                        help="column-generation pricing: exact closed form per frequency (default) or the SOS "
+                        "bracket; column generation only")
+    parser.add_argument("--seed", type=nonneg_int, default=None,
+                        help="seed of every random start (default 0); column generation and --single-neuron")
     parser.add_argument("--time-limit", type=float, default=None, metavar="SEC", help="overall time limit")
-    parser.add_argument("--sdp-solver", default="CLARABEL", choices=("CLARABEL", "SCS"), help="SOS solver")
+    parser.add_argument("--sdp-solver", default=None, choices=("CLARABEL", "SCS"),
+                        help="SOS solver (default CLARABEL); column generation and --single-neuron")
     parser.add_argument("--max-memory", type=byte_size, default=DEFAULT_MAX_MEMORY, metavar="BYTES",
                         help="memory budget of the solvers, e.g. 2G (default 2 GiB); larger jobs are refused up front")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
@@ -100,6 +103,7 @@ def solve_result(args: argparse.Namespace) -> VerificationResult:
         raise InputError("--weights applies to --single-neuron (the class-weighted single-neuron problem)")
     if args.search and not args.min_width:
         raise InputError("--search applies to --min-width (solve without --min-width is column generation already)")
+    _check_method_options(args)
     if args.out is not None:
         from margintheory.network_io import output_format
 
@@ -146,8 +150,9 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
         result.parameters["weights"] = args.weights
     if not args.single_neuron:
         result.parameters["pricing"] = args.pricing
-    if _direct_min_width(args):
+    if _direct_min_width(args):  # neither a seed nor a pricing is used
         result.parameters["method"] = "min-width (phase-measure family, no LP)"
+        del result.parameters["seed"], result.parameters["pricing"]
     for flag in ("max_width", "min_width", "search", "time_limit"):
         if getattr(args, flag):
             result.parameters[flag] = getattr(args, flag)
@@ -173,6 +178,27 @@ def _read_weights(problem: ModularAddition, args: argparse.Namespace) -> ClassWe
         return class_weights(problem, q=arrays["q"], tau=arrays["tau"])
     except InputError as exc:
         raise InputError(f"{args.weights}: {exc}") from None
+
+
+#: the defaults of the options that only some methods use (given by hand elsewhere, they are refused)
+METHOD_OPTION_DEFAULTS = {"pricing": "fourier", "seed": 0, "sdp_solver": "CLARABEL"}
+
+
+def _check_method_options(args: argparse.Namespace) -> None:
+    """Refuse ``--pricing``, ``--seed``, ``--sdp-solver`` where the chosen method does not use them (arguments are
+    checked, never ignored), then fill in their defaults: column generation uses all three, ``--single-neuron``
+    the seed and the SOS solver, ``--min-width`` without ``--search`` none (no LP, no random start)."""
+    if _direct_min_width(args):
+        method, used = "--min-width without --search (no LP, no random start)", set()
+    elif args.single_neuron:
+        method, used = "--single-neuron", {"seed", "sdp_solver"}
+    else:
+        method, used = "column generation", set(METHOD_OPTION_DEFAULTS)
+    for name, default in METHOD_OPTION_DEFAULTS.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, default)
+        elif name not in used:
+            raise InputError(f"--{name.replace('_', '-')} does not apply to {method}")
 
 
 def _direct_min_width(args: argparse.Namespace) -> bool:

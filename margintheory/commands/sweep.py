@@ -143,7 +143,8 @@ def _solve_parser(inner: argparse._SubParsersAction) -> None:
     parser.add_argument("--seeds", type=int_values, default=[0], metavar="LIST", help="seeds (default 0)")
     parser.add_argument("--method", choices=METHODS, default="column-generation",
                         help="column generation (default), the single-neuron bracket, or the smallest width")
-    parser.add_argument("--pricing", default="fourier", choices=("fourier", "sos"), help="column-generation pricing")
+    parser.add_argument("--pricing", default=None, choices=("fourier", "sos"),
+                        help="column-generation pricing (default fourier); --method column-generation only")
     parser.add_argument("--time-limit", type=positive_float, default=None, metavar="SEC",
                         help="time limit of each cell")
     _run_options(parser, budget=False)
@@ -219,8 +220,12 @@ def run_solve(args: argparse.Namespace) -> int:
     from margintheory.sweep.grid import grid_cells
 
     fixed: dict[str, Any] = {"method": args.method}
+    if args.method == "min-width" and args.seeds != [0]:
+        raise InputError("--seeds does not apply to --method min-width (no random start)")
+    if args.pricing is not None and args.method != "column-generation":
+        raise InputError(f"--pricing does not apply to --method {args.method}")
     if args.method == "column-generation":
-        fixed["pricing"] = args.pricing
+        fixed["pricing"] = args.pricing or "fourier"
     if args.time_limit is not None:
         fixed["time_limit"] = args.time_limit
     budget = {} if args.max_memory is None else {"max_memory": args.max_memory}
@@ -234,8 +239,11 @@ def solve_cell(params: dict[str, Any]):  # noqa: ANN201 - a VerificationResult
     from margintheory.commands._parser import command_parser
     from margintheory.commands.solve import solve_result
 
-    argv = ["solve", f"--p={params['p']}", f"--k={params['k']}", f"--seed={params.get('seed', 0)}",
-            f"--pricing={params.get('pricing', 'fourier')}"]
+    argv = ["solve", f"--p={params['p']}", f"--k={params['k']}"]
+    if params.get("method") != "min-width":  # the direct min-width path has no random start
+        argv.append(f"--seed={params.get('seed', 0)}")
+    if params.get("pricing") is not None:
+        argv.append(f"--pricing={params['pricing']}")
     argv += {"single-neuron": ["--single-neuron"], "min-width": ["--min-width"]}.get(params.get("method", ""), [])
     for name, flag in (("time_limit", "--time-limit"), ("max_memory", "--max-memory")):
         if params.get(name) is not None:
