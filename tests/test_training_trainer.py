@@ -97,7 +97,8 @@ def test_seeds_split_and_history_columns():
 
 
 @pytest.mark.parametrize("bad", [dict(width=0), dict(lam=-1.0), dict(train_fraction=0.0), dict(optimizer="sgdx"),
-                                 dict(regularizer="l3"), dict(lr=0.0), dict(p=2), dict(schedule="linear")])
+                                 dict(regularizer="l3"), dict(lr=0.0), dict(p=2), dict(schedule="linear"),
+                                 dict(batch_size=50), dict(train_fraction=0.5, batch_size=25)])
 def test_bad_configuration_is_an_input_error(bad):
     with pytest.raises(InputError):
         small_config(**bad)
@@ -198,3 +199,18 @@ def test_divergence_is_a_solver_error_without_warnings(recwarn):
     with pytest.raises(SolverError, match="diverged"):
         train(small_config(optimizer="gd", lr=1e6, schedule="constant", warmup=0, steps=50))
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_batch_of_all_training_points_is_accepted():
+    """The boundary of the batch-size refusal: 49 of 49 points (the full batch) and 24 of the half split run."""
+    small_config(batch_size=49)
+    small_config(train_fraction=0.5, batch_size=24)
+
+
+def test_the_printed_ratio_shows_the_distance_from_gamma_star():
+    """Six digits printed 1.000000 for a network 2e-11 below gamma* that the checks refute."""
+    from margintheory.commands.train import _ratio_text
+
+    assert _ratio_text(1 - 2e-11) == "= gamma* (1 - 2e-11)"
+    assert _ratio_text(1 + 3.5e-9) == "= gamma* (1 + 3.5e-09)"
+    assert _ratio_text(0.5) == "0.500000 x gamma*" and _ratio_text(float("nan")) == "nan x gamma*"

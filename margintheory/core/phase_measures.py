@@ -188,7 +188,7 @@ def lemma_c18_measure(k: int) -> PhaseMeasure:
             pts.append(theta)
             wts.append(Fraction(1, 2 ** (2 * k - 1)))
     return PhaseMeasure(k, 4, np.array(pts), tuple(wts), "lemma-c18",
-                        f"the construction of Lemma C.18: 2^(2k-1) = {2 ** (2 * k - 1)} atoms on (Z_4)^k",
+                        f"2^(2k-1) = {2 ** (2 * k - 1)} atoms on (Z_4)^k",
                         source="Li et al., Fourier circuits, arXiv:2402.09469, Lemma C.18")
 
 

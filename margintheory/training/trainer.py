@@ -94,6 +94,9 @@ class TrainConfig:
         n_train = int(round(self.train_fraction * self.p**self.k))
         if n_train < 1:
             raise InputError(f"train fraction {self.train_fraction} leaves no training point out of {self.p**self.k}")
+        if self.batch_size is not None and self.batch_size > n_train:
+            raise InputError(f"batch size {self.batch_size} exceeds the {n_train} training points (omit it for the "
+                             "full batch)")
         self.schedule_obj()  # validates lr, schedule kind, warm-up
         OptimizerState(self.optimizer, self.betas_pair())  # validates the optimizer name and betas
 
