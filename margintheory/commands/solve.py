@@ -233,8 +233,10 @@ def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
         bool_check("gamma* <= upper bound", g <= upper, exactness=how,
                    detail=f"upper {upper:.15g} ({how if certified else 'NOT certified: heuristic'})",
                    statement="gamma* <= upper bound"),
+        # the lower end is a float evaluation (not rounded down), so the gap is a float comparison whatever the
+        # upper bound's standing
         bool_check(f"relative gap < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL,
-                   exactness=how, detail=f"gap {gap:.3e}",
+                   exactness="float", detail=f"gap {gap:.3e} (lower: float evaluation; upper: {how})",
                    statement=f"relative gap (upper - lower) / lower < {GAP_TOL:g}"),
     ]
 

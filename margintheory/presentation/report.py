@@ -103,7 +103,8 @@ def summary_lines(result: VerificationResult, digits: int = 12) -> list[str]:
     note = f" ({result.gamma_star_note})" if result.gamma_star_note else ""
     lines.append(f"gamma*: {format_value(g, digits) if g is not None else 'n/a'}{note}")
     if result.normalized_margin is not None:
-        parts = [f"normalized margin: {format_value(result.normalized_margin, digits)}"]
+        how = result.margin.exactness if result.margin is not None else "float"
+        parts = [f"normalized margin ({how}): {format_value(result.normalized_margin, digits)}"]
         if result.ratio_to_gamma_star is not None:
             parts.append(f"ratio to gamma*: {format_value(result.ratio_to_gamma_star, digits)}")
         if result.relative_error is not None:
@@ -134,7 +135,7 @@ def render_text(
     for c in result.checks:
         if c.statement:
             console.print(f"[dim]{escape(c.name)}:[/dim] {escape(c.statement)}")
-    for line in summary_lines(result, digits):
+    for line in summary_lines(result):  # full precision whatever the width: a line wraps at spaces, not in a number
         console.print(escape(line))
     details = result.details
     for name in show_fields or []:
