@@ -113,7 +113,7 @@ def frequency_comparison(net: PolyNetwork, problem: ModularAddition) -> tuple[li
     uniform[freqs] = 1.0 / len(freqs)
     tv = 0.5 * float(np.abs(mass - uniform).sum())
     fields = {"frequency_histogram": counts, "frequency_mass": mass, "frequency_tv_to_construction": tv}
-    check = Check(name="mass per frequency", expected=0.0, measured=tv, tolerance=None, passed=tv <= 1e-9,
+    check = Check(name="mass per frequency", expected=0.0, measured=tv, tolerance=1e-9, passed=tv <= 1e-9,
                   exactness="float", detail="0 = every frequency carries the same share of ||theta||^(k+1)",
                   informational=True,
                   statement="norm mass per frequency vs the construction's uniform split (total variation)")
@@ -126,9 +126,10 @@ def multidim_dft_sign(result: VerificationResult) -> Check:
     values = np.asarray(result.fields["multidim_dft"], dtype=complex)
     scale = float(np.abs(values).max())
     rel_imag = float(np.abs(values.imag).max()) / scale if scale > 0 else 0.0
-    return Check(name="Re f^(j..,-j) > 0 (C.20)", expected="> 0", measured=float(values.real.min()), tolerance=None,
+    return Check(name="Re f^(j..,-j) > 0 (C.20)", expected="> 0", measured=float(values.real.min()), tolerance=0.0,
                  passed=bool(values.real.min() > 0), exactness="float",
-                 detail=f"normalized network; max |imag| / max |value| = {rel_imag:.3e}", informational=True,
+                 detail=f"normalized network; strict sign, no tolerance; max |imag| / max |value| = {rel_imag:.3e}",
+                 informational=True,
                  statement="Re f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20, sign only)")
 
 
