@@ -182,7 +182,8 @@ def _inequality_steps(d, P, K, j, z, q, aw, au) -> None:
     theta = sp.Function("Theta")
     d.numeric(sp.Le(sp.Sum(aw(j) * au(j) * sp.cos(theta(j)), (j, 1, (P - 1) / 2)),
                     sp.Sum(aw(j) * au(j), (j, 1, (P - 1) / 2))),
-              "phase alignment: cos <= 1, equality iff theta_u1 + ... + theta_uk = theta_w (INEQUALITY, argued)",
+              "phase alignment: cos <= 1, equality iff theta_u1 + ... + theta_uk = theta_w (INEQUALITY: a written "
+              "argument, checked in float)",
               "Lemma C.15 (C.13)-(C.14)", max_error=lambda: _max_violation(_phase_alignment),
               tolerance=INEQUALITY_SLACK, method=f"{NUMERIC_TRIALS} random instances, seed 0, relative violation",
               scope="random odd p in 3..31, k in 1..5")
@@ -193,11 +194,13 @@ def _inequality_steps(d, P, K, j, z, q, aw, au) -> None:
             method="coefficients of u_a u_b computed in Q(omega_p), reduced modulo Phi_p",
             scope="odd p = 3..31 (per p); standard for all p")
     d.numeric(sp.Le(sp.Sum(z(j), (j, 1, (P - 1) / 2)), P / 2),
-              "budget: z(j) = sum_i |u_i^(j)|^2 + |w^(j)|^2, symmetric in j, total p ||theta||^2 <= p (argued)",
+              "budget: z(j) = sum_i |u_i^(j)|^2 + |w^(j)|^2, symmetric in j, total p ||theta||^2 <= p (a written "
+              "argument, checked in float)",
               "Lemma C.15 (norm budget)", max_error=lambda: _max_violation(_budget), tolerance=INEQUALITY_SLACK,
               method=f"{NUMERIC_TRIALS} random unit-norm instances, seed 0", scope="random odd p in 3..31, k in 1..5")
     d.numeric(sp.Le(aw(j) * au(j), (z(j) / (K + 1)) ** q),
-              "quadratic mean >= geometric mean of the k+1 magnitudes (INEQUALITY, argued)", "Lemma C.15 (C.15)",
+              "quadratic mean >= geometric mean of the k+1 magnitudes (INEQUALITY: a written argument, checked in "
+              "float)", "Lemma C.15 (C.15)",
               max_error=lambda: _max_violation(_qm_gm), tolerance=INEQUALITY_SLACK,
               method=f"{NUMERIC_TRIALS} random non-negative vectors, seed 0", scope="k in 1..5")
     t = sp.Symbol("t", positive=True)
@@ -207,7 +210,8 @@ def _inequality_steps(d, P, K, j, z, q, aw, au) -> None:
             proof=lambda: sp.simplify(((K + 1) * t**2 / (K + 1)) ** q - t ** (K + 1)) == 0,
             method="sympy: substitute z = (k+1) t^2, simplify the difference to 0", scope="all k, t > 0")
     d.numeric(sp.Le(sp.Sum(z(j) ** q, (j, 1, (P - 1) / 2)), sp.Sum(z(j), (j, 1, (P - 1) / 2)) ** q),
-              "concentration: x -> x^q is superadditive for q = (k+1)/2 >= 1 (INEQUALITY, argued; the text cites "
+              "concentration: x -> x^q is superadditive for q = (k+1)/2 >= 1 (INEQUALITY: a written argument, "
+              "checked in float; the text cites "
               "||z||_2 <= ||z||_1, which is the k = 3 case only)", "Lemma C.15 (last inequality)",
               max_error=lambda: _max_violation(_concentration), tolerance=INEQUALITY_SLACK,
               method=f"{NUMERIC_TRIALS} random non-negative vectors, seed 0", scope="k in 1..5")

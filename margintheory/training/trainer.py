@@ -74,7 +74,7 @@ class TrainConfig:
         checks = [
             (self.width >= 1, f"width must be >= 1, got {self.width}"),
             (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
-            (self.lam >= 0 and math.isfinite(self.lam), f"lambda must be >= 0, got {self.lam}"),
+            (self.lam >= 0 and math.isfinite(self.lam), f"lambda must be finite and >= 0, got {self.lam}"),
             (self.regularizer in REGULARIZERS, f"regularizer must be one of {REGULARIZERS}, got {self.regularizer!r}"),
             (0 < self.train_fraction <= 1, f"train fraction must be in (0, 1], got {self.train_fraction}"),
             (self.batch_size is None or self.batch_size >= 1, f"batch size must be >= 1, got {self.batch_size}"),
