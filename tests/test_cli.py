@@ -167,3 +167,16 @@ def test_min_share_that_leaves_no_neuron_is_refused(path, tmp_path, capfd):
     assert main(["verify", "--network", str(good), "--min-share", f"{share * 0.999:.12f}", "--json", *path]) == 0
     out, _ = capfd.readouterr()
     assert json.loads(out)["details"]["neurons_checked"] == net.m
+
+
+def test_rtol_on_an_exact_margin_is_reported_unused(capfd):
+    """An exact margin is compared with gamma* exactly, so --rtol loosens nothing and the result says so; the
+    exhaustive engine's float margin does use it (no such note)."""
+    from margintheory.cli import main
+
+    note = "--rtol 0.001 not used"
+    assert main(["verify", "--p", "5", "--k", "2", "--rtol", "1e-3", "--json", "--no-certificate"]) == 0
+    assert any(n.startswith(note) for n in json.loads(capfd.readouterr().out)["notes"])
+    assert main(["verify", "--p", "5", "--k", "2", "--rtol", "1e-3", "--json", "--no-certificate",
+                 "--exhaustive"]) == 0
+    assert not any(n.startswith(note) for n in json.loads(capfd.readouterr().out)["notes"])

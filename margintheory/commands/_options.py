@@ -82,6 +82,13 @@ def note_unused_engine(args: argparse.Namespace, result: VerificationResult) -> 
                             "structure without enumerating inputs; --exhaustive runs the exhaustive engine there")
 
 
+def note_unused_rtol(args: argparse.Namespace, result: VerificationResult) -> None:
+    """Say so when ``--rtol`` had nothing to loosen: an exact (proved) margin is compared with ``gamma*`` exactly."""
+    if getattr(args, "rtol", None) is not None and result.margin is not None and result.margin.exactness == "proved":
+        result.notes.append(f"--rtol {args.rtol:g} not used: the margin is exact and is compared with gamma* "
+                            "exactly (no tolerance to loosen)")
+
+
 def add_network_file_options(parser: argparse.ArgumentParser) -> None:
     """``--names``: which tensors of a network file are ``U`` and ``W`` (see :mod:`margintheory.network_io.names`)."""
     parser.add_argument(

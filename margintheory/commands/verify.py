@@ -21,6 +21,7 @@ from margintheory.commands._options import (
     add_network_file_options,
     engine_budget,
     note_unused_engine,
+    note_unused_rtol,
     positive_int,
     selected_backend,
 )
@@ -137,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
     with using(backend):
         result = _verify_where(args, problem, network, options)
         note_unused_engine(args, result)
+        note_unused_rtol(args, result)
         if args.certificate is not None:
             from margintheory.certificate.maxmin import write_certificate_for
             from margintheory.core.network import PolyNetwork as Net
