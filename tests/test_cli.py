@@ -163,7 +163,7 @@ def test_min_share_that_leaves_no_neuron_is_refused(path, tmp_path, capfd):
     assert main(["verify", "--network", str(good), "--min-share", f"{share:.12f}", *path]) == 2
     out, err = capfd.readouterr()
     assert_clean_error(subprocess.CompletedProcess([], 2, out, err))
-    assert "--min-share" in err and "leaves out every neuron" in err
+    assert "min_share" in err and "leaves out every neuron" in err
     assert main(["verify", "--network", str(good), "--min-share", f"{share * 0.999:.12f}", "--json", *path]) == 0
     out, _ = capfd.readouterr()
     assert json.loads(out)["details"]["neurons_checked"] == net.m
@@ -180,3 +180,16 @@ def test_rtol_on_an_exact_margin_is_reported_unused(capfd):
     assert main(["verify", "--p", "5", "--k", "2", "--rtol", "1e-3", "--json", "--no-certificate",
                  "--exhaustive"]) == 0
     assert not any(n.startswith(note) for n in json.loads(capfd.readouterr().out)["notes"])
+
+
+@pytest.mark.parametrize("argv,prefix", [
+    (["verify", "--p", "7", "--k", "3", "--bogus"], "margintheory verify: error: unrecognized arguments: --bogus"),
+    (["sweep", "verify", "--p", "3", "--k", "2", "--bogus", "x"],
+     "margintheory sweep verify: error: unrecognized arguments: --bogus x"),
+])
+def test_an_unknown_flag_is_reported_by_its_command(argv, prefix, capfd):
+    from margintheory.cli import main
+
+    assert main(argv) == 2
+    err = capfd.readouterr().err
+    assert err.startswith(prefix) and err.count("\n") == 1, err

@@ -13,6 +13,24 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
+    def parse_args(self, args=None, namespace=None):  # argparse's signature
+        """As argparse's, but an unrecognized argument is reported by the (sub-)command it was given to
+        (``margintheory verify: error: unrecognized arguments: --bogus``), not by the top-level parser."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            _innermost(self, ns).error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
+
+def _innermost(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse.ArgumentParser:
+    """The sub-command parser that ``ns`` was parsed by (following nested sub-commands such as ``sweep verify``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(ns, action.dest, None) or "")
+            if chosen is not None:
+                return _innermost(chosen, ns)
+    return parser
+
 
 def command_parser(module: str) -> argparse.ArgumentParser:
     """The top-level parser with the one command of ``margintheory.commands.<module>`` (for running a command's

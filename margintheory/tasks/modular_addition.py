@@ -135,11 +135,12 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
 def checked_neurons(net: PolyNetwork, min_share: float) -> np.ndarray:
     """The neurons whose norm share ``||theta_i||^(k+1) / ||theta||^(k+1)`` exceeds ``min_share`` (a boolean mask);
     :class:`~margintheory.errors.InputError` when that leaves none (nothing would be checked)."""
-    r = net.neuron_norms() ** (net.k + 1)
+    norms = net.neuron_norms()
+    r = (norms / norms.max()) ** (net.k + 1) if norms.max() > 0 else norms
     share = r / r.sum()
     active = share > min_share
     if not active.any():
-        raise InputError(f"--min-share {min_share:g} leaves out every neuron (the largest norm share is "
+        raise InputError(f"min_share = {min_share:g} leaves out every neuron (the largest norm share is "
                          f"{float(share.max()):.6g}); pass a smaller value")
     return active
 
@@ -332,7 +333,7 @@ def _compact_network_check(net: PolyNetwork, problem: ModularAddition, *, max_me
     p, k = problem.p, problem.k
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has p={net.p}, k={net.k} (U shape {net.U.shape}) but p={p}, k={k} was requested")
-    checked_neurons(net, min_share)
+    checked_neurons(net.normalized(), min_share)
     scaled, _ = power_of_two_rescaled(net)  # the logits of a network scaled by 1e200 would overflow float64
     cm, why = compact_verification.compact_network(net, max_memory, max_seconds)
     if cm is None or scaled is None:
@@ -370,7 +371,7 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
     if (net.p, net.k) != (p, k):
         raise InputError(f"network has p={net.p}, k={net.k} (U shape {net.U.shape}) but p={p}, k={k} was requested")
     require(estimate_network_check(p, k, net.m, max_memory=max_memory), max_memory, max_seconds)
-    checked_neurons(net, min_share)  # refuse before the exhaustive pass, not after it
+    checked_neurons(net.normalized(), min_share)  # refuse before the exhaustive pass, not after it
     fields = _base_fields(problem)
     fields["width"] = net.m
     result = VerificationResult(title or f"network check (p={p}, k={k}, m={net.m})", fields=fields)
