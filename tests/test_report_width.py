@@ -52,3 +52,20 @@ def test_every_result_renders_within_the_width(results, width):
         lines = buf.getvalue().splitlines()
         assert max(cell_len(line) for line in lines) <= width, (result.title, max(lines, key=cell_len))
         assert lines[-1].startswith("verdict: ")
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_no_number_is_folded_across_lines(results, width):
+    """Every number of every check's expected and measured cells is printed whole on one line of the table (a
+    folded '0.03042' / '9' reads as another value); the claim column wraps instead."""
+    from margintheory.presentation.report import _is_number, checks_table, digits_for, format_value
+
+    digits = digits_for(width)
+    for result in results:
+        buf = io.StringIO()
+        Console(file=buf, width=width, highlight=False).print(checks_table(result.checks, digits=digits, width=width))
+        text = buf.getvalue()
+        for c in result.checks:
+            for v in (c.expected, c.measured):
+                if _is_number(v):
+                    assert format_value(v, digits) in text, (result.title, c.name, format_value(v, digits), width)

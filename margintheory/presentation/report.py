@@ -67,7 +67,11 @@ def checks_table(checks: list[Check], title: str | None = None, digits: int = 12
     wanted = [min(max([len(h)] + [len(r[i]) for r in rows]), cap)
               for i, h, cap in ((0, "claim", NAME_MAX), (1, "expected", digits + 8), (2, "measured", digits + 8))]
     room = None if width is None else width - TABLE_RULES - sum(fixed)
-    claim, expected, measured = _fit(wanted, room)
+    # a number is never folded across lines (a folded "0.03042 / 9" reads as another value): the value columns are
+    # at least as wide as their longest number
+    numbers = [max([0] + [len(format_value(v, digits)) for v in values if _is_number(v)])
+               for values in ([c.expected for c in checks], [c.measured for c in checks])]
+    claim, expected, measured = _fit(wanted, room, numbers)
     table = Table(title=title, show_lines=False, header_style="bold", expand=False)
     table.add_column("claim", overflow="fold", width=claim)
     table.add_column("expected", overflow="fold", width=expected)
@@ -79,20 +83,26 @@ def checks_table(checks: list[Check], title: str | None = None, digits: int = 12
     return table
 
 
-def _fit(wanted: list[int], room: int | None) -> list[int]:
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _fit(wanted: list[int], room: int | None, numbers: list[int] | None = None) -> list[int]:
     """Widths of the claim, expected and measured columns within ``room``: the widest one gives way first, down to
-    floors (claim 14, values 8), then all shrink evenly (the text wraps inside)."""
+    floors (claim 14, values 8), then all shrink evenly (the text wraps inside), but a value column never below its
+    longest number (``numbers``), so numbers are not folded; the table is then wider than ``room``."""
     widths = list(wanted)
     if room is None:
         return widths
-    floors = [min(14, wanted[0]), min(8, wanted[1]), min(8, wanted[2])]
-    while sum(widths) > room:
-        slack = [w - f for w, f in zip(widths, floors, strict=True)]
-        if max(slack) <= 0:
-            break
-        widths[slack.index(max(slack))] -= 1
-    while sum(widths) > room and max(widths) > 4:
-        widths[widths.index(max(widths))] -= 1
+    numbers = numbers or [0, 0]
+    hard = [4, max(4, numbers[0]), max(4, numbers[1])]
+    floors = [min(14, wanted[0]), max(min(8, wanted[1]), hard[1]), max(min(8, wanted[2]), hard[2])]
+    for lower in (floors, hard):
+        while sum(widths) > room:
+            slack = [w - f for w, f in zip(widths, lower, strict=True)]
+            if max(slack) <= 0:
+                break
+            widths[slack.index(max(slack))] -= 1
     return widths
 
 
