@@ -41,7 +41,7 @@ def test_network_json_with_max_width_and_verify_roundtrip(capsys, tmp_path):
     det = data["details"]
     assert det["rounds"] >= 1 and data["width"] == 6 == det["width_per_frequency"] * 1  # --search: the LP first
     assert data["width"] < det["theorem_width"] == 8 and det["family"] == "cyclic-lattice"
-    assert det["lower_bound_exactness"] is None  # p = 3 <= 2k: frequencies alias, the bound does not apply
+    assert det["width_lower_bound_exactness"] is None  # p = 3 <= 2k: frequencies alias, the bound does not apply
     assert PolyNetwork.load(path).m == data["width"]
     code = main(["verify", "--network", str(path), "--p", "3", "--k", "2", "--json", "--rtol", "1e-6"])
     verify = json.loads(capsys.readouterr().out)
@@ -99,3 +99,13 @@ def test_column_generation_network_saved_as_safetensors_verifies_at_the_lp_accur
     assert net.k == 2 and net.p == 5
     assert main(["verify", "--network", str(path), "--rtol", "1e-8"]) == 0
     assert "verdict: verified" in capsys.readouterr().out
+
+
+def test_min_width_json_states_one_gap_and_names_the_width_bound(capsys):
+    """One relative gap (the certificate's), and the width lower bound's fields say they are about the width, not
+    about the margin's lower bound ``lower_bound``."""
+    assert main(["solve", "--p", "7", "--k", "3", "--min-width", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["details"]["relative_gap"] == doc["certificate"]["relative_gap"]
+    assert doc["details"]["width_lower_bound_exactness"] == "proved" and doc["details"]["lower_bound_width"] == 48
+    assert "lower_bound_exactness" not in doc["details"]

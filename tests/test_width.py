@@ -349,8 +349,8 @@ def test_min_width_network_file_verifies_at_the_default_tolerance(tmp_path, p, k
     width = per_freq * (p - 1) // 2
     assert d["verdict"] == "verified" and d["width"] == width and det["width_per_frequency"] == per_freq
     assert det["theorem_width"] == theorem and det["family"] in ("cyclic-lattice", "parity-design")
-    assert det["lower_bound_width"] == lower and det["lower_bound_applies"] == (lower is not None)
-    assert det["lower_bound_exactness"] == ("proved" if lower else None)
+    assert det["lower_bound_width"] == lower and det["width_lower_bound_applies"] == (lower is not None)
+    assert det["width_lower_bound_exactness"] == ("proved" if lower else None)
     assert d["parameters"]["min_width"] is True and d["task"]
     run = _cli("verify", "--network", str(path), "--p", str(p), "--k", str(k), "--json")
     v = json.loads(run.stdout)

@@ -37,8 +37,8 @@ EVAL_RTOL = 1e-12
 SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_exactness", "upper_bound_certified", "relative_gap",
                   "rounds",
                   "width_per_frequency", "lower_bound_width", "lower_bound_width_per_frequency",
-                  "lower_bound_exactness", "lower_bound_applies", "theorem_width", "theorem_width_per_frequency",
-                  "family", "solver", "uniform_dual_bound"]
+                  "width_lower_bound_exactness", "width_lower_bound_applies", "theorem_width",
+                  "theorem_width_per_frequency", "family", "solver", "uniform_dual_bound"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -427,6 +427,7 @@ def _min_width_direct(problem: ModularAddition, args: argparse.Namespace) -> Ver
         "time": ub.seconds}))
     res.fields.update(info, theorem_width=construction_width_of(p, k), upper_bound_exact=str(ub.upper),
                       column_generation="not run (pass --search to run it as an independent check)")
+    res.fields["relative_gap"] = res.certificate["relative_gap"]  # one gap: the certificate's (exact L where known)
     _hypothesis_note(res, p)
     if args.out is not None:
         _save(net, args.out, res)
@@ -448,9 +449,9 @@ def _width(problem: ModularAddition, args: argparse.Namespace, res: Verification
                  "family_description": mw.measure.description, "theorem_width": theorem,
                  "theorem_width_per_frequency": 2 ** (2 * k - 1),
                  "lower_bound_width": lb.total(p), "lower_bound_width_per_frequency": lb.per_frequency,
-                 "lower_bound_exactness": lb.exactness if applies else None, "lower_bound_applies": applies,
-                 "lower_bound_method": lb.method, "lower_bound_ratio": lb.ratio,
-                 "lower_bound_assumes": lb.assumes,
+                 "width_lower_bound_exactness": lb.exactness if applies else None, "width_lower_bound_applies": applies,
+                 "width_lower_bound_method": lb.method, "width_lower_bound_ratio": lb.ratio,
+                 "width_lower_bound_assumes": lb.assumes,
                  "width_search": {"attempts": mw.attempts, "seconds": mw.seconds, "frequencies": nf}})
     cm = mw.compact
     vanish = cm is not None and cm.structure.wanted_only
