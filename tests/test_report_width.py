@@ -69,3 +69,14 @@ def test_no_number_is_folded_across_lines(results, width):
             for v in (c.expected, c.measured):
                 if _is_number(v):
                     assert format_value(v, digits) in text, (result.title, c.name, format_value(v, digits), width)
+
+
+def test_details_print_as_values_not_python_reprs():
+    """A solver record and a numpy array print as values (no braces, quotes or numpy's space-separated repr)."""
+    import numpy as np
+
+    from margintheory.presentation.report import format_value
+
+    assert format_value({"name": "HiGHS", "time": 1.1648261529990123}) == "name=HiGHS, time=1.16483"
+    assert format_value(np.array([0, 6, 9])) == "[0, 6, 9]"
+    assert format_value(np.float64(0.1234567891234), 6) == "0.123457" and format_value(np.int64(7)) == "7"

@@ -14,6 +14,7 @@ import math
 import sys
 from typing import Any, TextIO
 
+import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -39,10 +40,18 @@ def format_value(x: Any, digits: int = 12) -> str:
         if not math.isfinite(x):
             return str(x)
         return f"{x:.{digits}g}"
+    if isinstance(x, np.ndarray):
+        x = x.tolist()
+    if isinstance(x, np.generic):
+        x = x.item()
+        if isinstance(x, float):
+            return format_value(x, digits)
     if isinstance(x, list | tuple):
         if len(x) > 12:
             return f"[{', '.join(format_value(v, 6) for v in x[:5])}, ... ({len(x)} items)]"
         return "[" + ", ".join(format_value(v, 6) for v in x) + "]"
+    if isinstance(x, dict):  # e.g. the solver's record: name=..., status=..., time=1.16
+        return ", ".join(f"{k}={format_value(v, 6)}" for k, v in x.items())
     return str(x)
 
 
