@@ -147,6 +147,9 @@ def test_cli_json_is_in_the_schema_and_says_where_it_wrote(capsys, tmp_path):
     assert d["upper_bound_exactness"] == "proved" and d["lower_bound"] <= d["upper_bound"]
     assert d["weights"]["translation_invariant"] and not d["weights"]["uniform"]
     assert captured.err.strip().splitlines()[-1] == f"wrote {out}" and out.is_file()
+    # the class-weighted optimum is not gamma*: no ratio to it (it printed "relative error 1.33" beside verified)
+    assert doc["gamma_star"] is None and doc["ratio_to_gamma_star"] is None and doc["relative_error"] is None
+    assert "class weights" in doc["gamma_star_note"]
 
 
 @pytest.mark.parametrize("case,message", [

@@ -161,6 +161,9 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
         f["solver_seconds"] = f.pop("seconds")
     f.update(gamma_star=problem.gamma_star, gamma_star_note=problem.gamma_star_note,
              normalized_margin=f["lower_bound"], seconds=seconds)
+    if not f.get("weights", {}).get("uniform", True):  # class weights: the optimum is not gamma*, no ratio to it
+        f.update(gamma_star=None, gamma_star_note="class weights: the single-neuron optimum has no closed form here; "
+                 "the checks compare the bracket with gamma* x sum(q tau) (weak duality)")
 
 
 def _read_weights(problem: ModularAddition, args: argparse.Namespace) -> ClassWeights:
