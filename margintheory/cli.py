@@ -135,7 +135,8 @@ def _dispatch(argv: list[str] | None, state: dict[str, str]) -> int:
         with progress_reporter() as callback, progress.reporting(callback):
             return int(args.func(args))
     except MarginTheoryError as exc:
-        say(f"{_prefix(state)}: error: {exc}{_hint(exc, args)}")
+        also = "".join(f"; and {other}{_hint(other, args)}" for other in getattr(exc, "also", []))
+        say(f"{_prefix(state)}: error: {exc}{_hint(exc, args)}{also}")
         return exc.exit_code
     except MemoryError:
         hint = ("; the size check passed, so the machine has less free memory than --max-memory allows: free memory "

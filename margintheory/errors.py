@@ -38,6 +38,8 @@ class RefusedError(MarginTheoryError):
         super().__init__(message, parameter=parameter)
         self.estimate = estimate
         self.limit = limit
+        #: other refusals of the same run under other budgets, reported with this one (one round trip, not several)
+        self.also: list[RefusedError] = []
 
 
 class SolverError(MarginTheoryError):

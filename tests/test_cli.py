@@ -193,3 +193,14 @@ def test_an_unknown_flag_is_reported_by_its_command(argv, prefix, capfd):
     assert main(argv) == 2
     err = capfd.readouterr().err
     assert err.startswith(prefix) and err.count("\n") == 1, err
+
+
+def test_every_budget_a_run_exceeds_is_named_at_once(capfd):
+    """verify --p 3 --k 10 exceeds the time limit (compact check) and the memory budget (certificate leg): one line
+    names both, so raising the first does not just lead to the second refusal."""
+    from margintheory.cli import main
+
+    assert main(["verify", "--p", "3", "--k", "10"]) == 2
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and "--max-seconds" in err and "; and the block SOS relaxation" in err
+    assert err.rstrip().endswith("raise --max-memory")

@@ -65,7 +65,10 @@ def _first_refusal(*size_checks: Callable[[], object]) -> None:
         except RefusedError as exc:
             refusals.append(exc)
     if refusals:
-        raise min(refusals, key=_refusal_rank)
+        first = min(refusals, key=_refusal_rank)
+        if _refusal_rank(first) == 2:  # budgets: name every one that must be raised, not just the first
+            first.also = [r for r in refusals if r is not first and _refusal_rank(r) == 2]
+        raise first
 
 
 def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
