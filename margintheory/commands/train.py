@@ -52,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="regularization strength lambda (default %(default)s)")
     parser.add_argument("--regularizer", choices=REGULARIZERS, default="norm",
                         help="norm = lambda ||theta||_{2,k+1} (papers); norm-power = lambda ||theta||^(k+1); "
-                        "l2 = plain weight decay as a penalty; none (default %(default)s)")
+                        "l2 = plain weight decay as a penalty; none = no regularizer (default: %(default)s)")
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adam", help="default %(default)s")
     parser.add_argument("--weight-decay", type=float, default=None, help="decoupled decay (adamw only; default 0)")
     parser.add_argument("--lr", type=float, default=5e-3, help="peak learning rate (default %(default)s)")
@@ -62,11 +62,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="steps at which the 'doubling' schedule doubles the learning rate")
     parser.add_argument("--batch-size", type=positive_int, default=None, help="mini-batch size (default: full batch)")
     parser.add_argument("--train-fraction", type=float, default=1.0,
-                        help="fraction of the p^k points used for training; the rest is the test set")
+                        help="fraction of the p^k points used for training; the rest is the test set "
+                        "(default %(default)s)")
     parser.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default %(default)s)")
     parser.add_argument("--init-scale", type=float, default=None, help="init std (default 1/sqrt(p))")
-    parser.add_argument("--log-every", type=positive_int, default=1, help="record history every N steps")
-    parser.add_argument("--checkpoint-every", type=positive_int, default=500, help="checkpoint every N steps")
+    parser.add_argument("--log-every", type=positive_int, default=1,
+                        help="record history every N steps (default %(default)s)")
+    parser.add_argument("--checkpoint-every", type=positive_int, default=500,
+                        help="checkpoint every N steps (default %(default)s)")
     parser.add_argument("--out", default="train_out", help="output directory (default %(default)s)")
     parser.add_argument("--resume", action="store_true",
                         help="continue from OUT/checkpoint.npz if present (same settings; bit-for-bit "
