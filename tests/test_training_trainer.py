@@ -73,6 +73,11 @@ def test_interrupt_writes_a_checkpoint_and_resume_loses_nothing(tmp_path):
     resumed = train(cfg, checkpoint=ck, resume=True)
     whole = train(cfg)
     np.testing.assert_array_equal(resumed.network.U, whole.network.U)
+    # the checkpoint interval changes no step: resuming with another one is allowed and gives the same network
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, checkpoint=tmp_path / "ck2.npz", hook=interrupt)
+    other = train(small_config(steps=120, checkpoint_every=7), checkpoint=tmp_path / "ck2.npz", resume=True)
+    np.testing.assert_array_equal(other.network.U, whole.network.U)
 
 
 def test_resume_refuses_a_checkpoint_with_other_settings(tmp_path):

@@ -122,6 +122,8 @@ class TrainConfig:
 DTYPES = ("float32", "float64")
 #: configuration keys added after checkpoints were first written, and their value in those checkpoints
 LATER_KEYS = {"backend": "numpy", "dtype": "float64"}
+#: settings a resumed run may change: how far it goes, and how often it writes a checkpoint (neither changes a step)
+RESUME_FREE = ("steps", "checkpoint_every")
 
 
 #: measured cost of one training step per unit ``p^k m (k + p)`` (forward, backward, history row), with margin
@@ -326,7 +328,7 @@ def _initial_state(cfg: TrainConfig, checkpoint: str | os.PathLike[str] | None, 
     state = load_checkpoint(checkpoint)
     saved = dict(state.config)
     mine = cfg.to_dict()
-    diff = sorted(k for k in mine if k != "steps" and saved.get(k, LATER_KEYS.get(k)) != mine[k])
+    diff = sorted(k for k in mine if k not in RESUME_FREE and saved.get(k, LATER_KEYS.get(k)) != mine[k])
     if diff:
         detail = ", ".join(f"{k}: checkpoint {saved.get(k, LATER_KEYS.get(k))!r} vs now {mine[k]!r}" for k in diff)
         raise InputError(f"{checkpoint}: checkpoint was written with different settings ({detail})")
