@@ -279,7 +279,8 @@ def test_sweep_command_on_a_cluster_json_and_report(cluster, tmp_path, capsys, m
     (["sweep", "verify", "--p", "4,6", "--odd", "--k", "2", "--workers", "0"], "grid is empty"),
     (["sweep", "verify", "--p", "3", "--k", "2", "--workers", "1", "--scheduler", "tcp://127.0.0.1:1"], "one of"),
     (["sweep", "verify", "--p", "3", "--k", "2", "--family", "nope"], "unknown family"),
-    (["sweep", "report", "/nonexistent/store"], "not a results store"),
+    (["sweep", "report", "/nonexistent/store"], "not a results store (no such directory)"),
+    (["sweep", "report", "/dev/null"], "not a results store (not a directory)"),
     (["verify", "--p", "5", "--k", "2", "--exact", "--workers", "2"], "--exact"),
     (["verify", "--task", "parity", "--n", "4", "--k", "2", "--workers", "2"], "not an option of --task parity"),
 ])

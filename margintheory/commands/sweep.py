@@ -341,7 +341,11 @@ def run_report(args: argparse.Namespace) -> int:
     from margintheory.sweep.store import ResultStore
 
     if not Path(args.store).is_dir():
-        raise InputError(f"{args.store}: not a results store (no such directory)")
+        what = "not a directory" if Path(args.store).exists() else "no such directory"
+        raise InputError(f"{args.store}: not a results store ({what})")
+    figures_dir = Path(args.figures) if args.figures else None
+    if figures_dir is not None and not args.no_figures and figures_dir.exists() and not figures_dir.is_dir():
+        raise InputError(f"{args.figures}: --figures needs a directory, and this is not one")
     rows = rows_of(ResultStore(args.store).read())
     if not rows:
         raise InputError(f"{args.store}: the store holds no finished cell")
