@@ -268,8 +268,12 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
     else:
         with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_workers) as pool:
             jobs = [pool.submit(stream.run, chunks[i::n_workers], sums[i]) for i in range(n_workers)]
-            for job in jobs:
-                job.result()
+            try:
+                for job in jobs:
+                    job.result()
+            except BaseException:  # Ctrl-C or a worker's error: the other workers stop after their current chunk
+                stream.cancelled.set()
+                raise
     seconds = time.perf_counter() - t0
     return _finish(net, stream.margins, stream.spread, np.sum(sums, axis=0), seconds, nb, choice)
 
@@ -313,6 +317,9 @@ class _ChunkStream:
         self.net, self.labels, self.nb, self.use_numba = net, labels, nb, use_numba
         self.report, self.done, self.what = report, 0, f"exhaustive margin over {p}^{k} points"
         self.lock = threading.Lock()
+        #: set when the pass is abandoned (Ctrl-C in the main thread, another worker's error): workers return
+        #: after the chunk in hand, so the executor's shutdown waits for one chunk, not for the whole pass
+        self.cancelled = threading.Event()
         self.n_prefix = p ** (k - 1)
         self.margins = np.empty(p**k)
         self.spread = np.empty(p**k)
@@ -328,6 +335,8 @@ class _ChunkStream:
         L_buf = np.empty((nb * p, p))
         last = np.arange(p)
         for b0 in chunk_starts:
+            if self.cancelled.is_set():
+                return
             b1 = min(self.n_prefix, b0 + nb)
             rows = (b1 - b0) * p
             S = np.zeros((b1 - b0, m))
