@@ -254,3 +254,44 @@ def test_construction_on_jax_reaches_gamma_star():
     res = exhaustive_margin(build_construction(5, 3).normalized(), backend="jax")
     assert abs(res.normalized_margin - gamma_star(5, 3)) <= res.normalized_tolerance
     assert res.max_wrong_spread <= 4 * res.logit_error_bound
+
+
+def _device_check():
+    """``benchmarks/device_check.py`` (not a package module: loaded from its file)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "device_check.py"
+    spec = importlib.util.spec_from_file_location("device_check", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["device_check"] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_device_check_passes_on_the_cpu(tmp_path):
+    """The GPU correctness script (run on a lent GPU machine, where CI cannot) is the same code on the CPU: all of
+    its comparisons pass here, and its JSON lists them with their errors and tolerances."""
+    out = tmp_path / "rows.json"
+    assert _device_check().main(["--device", "cpu", "--quick", "--no-cli", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 58 and all(r["ok"] for r in rows)
+    assert {r["check"].split(":")[0] for r in rows if "rejected" in r["check"]} == {
+        "engine (5,3)", "engine (7,3)", "engine (5,4)"}
+
+
+def test_the_device_check_rejects_a_wrong_kernel(monkeypatch):
+    """A kernel whose margins are off by 1e-7 in one row (far above the a-priori bound) fails the device check."""
+    from margintheory.backends import jax_engine
+
+    real = jax_engine.margins_over_prefixes
+
+    def off(*args, **kwargs):
+        stats = real(*args, **kwargs)
+        stats.margins[3] += 1e-7
+        return stats
+
+    monkeypatch.setattr(jax_engine, "margins_over_prefixes", off)
+    rows = _device_check().engine_rows("cpu", quick=True)
+    failed = [r.check for r in rows if not r.ok]
+    assert failed and all("margins, spreads" in c for c in failed)
