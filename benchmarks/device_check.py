@@ -29,6 +29,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -103,8 +104,8 @@ def trainer_rows(device: str, quick: bool, where: Path) -> list[Row]:
     from margintheory.training.checkpoint import load_checkpoint
     from margintheory.training.trainer import TrainConfig, train
 
-    base = dict(p=5, k=2, width=16, steps=200, log_every=50, checkpoint_every=1000)
-    runs = {"adam": dict(),
+    base: dict[str, Any] = dict(p=5, k=2, width=16, steps=200, log_every=50, checkpoint_every=1000)
+    runs: dict[str, dict[str, Any]] = {"adam": dict(),
             "adamw": dict(optimizer="adamw", weight_decay=1e-2, regularizer="none", batch_size=16, train_fraction=0.8),
             "gd": dict(optimizer="gd", lr=0.05, schedule="doubling", milestones=[60, 120], regularizer="norm-power")}
     if quick:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from fractions import Fraction
+from pathlib import Path
 
 import jax  # in the test extra: CI runs every test below, none is skipped
 import numpy as np
@@ -259,7 +260,6 @@ def test_construction_on_jax_reaches_gamma_star():
 def _device_check():
     """``benchmarks/device_check.py`` (not a package module: loaded from its file)."""
     import importlib.util
-    from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "device_check.py"
     spec = importlib.util.spec_from_file_location("device_check", path)
@@ -295,3 +295,23 @@ def test_the_device_check_rejects_a_wrong_kernel(monkeypatch):
     rows = _device_check().engine_rows("cpu", quick=True)
     failed = [r.check for r in rows if not r.ok]
     assert failed and all("margins, spreads" in c for c in failed)
+
+
+def test_the_backends_benchmark_runs_and_writes_its_rows(tmp_path):
+    """``benchmarks/bench_backends.py`` at toy sizes (it measures nothing here; it must not rot between GPU
+    sessions): one engine row per backend with its bare-GEMM baseline and agreement, a skipped row reported as such,
+    per-step trainer times, the JSON written."""
+    out = tmp_path / "bench.json"
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([sys.executable, str(root / "benchmarks" / "bench_backends.py"), "--engine", "5x3", "7x3",
+                          "--cpu-max-points", "200", "--train", "5x2x4", "--steps", "3", "--repeats", "1",
+                          "--json", str(out)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    ran = [r for r in doc["engine"] if "seconds" in r]
+    assert {r["backend"] for r in ran} == {"numpy", "jax-cpu"} and all(r["case"] == "(5,3)" for r in ran)
+    assert all(r["agree"] and r["gemm seconds"] > 0 and r["flops"] == 2 * 125 * r["m"] * 5 for r in ran)
+    assert [r["skipped"] for r in doc["engine"] if "skipped" in r] == ["over --cpu-max-points 200"] * 2
+    assert set(doc["train"]["per step"]) == {"numpy 1 thread", "numpy", "jax-cpu float64", "jax-cpu float32"}
+    assert doc["train"]["loss rel. diff (float64, same steps as numpy)"]["jax-cpu float64"] < 1e-6
