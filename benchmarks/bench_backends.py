@@ -4,13 +4,14 @@ is visible), all in the same run, with every ratio taken against numpy measured 
 The header names the machine (CPU model, usable cores, load average before and after), numpy's BLAS thread pools
 and ``jax.devices()``.  A backend that is not present is reported as "not measured", never estimated.
 
-* engine: ``exhaustive_margin`` on the Lemma C.18 construction, one row per backend: numpy runs once after its
-  kernels for that ``k`` are compiled on a small case (numba caches per degree), jax twice (the first run
-  compiles for the shape; both times shown).  Each row also times the bare float64 GEMM of the engine's shape
-  ``(p^k x m) @ (m x p)`` on the same device in the engine's chunks (numpy: BLAS; jax: one compiled loop), so the
-  ratio engine / GEMM says how far the pass is from its matrix-product work, and the normalized margins of all
-  backends must agree within the engine's tolerances.  ``--cpu-max-points`` leaves the CPU backends out of cases
-  too large for them (reported as not run); ``--gpu-sub-chunks`` adds GPU rows with several sub-chunks per call.
+* engine: ``exhaustive_margin`` on the Lemma C.18 construction, one row per backend: a first run (jax
+  compiles for the shape there; numpy's kernels for that ``k`` were compiled on a small case before), then
+  ``--repeats`` runs interleaved across the backends, the fastest reported with the slowest beside it.  Each row
+  also times the bare float64 GEMM of the engine's shape ``(p^k x m) @ (m x p)`` on the same device in the
+  engine's chunks (numpy: BLAS; jax: one compiled loop), so the ratio engine / GEMM says how far the pass is from
+  its matrix-product work, and the normalized margins of all backends must agree within the engine's tolerances.
+  ``--cpu-max-points`` leaves the CPU backends out of cases too large for them (reported as not run);
+  ``--gpu-sub-chunks`` adds GPU rows with several sub-chunks per call.
 * trainer: ``train`` with the papers' objective (Adam, warm-up, cosine, lambda ||theta||_{2,k+1}, full batch, a
   history row every step as ``margintheory train`` records by default) after a compiling warm-up, each run in a
   new interpreter (numpy as a user runs it, without jax in the process), ``--repeats`` interleaved runs of each
@@ -104,10 +105,11 @@ def warm_up(k: int, found: dict[str, Backend | None]) -> None:
         exhaustive_margin(build_construction(5, k).normalized(), backend=found["numpy"])
 
 
-def jax_gemm_seconds(backend: Backend, n_rows: int, m: int, p: int, chunk_rows: int) -> float:
+def jax_gemm_seconds(backend: Backend, n_rows: int, m: int, p: int, chunk_rows: int, repeats: int = 1) -> float:
     """The bare float64 GEMMs of the engine's shape on a JAX device: ``ceil(n_rows / chunk_rows)`` products
     ``(chunk_rows x m) @ (m x p)`` in one compiled loop (each with its own right factor, so that none can be hoisted
-    out of the loop, and a min-reduction of its result, so that none can be dropped); second call timed."""
+    out of the loop, and a min-reduction of its result, so that none can be dropped); the fastest of ``repeats``
+    calls after a compiling one."""
     import jax
     import jax.numpy as jnp
 
@@ -126,13 +128,16 @@ def jax_gemm_seconds(backend: Backend, n_rows: int, m: int, p: int, chunk_rows: 
             return jax.lax.fori_loop(0, n, body, jnp.inf)
 
         loop(A, W).block_until_ready()
-        t0 = time.perf_counter()
-        loop(A, W).block_until_ready()
-        return time.perf_counter() - t0
+        best = math.inf
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            loop(A, W).block_until_ready()
+            best = min(best, time.perf_counter() - t0)
+        return best
 
 
 def engine_rows(case: str, found: dict[str, Backend | None], cpu_max_points: float,
-                gpu_sub_chunks: list[int]) -> list[dict]:
+                gpu_sub_chunks: list[int], repeats: int = 3) -> list[dict]:
     """One row per backend (and per forced sub-chunks-per-call on the GPU): seconds of the timed run, the first
     run (jax: compilation), the bare GEMM of the same shape on the same device, and agreement with the first
     backend's normalized margin within both tolerances.  CPU backends skip cases over ``cpu_max_points``."""
@@ -154,27 +159,33 @@ def engine_rows(case: str, found: dict[str, Backend | None], cpu_max_points: flo
         variants.append((name, backend, None))
         if name == "jax-gpu":
             variants += [(f"jax-gpu nsub={s}", backend, s) for s in gpu_sub_chunks if s != 1]
+    def once(backend: Backend, nsub: int | None) -> tuple[float, float, float]:
+        t0 = time.perf_counter()
+        if nsub is None:
+            res = exhaustive_margin(net, 2**40, max_seconds=None, backend=backend)
+            value, tol = res.normalized_margin, res.normalized_tolerance
+        else:
+            stats = jax_engine.margins_over_prefixes(backend, net.U, net.W, None, max_bytes=math.inf, nsub=nsub)
+            _, _, value, tol = normalize_margin(net, float(stats.margins.min()))
+        return time.perf_counter() - t0, value, tol
+
+    first = {label: once(backend, nsub) for label, backend, nsub in variants}  # jax compiles per shape here
+    timed: dict[str, list[float]] = {label: [] for label, *_ in variants}
+    for _ in range(repeats):  # interleaved: a shared machine's noise reaches every backend alike
+        for label, backend, nsub in variants:
+            timed[label].append(once(backend, nsub)[0])
     reference = None
-    for label, backend, nsub in variants:
-        row: dict = {"case": f"({p},{k})", "m": m, "points": n, "backend": label}
-        times = []
-        for _ in range(1 if backend.name == "numpy" else 2):  # numpy compiled above; jax compiles per shape
-            t0 = time.perf_counter()
-            if nsub is None:
-                res = exhaustive_margin(net, 2**40, max_seconds=None, backend=backend)
-                value, tol = res.normalized_margin, res.normalized_tolerance
-            else:
-                stats = jax_engine.margins_over_prefixes(backend, net.U, net.W, None, max_bytes=math.inf, nsub=nsub)
-                _, _, value, tol = normalize_margin(net, float(stats.margins.min()))
-            times.append(time.perf_counter() - t0)
-        row["seconds"], row["first seconds"] = times[-1], times[0]
+    for label, backend, _ in variants:
+        _, value, tol = first[label]
+        row: dict = {"case": f"({p},{k})", "m": m, "points": n, "backend": label, "seconds": min(timed[label]),
+                     "slowest seconds": max(timed[label]), "first seconds": first[label][0], "repeats": repeats}
         if backend.name == "numpy":
             est = estimate_cost(p, k, m, backend=backend)
             rows_per_chunk = est.prefixes_per_chunk * p
-            row["gemm seconds"] = bare_gemm_seconds(n, m, p, rows_per_chunk)
+            row["gemm seconds"] = min(bare_gemm_seconds(n, m, p, rows_per_chunk) for _ in range(repeats))
         else:
             rows_per_chunk = jax_engine.chunk_prefixes(backend, p, k, m, math.inf) * p
-            row["gemm seconds"] = jax_gemm_seconds(backend, n, m, p, rows_per_chunk)
+            row["gemm seconds"] = jax_gemm_seconds(backend, n, m, p, rows_per_chunk, repeats)
         row["gemm rows"] = rows_per_chunk
         row["flops"] = 2 * n * m * p
         if reference is None:
@@ -254,8 +265,9 @@ def train_case(case: str, steps: int, cpu_steps: int, found: dict[str, Backend |
 
 
 def print_engine(rows: list[dict], console: Console) -> None:
-    table = Table(title="exhaustive engine, float64, the construction: seconds of the timed run; the bare GEMM of "
-                  "the same shape on the same device; speed-up over numpy (same run)")
+    table = Table(title="exhaustive engine, float64, the construction: seconds, fastest of the interleaved timed runs "
+                  "(slowest); the first run (jax: compilation); the bare GEMM of the same shape on the same device; "
+                  "speed-up over numpy (same run)")
     for col in ("case", "m", "points", "backend", "seconds", "first run", "GEMM s", "engine / GEMM", "GEMM TFLOP/s",
                 "vs numpy", "agree"):
         table.add_column(col, justify="right")
@@ -266,7 +278,8 @@ def print_engine(rows: list[dict], console: Console) -> None:
                           *[""] * 6)
             continue
         vs = f"{numpy_s[r['case']] / r['seconds']:.2f}x" if r["case"] in numpy_s else "numpy not run"
-        table.add_row(r["case"], str(r["m"]), str(r["points"]), r["backend"], f"{r['seconds']:.2f}",
+        table.add_row(r["case"], str(r["m"]), str(r["points"]), r["backend"],
+                      f"{r['seconds']:.3f} ({r['slowest seconds']:.3f})",
                       f"{r['first seconds']:.2f}", f"{r['gemm seconds']:.2f}",
                       f"{r['seconds'] / r['gemm seconds']:.2f}",
                       f"{r['flops'] / r['gemm seconds'] / 1e12:.3g}", vs, f"{r['agree']} ({r['agree with']})")
@@ -345,7 +358,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20, help="timed training steps (default %(default)s)")
     ap.add_argument("--cpu-steps", type=int, help="timed training steps of the CPU backends (default: --steps); "
                     "compared with the GPU per step")
-    ap.add_argument("--repeats", type=int, default=3, help="interleaved timed runs of each trainer configuration")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="interleaved timed runs of each engine backend and trainer configuration (fastest reported)")
     ap.add_argument("--backends", help="comma-separated subset of numpy,jax-cpu,jax-gpu (default: all present)")
     ap.add_argument("--cpu-max-points", type=float, default=math.inf,
                     help="engine cases with more inputs than this are not run on the CPU backends (reported so)")
@@ -381,7 +395,7 @@ def main() -> None:
         return
     report["engine"] = []
     for case in args.engine:
-        report["engine"] += engine_rows(case, found, args.cpu_max_points, args.gpu_sub_chunks)
+        report["engine"] += engine_rows(case, found, args.cpu_max_points, args.gpu_sub_chunks, args.repeats)
         save(report, args.json)
     if report["engine"]:
         print_engine(report["engine"], console)

@@ -5,9 +5,10 @@
 #
 #   check   benchmarks/device_check.py on the GPU: engine and trainer against numpy, resume, the CLI  (~1-2 min)
 #   engine  the construction's exhaustive pass at (199,3), (101,4), (47,5) on the GPU, each with the bare GEMM of
-#           its shape on the GPU and 8 sub-chunks per call as a variant; numpy on the 16 cores at (199,3) (~3 min)
-#   train   the trainer at (17,3) m=512: 3000 steps on the GPU (float64, float32), 100 on numpy and jax-cpu,
-#           compared per step (~2 min)
+#           its shape on the GPU (GPU_SUB_CHUNKS="4 16": also with that many sub-chunks per call); numpy on the 16
+#           cores at (199,3); a first run and 2 timed runs each (~3 min if the GPU targets hold)
+#   train   the trainer at (17,3) m=512: 1000 steps on the GPU (float64, float32), 100 on numpy and jax-cpu, each
+#           run in its own process, twice, compared per step (~3 min)
 #   papers  the papers' runs: train (float32, the papers' objective) + analyze, $PAPERS_STEPS steps each
 #           (default 3000), the cases in $PAPERS_CASES (default all three)
 #
@@ -54,9 +55,10 @@ for s in "${stages[@]}"; do
     check) stage check 240 python3 benchmarks/device_check.py --device "$DEVICE" --json "$OUT/check.json" ;;
     engine) # shellcheck disable=SC2086
       stage engine 330 python3 benchmarks/bench_backends.py --engine ${ENGINE_CASES:-199x3 101x4 47x5} --train none \
-        --backends "numpy,jax-$DEVICE" --cpu-max-points 1e7 --gpu-sub-chunks 8 --json "$OUT/engine.json" ;;
+        --backends "numpy,jax-$DEVICE" --cpu-max-points 1e7 --gpu-sub-chunks ${GPU_SUB_CHUNKS:-} --repeats 2 \
+        --json "$OUT/engine.json" ;;
     train) stage train 240 python3 benchmarks/bench_backends.py --engine --train "${TRAIN_CASE:-17x3x512}" \
-        --steps "${TRAIN_STEPS:-3000}" --cpu-steps "${CPU_STEPS:-100}" --json "$OUT/train.json" ;;
+        --steps "${TRAIN_STEPS:-1000}" --cpu-steps "${CPU_STEPS:-100}" --repeats 2 --json "$OUT/train.json" ;;
     papers) # shellcheck disable=SC2086
       rm -rf /tmp/papers
       stage papers "${PAPERS_LIMIT:-540}" python3 benchmarks/bench_backends.py \
