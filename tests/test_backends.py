@@ -84,6 +84,25 @@ def test_jax_calls_of_several_sub_chunks_match_numpy(given_labels, one_hot_sums)
     assert np.max(np.abs(stats.label_sums - ref.label_logit_sums)) <= ref.margins.size * tol
 
 
+def test_cpu_sub_chunk_follows_the_last_level_cache(tmp_path):
+    """The sub-chunk is a quarter of the highest-level data/unified cache read from sysfs (an instruction cache
+    and lower levels are ignored), within 1..8 MiB, 2 MiB when sysfs cannot be read."""
+    from margintheory.backends import jax_engine
+
+    for index, (level, kind, size) in enumerate([(1, "Data", "32K"), (1, "Instruction", "64M"), (2, "Unified", "512K"),
+                                                  (3, "Unified", "32768K")]):
+        entry = tmp_path / f"index{index}"
+        entry.mkdir()
+        for name, value in (("level", str(level)), ("type", kind), ("size", size)):
+            (entry / name).write_text(value + "\n")
+    assert jax_engine.last_level_cache_bytes(str(tmp_path)) == 32 * 2**20
+    assert jax_engine.last_level_cache_bytes(str(tmp_path / "missing")) is None
+    (tmp_path / "index3" / "size").write_text("garbage\n")
+    assert jax_engine.last_level_cache_bytes(str(tmp_path)) is None
+    sizes = [jax_engine.cpu_chunk_bytes(c) for c in (None, 2**20, 8 * 2**20, 32 * 2**20, 2**30)]
+    assert sizes == [2 * 2**20, 2**20, 2 * 2**20, 8 * 2**20, 8 * 2**20]
+
+
 def test_cpu_call_layout_fits_its_budget():
     """A call's sub-chunk is cache-sized, a call covers many of them, and a tight budget shrinks the call."""
     from margintheory.backends import jax_engine

@@ -41,10 +41,41 @@ import numpy as np
 
 from margintheory.backends.select import Backend, devices, float64, import_jax
 
-#: activation bytes of one sub-chunk on a CPU: the GEMM operand stays in the last-level cache.  Measured on a 2-core
-#: AMD EPYC share (8 MiB L3) at (47,3), (17,4), (11,5): 1 to 4 MiB within a few per cent of each other, 0.5 MiB up
-#: to 1.8x slower (the sub-chunk's ops are too small to share out), 12 MiB (the former single-chunk size) 1.0-1.2x
-CPU_CHUNK_BYTES = 2 * 2**20
+
+def last_level_cache_bytes(sysfs: str = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
+    """The size of CPU 0's highest-level unified cache from Linux's sysfs (``index*/level``, ``type``, ``size``
+    such as ``32768K``), or ``None`` where it cannot be read."""
+    from pathlib import Path
+
+    best: tuple[int, int] | None = None
+    try:
+        for entry in Path(sysfs).glob("index*"):
+            if (entry / "type").read_text().strip() not in ("Unified", "Data"):
+                continue
+            level = int((entry / "level").read_text())
+            text = (entry / "size").read_text().strip().upper()
+            scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+            size = int(text.rstrip("KMG")) * scale
+            if best is None or level > best[0]:
+                best = (level, size)
+    except (OSError, ValueError):
+        return None
+    return None if best is None else best[1]
+
+
+def cpu_chunk_bytes(cache: int | None) -> int:
+    """Activation bytes of one sub-chunk on a CPU: a quarter of the last-level cache, within 1 to 8 MiB (2 MiB when
+    the cache size is unknown), so the GEMM operand stays in that cache.  Measured with
+    ``benchmarks/bench_backends.py`` at (47,3), (17,4), (11,5): on a 2-core AMD EPYC share with 8 MiB of L3, 1 to
+    4 MiB were within a few per cent of each other, 0.5 MiB up to 1.8x slower (the sub-chunk's ops are too small to
+    share out) and 12 MiB 1.0-1.2x; on one with 32 MiB of L3, 8 MiB was fastest (2 MiB 1.2-1.3x slower, 16 MiB
+    1.1-1.2x, 32 MiB 1.5-4x)."""
+    if cache is None:
+        return 2 * 2**20
+    return int(min(8 * 2**20, max(2**20, cache // 4)))
+
+
+CPU_CHUNK_BYTES = cpu_chunk_bytes(last_level_cache_bytes())
 #: activation bytes one kernel call covers on a CPU (its sub-chunks, run by ``lax.scan``): few dispatches, and a
 #: call's outputs (``16 p`` bytes per prefix) stay small
 CPU_CALL_BYTES = 48 * 2**20
