@@ -10,7 +10,8 @@ run where CI cannot, with every comparison's measured error and tolerance printe
 * trainer: 200 float64 steps of each optimizer family against the numpy trainer (1e-6 relative, parameters and
   the recorded history), a stopped run resumed bit-exactly, float32 steps with float64 records.
 * command line: ``verify --exhaustive``, ``train`` and ``analyze`` with ``--backend jax --device DEVICE`` as a
-  user runs them (new processes), their JSON naming the device.
+  user runs them (new processes), their JSON naming the device; a run stopped and resumed by a new process
+  against the uninterrupted run, bit for bit (each process compiles, and on a GPU autotunes, on its own).
 
     python benchmarks/device_check.py                     # on the GPU; exit 1 if any check fails
     python benchmarks/device_check.py --device cpu --quick   # the same code on the CPU (the suite runs this)
@@ -165,6 +166,16 @@ def cli_rows(device: str, where: Path) -> list[Row]:
     backend = doc["details"].get("engine_backend", "")
     rows.append(Row(f"train + analyze on {backend}: verdict {doc['verdict']}", 0.0, 0.0,
                     doc["verdict"] in ("verified", "refuted") and backend == f"jax ({device})"))
+    # a run stopped at step 30 and resumed by a new process against one run of 60 steps: on a GPU the two
+    # processes compile and autotune separately, which the in-process resume above does not see
+    same = ["--p", "7", "--k", "3", "--width", "48", "--schedule", "constant", "--no-progress", "--no-figures"]
+    run("train", *same, "--steps", "60", "--out", "whole", as_json=False)
+    run("train", *same, "--steps", "30", "--out", "part", as_json=False)
+    run("train", *same, "--steps", "60", "--out", "part", "--resume", as_json=False)
+    with np.load(where / "whole" / "network.npz") as a, np.load(where / "part" / "network.npz") as b:
+        diff = max(float(np.max(np.abs(a[name] - b[name]))) for name in a.files)
+    rows.append(Row("train --resume in a new process: 30 + 30 steps against 60 steps, bit-exact", diff, 0.0,
+                    diff == 0.0))
     return rows
 
 
