@@ -215,8 +215,15 @@ def test_check_output_file(tmp_path):
     assert exc.value.parameter == "overwrite"
     link = tmp_path / "dangling"
     link.symlink_to(tmp_path / "nowhere" / "x")
-    with pytest.raises(InputError, match="already exists"):
-        atomic.check_output_file(link, overwrite=False)  # the link itself is there
+    for overwrite in (False, True):  # never written through: it would create nowhere/x (and nowhere) on the way
+        with pytest.raises(InputError) as exc:
+            atomic.check_output_file(link, overwrite=overwrite)
+        assert str(exc.value) == (f"{link}: a symbolic link to {tmp_path / 'nowhere' / 'x'}, which does not exist; "
+                                  "not writing through a dangling link (remove the link or name another path)")
+    (tmp_path / "dangling_dir").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(InputError, match="dangling_dir: a symbolic link to .*nowhere, which does not exist"):
+        atomic.check_output_dir(tmp_path / "dangling_dir")
+    assert not (tmp_path / "nowhere").exists()
     good_link = tmp_path / "good"
     good_link.symlink_to(old)
     assert atomic.check_output_file(good_link) == old

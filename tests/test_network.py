@@ -71,6 +71,11 @@ def test_bad_files(tmp_path):
         PolyNetwork.load(truncated)
     with pytest.raises(NetworkFormatError, match="no such file"):
         PolyNetwork.load(tmp_path / "nope.npz")
+    (tmp_path / "link.npz").symlink_to(tmp_path / "gone" / "x.npz")
+    with pytest.raises(NetworkFormatError) as exc:
+        PolyNetwork.load(tmp_path / "link.npz")
+    gone = tmp_path / "gone" / "x.npz"
+    assert str(exc.value) == f"{tmp_path / 'link.npz'}: a symbolic link to {gone}, which does not exist"
 
 
 def test_saved_files_respect_the_umask(tmp_path):

@@ -47,6 +47,8 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[BinaryIO, int]:
     try:
         fd = os.open(name, flags)
     except FileNotFoundError:
+        if os.path.islink(name):
+            raise NetworkFormatError(f"{name}: a symbolic link to {os.readlink(name)}, which does not exist") from None
         raise NetworkFormatError(f"{name}: no such file") from None
     except PermissionError:
         raise NetworkFormatError(f"{name}: permission denied") from None

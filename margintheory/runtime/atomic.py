@@ -105,6 +105,14 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         fh.write(data)
 
 
+def _refuse_dangling_link(path: str | os.PathLike[str]) -> None:
+    """A symbolic link whose target does not exist is refused, as GNU ``cp`` refuses to write through one: following
+    it would create the target (and its missing directories) wherever the link points."""
+    if os.path.islink(path) and not os.path.exists(path):
+        raise InputError(f"{path}: a symbolic link to {os.readlink(path)}, which does not exist; not writing through "
+                         "a dangling link (remove the link or name another path)")
+
+
 def _nearest_existing(path: Path) -> Path:
     p = path.absolute()
     while not p.exists() and p != p.parent:
@@ -140,6 +148,7 @@ def check_output_file(path: str | os.PathLike[str], overwrite: bool = True) -> P
     whatever ``overwrite`` says (advising to overwrite it would be wrong)."""
     if str(path) == "":
         raise InputError("the output path is empty")
+    _refuse_dangling_link(path)
     target = resolve_target(path)
     existing = _regular_or_missing(target, path)
     _check_creatable_in(target.parent, path)
@@ -152,6 +161,7 @@ def check_output_dir(path: str | os.PathLike[str]) -> Path:
     """Before the work: ``path`` is a directory where files can be created, or can be created as one."""
     if str(path) == "":
         raise InputError("the output directory is empty")
+    _refuse_dangling_link(path)
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise InputError(f"{path}: exists and is {file_kind(p.stat().st_mode)}, not a directory")
