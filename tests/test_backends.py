@@ -331,6 +331,7 @@ def test_the_backends_benchmark_runs_and_writes_its_rows(tmp_path):
     ran = [r for r in doc["engine"] if "seconds" in r]
     assert {r["backend"] for r in ran} == {"numpy", "jax-cpu"} and all(r["case"] == "(5,3)" for r in ran)
     assert all(r["agree"] and r["gemm seconds"] > 0 and r["flops"] == 2 * 125 * r["m"] * 5 for r in ran)
+    assert all(0 <= r["gamma* error"] <= r["tolerance"] < 1e-12 for r in ran)
     assert [r["skipped"] for r in doc["engine"] if "skipped" in r] == ["over --cpu-max-points 200"] * 2
     assert set(doc["train"]["per step"]) == {"numpy 1 thread", "numpy", "jax-cpu float64", "jax-cpu float32"}
     assert doc["train"]["loss rel. diff (float64, same steps as numpy)"]["jax-cpu float64"] < 1e-6
