@@ -152,7 +152,7 @@ def check_output_file(path: str | os.PathLike[str], overwrite: bool = True) -> P
     target = resolve_target(path)
     existing = _regular_or_missing(target, path)
     _check_creatable_in(target.parent, path)
-    if not overwrite and (existing is not None or os.path.lexists(path)):
+    if not overwrite and existing is not None:  # (a dangling link was refused above)
         raise InputError(f"{path} already exists (it is replaced only when overwrite is set)", parameter="overwrite")
     return target
 
