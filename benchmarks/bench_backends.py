@@ -216,8 +216,9 @@ print(json.dumps({"seconds": seconds, "loss": res.history[-1]["loss"]}))
 
 def time_train(config: dict, threads: int | None, device: str) -> tuple[float, float]:
     """Seconds of one ``train(config)`` after a warm-up run, and its final loss, in a new interpreter: numpy as a
-    user runs it, in a process that never imported jax (once jax's CPU runtime has started, numpy's trainer runs
-    20-30 % faster in the same process on the 2-core machine, which would flatter the baseline's)."""
+    user runs it, in a process that never imported jax.  (In one comparison on the 2-core machine, numpy's trainer
+    ran 20-30 % faster in a process where jax's CPU runtime had started; later runs were too noisy to confirm it.
+    Separate processes leave no such question, and no backend's warm state reaches another's timing.)"""
     import subprocess
     import sys
 
