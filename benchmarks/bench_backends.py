@@ -54,6 +54,11 @@ from margintheory.core.theory import gamma_star
 from margintheory.engines.margins import estimate_cost, exhaustive_margin, normalize_margin
 from margintheory.errors import InputError
 
+#: this script and the processes it starts share one GPU: JAX's default of taking 75 % of the GPU's memory at
+#: start-up in every process would leave a child none, so memory is taken as needed (set before jax is imported;
+#: the engine and trainer size their blocks from the allocator's limit, which this does not change)
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
 ENGINE_CASES = ["47x3", "17x4", "11x5"]
 TRAIN_CASE = "17x3x512"
 #: the papers' runs: (p, k, width) of Fourier circuits' experiments

@@ -41,6 +41,11 @@ from margintheory.core.theory import gamma_star
 from margintheory.engines.margins import exhaustive_margin
 from margintheory.errors import InputError
 
+#: this script and the processes it starts share one GPU: JAX's default of taking 75 % of the GPU's memory at
+#: start-up in every process would leave a child none, so memory is taken as needed (set before jax is imported;
+#: the engine and trainer size their blocks from the allocator's limit, which this does not change)
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
 
 @dataclass
 class Row:
