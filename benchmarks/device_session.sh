@@ -29,9 +29,18 @@ OUT=${OUT:-/tmp/margintheory-device-out}
 #     PAPERS_STEPS=20 bash benchmarks/device_session.sh check engine train papers
 DEVICE=${DEVICE:-gpu}
 mkdir -p "$OUT"
-exec > >(tee -a "$OUT/session.log") 2>&1
+if [ -z "${_SESSION_LOGGED:-}" ]; then  # everything once more through tee, which the pipeline waits for
+  _SESSION_LOGGED=1 bash "$0" "$@" 2>&1 | tee -a "$OUT/session.log"
+  exit "${PIPESTATUS[0]}"
+fi
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(check engine train)
+for s in "${stages[@]}"; do  # all names checked before any device time is spent
+  case $s in
+    check | engine | train | papers) ;;
+    *) echo "unknown stage '$s' (check, engine, train, papers)" >&2; exit 2 ;;
+  esac
+done
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -41,7 +50,7 @@ fi
   python3 -c "import jax, optax, numpy, numba; print('jax', jax.__version__, jax.devices(), 'optax', optax.__version__,
 'numpy', numpy.__version__, 'numba', numba.__version__)"; }
 status=0
-stage() {  # stage NAME LIMIT_SECONDS COMMAND...: one stage, its log in $OUT/NAME.log, its exit code recorded
+stage() {  # stage NAME LIMIT_SECONDS COMMAND...: one stage under its time limit, its exit code and seconds printed
   local name=$1 limit=$2; shift 2
   echo "== $name (limit ${limit} s): $*"
   local t0=$SECONDS
@@ -68,7 +77,6 @@ for s in "${stages[@]}"; do
       for d in /tmp/papers/*/; do
         [ -f "$d/figures/summary.png" ] && cp "$d/figures/summary.png" "$OUT/papers_$(basename "$d").png"
       done ;;
-    *) echo "unknown stage '$s' (check, engine, train, papers)" >&2; exit 2 ;;
   esac
 done
 exit $status
