@@ -7,6 +7,7 @@ cost of these tests, not the arithmetic)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -335,3 +336,45 @@ def test_the_backends_benchmark_runs_and_writes_its_rows(tmp_path):
     assert [r["skipped"] for r in doc["engine"] if "skipped" in r] == ["over --cpu-max-points 200"] * 2
     assert set(doc["train"]["per step"]) == {"numpy 1 thread", "numpy", "jax-cpu float64", "jax-cpu float32"}
     assert doc["train"]["loss rel. diff (float64, same steps as numpy)"]["jax-cpu float64"] < 1e-6
+
+
+class _FakeGpu:
+    """A stand-in for a JAX GPU device: only what the sizing functions read (its allocator's limit)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def memory_stats(self) -> dict:
+        return {"bytes_limit": self.limit}
+
+
+def test_gpu_sizing_follows_the_devices_memory(monkeypatch):
+    """The GPU branches of the chunk and block sizing (never reached on CI's CPU) with fake devices: the engine's
+    sub-chunk is an eighth of one GPU's allocator limit, at most 1 GiB per GPU, a multiple of the GPU count, one
+    per call; the trainer's block a quarter of the limit; a missing limit falls back to the documented defaults."""
+    from margintheory.backends import jax_engine, jax_training
+
+    gpu = Backend("jax", "gpu")
+    p, k, m = 101, 4, 6400
+    per = jax_engine.bytes_per_prefix(p, m)
+    for count, limit in ((1, 60 * 2**30), (1, 4 * 2**30), (2, 60 * 2**30)):
+        monkeypatch.setattr(jax_engine, "devices", lambda backend, c=count, lim=limit: [_FakeGpu(lim)] * c)
+        nb = jax_engine.chunk_prefixes(gpu, p, k, m, math.inf)
+        share = min(jax_engine.GPU_CHUNK_BYTES, jax_engine.GPU_MEMORY_FRACTION * limit) * count
+        assert nb % count == 0 and 0.9 * share <= nb * per <= share * 1.02  # as large as the share allows
+        assert jax_engine.sub_chunks_per_call(gpu, p, k, m, nb, math.inf) == 1
+    monkeypatch.setattr(jax_engine, "devices", lambda backend: [_FakeGpu(60 * 2**30)])
+    assert jax_engine.chunk_prefixes(gpu, p, k, m, 64 * per) <= 64  # a caller's byte bound still holds
+    monkeypatch.setattr(jax_training, "devices", lambda backend: [_FakeGpu(40 * 2**30)])
+    rows, blocks = jax_training._blocks(912673, 1536, 97, gpu, 4)
+    per_row = 4 * (6 * 1536 + 4 * 97) + 16
+    assert rows * blocks >= 912673 and rows * per_row <= jax_training.GPU_MEMORY_FRACTION * 40 * 2**30
+    assert blocks == math.ceil(912673 * per_row / (jax_training.GPU_MEMORY_FRACTION * 40 * 2**30))
+
+    class NoStats(_FakeGpu):
+        def memory_stats(self) -> None:
+            return None
+
+    monkeypatch.setattr(jax_training, "devices", lambda backend: [NoStats(0)])
+    rows, _ = jax_training._blocks(912673, 1536, 97, gpu, 4)
+    assert rows * per_row <= jax_training.GPU_MEMORY_FRACTION * 4 * 2**30
