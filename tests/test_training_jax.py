@@ -171,10 +171,10 @@ def test_one_hot_embedding_gradient_trains_as_the_scatter_add_does(tmp_path, mon
     (not bit-identical), and a stopped run resumed bit for bit."""
     from margintheory.backends import jax_training
 
+    ref, scatter = run("adamw", "numpy"), run("adamw", "jax")  # (before the switch: the scatter-add's run)
     monkeypatch.setitem(jax_training.ONE_HOT_EMBEDDING_GRADIENT, "cpu", True)
     cfg = TrainConfig(**BASE, **RUNS["adamw"], backend="jax")
     got = train(cfg)
-    ref, scatter = run("adamw", "numpy"), run("adamw", "jax")
     assert rel(ref.network.U, got.network.U) <= 1e-6 and rel(ref.network.W, got.network.W) <= 1e-6
     assert not np.array_equal(got.network.U, scatter.network.U)
     train(cfg, checkpoint=tmp_path / "ck.npz", stop_after=73)

@@ -138,6 +138,10 @@ SECONDS_PER_STEP_UNIT = 1.5e-9
 #: p=17, k=3, m=512 in 9.5 s on one H100, 24 times below this numpy estimate.  At larger sizes a GPU gains more,
 #: so the estimate errs long, which only asks for ``--force`` or a larger ``--max-seconds`` sooner.
 GPU_STEP_SPEEDUP = 20.0
+#: the JAX backend's CPU step, taken as this many times faster than the numpy estimate.  Measured 2026-11-27 at the
+#: four sizes above (fastest of 3 runs of 30 steps): the estimate is then 0.68x to 1.98x of the measured step; on
+#: the 8 MiB-L3 machine of 2026-11-25, 0.54x at (17,3) m=512
+JAX_CPU_STEP_SPEEDUP = 3.0
 #: resident-memory growth of a JAX run beyond its arrays (compiler, runtime): measured 138 MB at p=11, k=2
 JAX_RUNTIME_BYTES = 160 * 2**20
 
@@ -147,7 +151,8 @@ def estimate_training(p: int, k: int, width: int, steps: int, *, figures: bool =
     """Peak host memory and run time of :func:`train` from ``(p, k, m, steps)`` alone (numpy: calibrated with
     ``tracemalloc`` and wall clocks: the data and logits of all ``p^k`` points, the blocked workspace, parameter
     copies; jax: the inputs and their device copies, the blocks of :mod:`margintheory.backends.jax_training` on a
-    CPU, the numpy step time, divided by :data:`GPU_STEP_SPEEDUP` on a GPU)."""
+    CPU, the numpy step time divided by :data:`JAX_CPU_STEP_SPEEDUP` on a CPU, by :data:`GPU_STEP_SPEEDUP` on a
+    GPU)."""
     what = f"training width {width} for {steps} steps on {p}^{k} points"
     n = grid_points(p, k)
     if n == math.inf or width * (k + 1) * p > 2**100:
@@ -158,7 +163,7 @@ def estimate_training(p: int, k: int, width: int, steps: int, *, figures: bool =
     if backend == "jax":
         blocks = 4 * 8 * 2**20 if device == "cpu" else 0
         blocks += JAX_RUNTIME_BYTES
-        speedup = GPU_STEP_SPEEDUP if device == "gpu" else 1.0
+        speedup = GPU_STEP_SPEEDUP if device == "gpu" else JAX_CPU_STEP_SPEEDUP
         return Estimate(what, (40 * k + 64) * n + blocks + extra, seconds / speedup)
     return Estimate(what, 64 * n * p + 32 * n * k + 40 * min(BLOCK_ROWS, n) * width + extra, seconds)
 
