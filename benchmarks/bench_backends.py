@@ -53,6 +53,7 @@ from margintheory.core.construction import build_construction
 from margintheory.core.theory import gamma_star
 from margintheory.engines.margins import estimate_cost, exhaustive_margin, normalize_margin
 from margintheory.errors import InputError
+from margintheory.training.trainer import estimate_training
 
 #: this script and the processes it starts share one GPU: JAX's default of taking 75 % of the GPU's memory at
 #: start-up in every process would leave a child none, so memory is taken as needed (set before jax is imported;
@@ -332,7 +333,9 @@ def papers(out: Path, cases: list, backend: Backend, steps: int, console: Consol
         _command(["analyze", str(where / "network.npz"), *size, "--plots", str(where / "figures"), "--json", *flags],
                  where / "analysis.json")
         doc = json.loads((where / "analysis.json").read_text())
+        estimate = estimate_training(p, k, m, steps, backend=backend.name, device=backend.device).seconds
         rows.append({"case": [p, k, m], "steps": steps, "train seconds": trained, "verdict": doc["verdict"],
+                     "estimated train seconds": estimate,  # what train compares with --max-seconds
                      "ratio to gamma*": doc.get("ratio_to_gamma_star"),
                      "frequencies covered": doc["details"].get("frequencies_covered"), "directory": str(where)})
         saved()
