@@ -40,14 +40,14 @@ def theorem79_checks(
     sizes = np.array([len(c) for c in G.conjugacy_classes()])
     checks += cond_checks.lemma_d14_checks(X, sizes, G.order, dims, formula, holds)
     checks.append(cond_checks.lp_network_check(lp, X, G.order, dims))
-    blocks, bfields = net_checks.block_checks(G, irreps)
     network, net = net_checks.theorem79_network_checks(irreps, X, G.order, formula)
-    checks += blocks + network
+    best = net if holds else gm.mixture_network(irreps, lp.mu)
+    # the exhaustive pass first: a budget refusal comes before the Lemma D.15 block identities (3 s for S6)
+    exhaustive, efields = net_checks.exhaustive_checks(G, irreps, best, lp, holds, X, max_memory, max_seconds)
+    blocks, bfields = net_checks.block_checks(G, irreps)
+    checks += blocks + network + exhaustive
     fields = cond_checks.theorem79_fields(irreps, X, G.order, cond, holds, formula, lp)
     fields.update(bfields)
-    best = net if holds else gm.mixture_network(irreps, lp.mu)
-    exhaustive, efields = net_checks.exhaustive_checks(G, irreps, best, lp, holds, X, max_memory, max_seconds)
-    checks += exhaustive
     fields.update(efields)
     return checks, fields, lp
 
