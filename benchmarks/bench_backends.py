@@ -181,19 +181,23 @@ def engine_rows(case: str, found: dict[str, Backend | None], cpu_max_points: flo
     for _ in range(repeats):  # interleaved: a shared machine's noise reaches every backend alike
         for label, backend, nsub in variants:
             timed[label].append(once(backend, nsub)[0])
+    def gemm(backend: Backend) -> tuple[float, int]:
+        """The bare GEMM baseline on ``backend``'s device, in the engine's chunk rows."""
+        if backend.name == "numpy":
+            rows_per_chunk = estimate_cost(p, k, m, backend=backend).prefixes_per_chunk * p
+            return min(bare_gemm_seconds(n, m, p, rows_per_chunk) for _ in range(repeats)), rows_per_chunk
+        rows_per_chunk = jax_engine.chunk_prefixes(backend, p, k, m, math.inf) * p
+        return jax_gemm_seconds(backend, n, m, p, rows_per_chunk, repeats), rows_per_chunk
+
+    baselines: dict[Backend, tuple[float, int]] = {}  # one per device: the GPU's sub-chunk variants share it
     reference = None
     for label, backend, _ in variants:
         _, value, tol = first[label]
         row: dict = {"case": f"({p},{k})", "m": m, "points": n, "backend": label, "seconds": min(timed[label]),
                      "slowest seconds": max(timed[label]), "first seconds": first[label][0], "repeats": repeats}
-        if backend.name == "numpy":
-            est = estimate_cost(p, k, m, backend=backend)
-            rows_per_chunk = est.prefixes_per_chunk * p
-            row["gemm seconds"] = min(bare_gemm_seconds(n, m, p, rows_per_chunk) for _ in range(repeats))
-        else:
-            rows_per_chunk = jax_engine.chunk_prefixes(backend, p, k, m, math.inf) * p
-            row["gemm seconds"] = jax_gemm_seconds(backend, n, m, p, rows_per_chunk, repeats)
-        row["gemm rows"] = rows_per_chunk
+        if backend not in baselines:
+            baselines[backend] = gemm(backend)
+        row["gemm seconds"], row["gemm rows"] = baselines[backend]
         row["flops"] = 2 * n * m * p
         if reference is None:
             reference = (label, value, tol)
