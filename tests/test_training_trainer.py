@@ -207,9 +207,16 @@ def test_divergence_is_a_solver_error_without_warnings(recwarn):
 
 
 def test_a_batch_of_all_training_points_is_accepted():
-    """The boundary of the batch-size refusal: 49 of 49 points (the full batch) and 24 of the half split run."""
-    small_config(batch_size=49)
-    small_config(train_fraction=0.5, batch_size=24)
+    """The boundary of the batch-size refusal: 49 of 49 points (the full batch) and 24 of the half split are
+    accepted, one more point is refused."""
+    from margintheory.errors import InputError
+
+    assert small_config(batch_size=49).batch_size == 49
+    assert small_config(train_fraction=0.5, batch_size=24).batch_size == 24
+    with pytest.raises(InputError, match="batch size 50 exceeds the 49 training points"):
+        small_config(batch_size=50)
+    with pytest.raises(InputError, match="batch size 25 exceeds the 24 training points"):
+        small_config(train_fraction=0.5, batch_size=25)
 
 
 def test_the_printed_ratio_shows_the_distance_from_gamma_star():
