@@ -267,8 +267,10 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
         stream.run(chunks, sums[0])
     else:
         with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_workers) as pool:
-            jobs = [pool.submit(stream.run, chunks[i::n_workers], sums[i]) for i in range(n_workers)]
+            # the submissions are inside the ``try``: a Ctrl-C that lands between two of them must stop the workers
+            # already started too (else the executor's shutdown waits for their whole share of the pass)
             try:
+                jobs = [pool.submit(stream.run, chunks[i::n_workers], sums[i]) for i in range(n_workers)]
                 for job in jobs:
                     job.result()
             except BaseException:  # Ctrl-C or a worker's error: the other workers stop after their current chunk
