@@ -91,6 +91,87 @@ def test_jax_resume_is_bit_exact(tmp_path):
         train(numpy_cfg, checkpoint=tmp_path / "ck.npz", resume=True)
 
 
+@pytest.mark.parametrize("stop", [50, 73])
+def test_a_run_whose_steps_measure_the_rows_resumes_bit_exact(tmp_path, stop):
+    """Float64 full batch (the "adam" run): a step taken after a history row was computed ahead by the row's
+    evaluation.  A run stopped at a row (50: the step after it is then computed afresh on resuming) or between rows
+    (73) and resumed repeats the uninterrupted run bit for bit."""
+    cfg = TrainConfig(**BASE, **RUNS["adam"], backend="jax")
+    assert cfg.step_spec().evaluate_in_step
+    whole = run("adam", "jax")
+    train(cfg, checkpoint=tmp_path / "ck.npz", stop_after=stop)
+    rest = train(cfg, checkpoint=tmp_path / "ck.npz", resume=True)
+    np.testing.assert_array_equal(rest.network.U, whole.network.U)
+    np.testing.assert_array_equal(rest.network.W, whole.network.W)
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in rest.history]
+    np.testing.assert_equal(strip, [{k: v for k, v in r.items() if k != "seconds"} for r in whole.history])
+
+
+def test_measuring_steps_with_a_test_split_match_the_numpy_trainer():
+    """A history row every step with a test split: each step runs over every point (the test points weighted 0 in
+    the loss) and its forward pass gives the row: the loss, both accuracies and the margin equal the numpy
+    trainer's, which evaluates separately (a row measured after the update instead of before would be a step off)."""
+    config = dict(BASE, steps=40, log_every=1, train_fraction=0.6)
+    ref, got = (train(TrainConfig(**config, backend=b)) for b in ("numpy", "jax"))
+    assert TrainConfig(**config, backend="jax").step_spec().evaluate_in_step
+    assert len(got.history) == len(ref.history) == 41
+    for a, b in zip(ref.history, got.history, strict=True):
+        for field in ("loss", "data_loss", "normalized_margin"):
+            assert b[field] == pytest.approx(a[field], rel=1e-6), (a["step"], field)
+        assert (a["train_acc"], a["test_acc"]) == (b["train_acc"], b["test_acc"]), a["step"]
+    assert got.history[-1]["test_acc"] != got.history[0]["test_acc"] or got.history[-1]["loss"] < got.history[0]["loss"]
+
+
+@pytest.mark.parametrize("change,measures", [
+    (dict(), True),  # float64, full batch, no test points
+    (dict(dtype="float32", backend="jax"), False),  # the row must be float64
+    (dict(batch_size=16), False),  # a mini-batch step does not see every point
+    (dict(train_fraction=0.8), False),  # a row every 50 steps: the other steps would pay for the test points
+    (dict(train_fraction=0.8, log_every=1), True),
+    (dict(batch_size=25), True),  # a batch of every training point is the full batch
+])
+def test_which_steps_measure_the_history_row(change, measures):
+    assert TrainConfig(**{**BASE, **change}).step_spec().evaluate_in_step is measures
+
+
+def test_a_measuring_step_gives_the_separate_evaluation_and_is_not_computed_twice(monkeypatch):
+    """The measures a step returns are those of the parameters before its update (the separate float64 evaluation
+    of them, to rounding), and the step that follows a row is the one the row computed: one step call per update
+    plus one for the final row, and no separate evaluation."""
+    import jax
+
+    from margintheory.backends import jax_training
+    from margintheory.training.trainer import _Run, fresh_state
+
+    cfg = TrainConfig(**{**BASE, "steps": 6, "log_every": 2}, backend="jax")
+    stepper = _Run(cfg, fresh_state(cfg)).stepper
+    assert isinstance(stepper, jax_training.JaxStepper) and stepper.spec.evaluate_in_step
+    separate = jax_training._evaluate_function(cfg.k)
+    calls = {"step": 0, "evaluate": 0}
+    real_step = stepper._step
+
+    def counted_step(*args):
+        calls["step"] += 1
+        return real_step(*args)
+
+    def no_evaluate(*args):
+        calls["evaluate"] += 1
+        return separate(*args)
+
+    stepper._step, stepper._evaluate = counted_step, no_evaluate
+    for t in range(6):
+        if t % 2 == 0:
+            params = stepper.params
+            ev = stepper.evaluate()
+            with jax.enable_x64(True):
+                loss, right_train, _, h = (float(v) for v in separate(params, *stepper.all_points))
+            assert ev.data_loss == pytest.approx(loss / stepper.n_train, rel=1e-12)
+            assert ev.h == pytest.approx(h, rel=1e-12) and ev.train_acc == right_train / stepper.n_train
+        stepper.step(None, 0.0)
+    stepper.evaluate()
+    assert calls == {"step": 7, "evaluate": 0}
+
+
 def test_float32_training_records_float64_margins(tmp_path):
     res = train(TrainConfig(**BASE, backend="jax", dtype="float32"), checkpoint=tmp_path / "ck.npz")
     state = load_checkpoint(tmp_path / "ck.npz")

@@ -14,6 +14,9 @@
 * ``dtype``: the parameters, optimizer state and arithmetic of the updates (float32 or float64);
   :meth:`JaxStepper.evaluate` always recomputes in float64 (``jax.enable_x64`` as a thread-local context, see
   :mod:`margintheory.backends.select`).
+* History rows from the step (``TrainSpec.evaluate_in_step``: float64, full batch, and no test points or a row every
+  step): the step also returns the measures of the parameters it starts from, out of its own forward pass, and
+  :meth:`JaxStepper.evaluate` computes the next step ahead and keeps it, so a row costs no forward pass of its own.
 
 Parameters and optimizer state stay on the device; the host sees them at records and checkpoints.  The optimizer
 state is flattened into named arrays (``"0.mu.U"``, ``"0.count"``, ...) for the checkpoint and restored by name.
@@ -219,40 +222,74 @@ ONE_HOT_EMBEDDING_GRADIENT = {"cpu": False, "gpu": True}
 
 @functools.lru_cache(maxsize=8)
 def _step_function(spec: TrainSpec, one_hot_gradient: bool = False) -> tuple[Any, Callable]:
-    """The optimizer and ``(params, opt_state, a, y, w, n) -> (params', opt_state', objective, weights finite)``,
-    jit-compiled; cached per specification (and way of forming the embeddings' gradient), so that later runs (a
-    resumed one, a test's second) reuse the compiled code."""
+    """The optimizer and ``(params, opt_state, a, y, w, n) -> (params', opt_state', objective, weights finite,
+    measures)``, jit-compiled; cached per specification (and way of forming the embeddings' gradient), so that later
+    runs (a resumed one, a test's second) reuse the compiled code.
+
+    ``measures`` is empty, or with ``spec.evaluate_in_step`` the evaluation of ``params`` (before the update) from
+    the step's own forward pass, as :func:`_evaluate_function` returns it: ``w`` then holds every point's train and
+    test indicator and only the train column weights the loss."""
     import jax
     import jax.numpy as jnp
     import optax
 
-    k, tx = spec.k, optimizer(spec)
+    k, tx, measuring = spec.k, optimizer(spec), spec.evaluate_in_step
 
     def block_loss(params, a, y, w):
-        per_row, _ = cross_entropy_terms(logits(params, a, k, one_hot_gradient), y)
-        return jnp.sum(w * per_row)
+        L = logits(params, a, k, one_hot_gradient)
+        per_row, margin = cross_entropy_terms(L, y)
+        if not measuring:
+            return jnp.sum(w * per_row), ()
+        return jnp.sum(w[:, 0] * per_row), _block_measures(L, y, w, margin)
 
-    value_and_grad = jax.value_and_grad(block_loss)
+    value_and_grad = jax.value_and_grad(block_loss, has_aux=True)
 
     def step(params, opt_state, a, y, w, n):
         def body(carry, block):
-            loss, grad = carry
-            part, g = value_and_grad(params, *block)
-            return (loss + part, jax.tree.map(jnp.add, grad, g)), None
+            loss, grad, seen = carry
+            (part, measures), g = value_and_grad(params, *block)
+            return (loss + part, jax.tree.map(jnp.add, grad, g), _join_measures(seen, measures)), None
 
         if a.shape[0] == 1:  # one block: no loop (compiles faster)
-            loss, grad = value_and_grad(params, a[0], y[0], w[0])
+            (loss, seen), grad = value_and_grad(params, a[0], y[0], w[0])
         else:
-            zero = (jnp.zeros((), params["U"].dtype), jax.tree.map(jnp.zeros_like, params))
-            (loss, grad), _ = jax.lax.scan(body, zero, (a, y, w))
+            dtype = params["U"].dtype
+            none = _no_measures(dtype) if measuring else ()
+            zero = (jnp.zeros((), dtype), jax.tree.map(jnp.zeros_like, params), none)
+            (loss, grad, seen), _ = jax.lax.scan(body, zero, (a, y, w))
         penalty, grad_r = jax.value_and_grad(regularizer)(params, spec.regularizer, k)
         grad = jax.tree.map(lambda g, r: g / n + spec.lam * r, grad, grad_r)
         updates, new_state = tx.update(grad, opt_state, params)
         new = optax.apply_updates(params, updates)
         finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(new)]))
-        return new, new_state, loss / n + spec.lam * penalty, finite
+        return new, new_state, loss / n + spec.lam * penalty, finite, (loss, *seen) if measuring else ()
 
     return tx, jax.jit(step)
+
+
+def _block_measures(L: Any, y: Any, w: Any, margin: Any) -> tuple[Any, Any, Any]:
+    """Of one block's logits ``L``: correct train rows, correct test rows, least margin over the real rows (``w``:
+    train and test indicator; padding rows have neither)."""
+    import jax.numpy as jnp
+
+    right = (jnp.argmax(L, axis=1) == y).astype(L.dtype)
+    real = (w[:, 0] + w[:, 1]) > 0
+    return jnp.sum(w[:, 0] * right), jnp.sum(w[:, 1] * right), jnp.min(jnp.where(real, margin, jnp.inf))
+
+
+def _no_measures(dtype: Any) -> tuple[Any, Any, Any]:
+    import jax.numpy as jnp
+
+    return jnp.zeros((), dtype), jnp.zeros((), dtype), jnp.array(jnp.inf, dtype)
+
+
+def _join_measures(seen: tuple, block: tuple) -> tuple:
+    """Measures of the blocks so far joined with the next block's (sums and a minimum)."""
+    import jax.numpy as jnp
+
+    if not block:
+        return ()
+    return seen[0] + block[0], seen[1] + block[1], jnp.minimum(seen[2], block[2])
 
 
 @functools.lru_cache(maxsize=8)
@@ -267,14 +304,11 @@ def _evaluate_function(k: int) -> Callable:
             a_b, y_b, w_b = block
             L = logits(p64, a_b, k)
             per_row, margin = cross_entropy_terms(L, y_b)
-            right = (jnp.argmax(L, axis=1) == y_b).astype(jnp.float64)
-            real = (w_b[:, 0] + w_b[:, 1]) > 0
-            loss, tr, te, h = carry
-            return (loss + jnp.sum(w_b[:, 0] * per_row), tr + jnp.sum(w_b[:, 0] * right),
-                    te + jnp.sum(w_b[:, 1] * right), jnp.minimum(h, jnp.min(jnp.where(real, margin, jnp.inf)))), None
+            loss, *seen = carry
+            return (loss + jnp.sum(w_b[:, 0] * per_row),
+                    *_join_measures(tuple(seen), _block_measures(L, y_b, w_b, margin))), None
 
-        zero = jnp.zeros((), jnp.float64)
-        start = (zero, zero, zero, jnp.array(jnp.inf))
+        start = (jnp.zeros((), jnp.float64), *_no_measures(jnp.float64))
         if a.shape[0] == 1:  # one block: no loop (compiles faster)
             return body(start, (a[0], y[0], w[0]))[0]
         return jax.lax.scan(body, start, (a, y, w))[0]
@@ -299,24 +333,42 @@ class JaxStepper:
         self.opt_state = restore_state(fresh, moments) if moments else fresh
         self.train_inputs, self.train_labels = inputs[train_mask], labels[train_mask]
         self.n_train, self.n_test = int(train_mask.sum()), int((~train_mask).sum())
-        self.full_batch = self._put_batch(self.train_inputs, self.train_labels)
         rows, n_blocks = _blocks(len(labels), spec.width, spec.p, backend, 8)
         which = np.stack([train_mask, ~train_mask], axis=1).astype(np.float64)
         self.all_points = jax.device_put(_padded(inputs, labels, which, rows, n_blocks), self.device)
         self._evaluate = _evaluate_function(spec.k)
+        if spec.evaluate_in_step:  # float64: the step runs over every point, the test ones weighted 0 in the loss
+            self.full_batch = (*self.all_points, np.float64(self.n_train))
+        else:
+            self.full_batch = self._put_batch(self.train_inputs, self.train_labels)
+        #: with ``spec.evaluate_in_step``: the step computed ahead by :meth:`evaluate` (its measures are the row)
+        #: and the parameters it started from; :meth:`step` takes it instead of computing the same again
+        self._ahead: tuple[Any, tuple] | None = None
 
     def _put_batch(self, inputs: np.ndarray, labels: np.ndarray) -> tuple[Any, ...]:
         jax = import_jax()
         rows, n_blocks = _blocks(len(labels), self.spec.width, self.spec.p, self.backend, self.dtype().itemsize)
-        a, y, w = _padded(inputs, labels, np.ones(len(labels), self.dtype), rows, n_blocks)
+        weights = np.ones(len(labels), self.dtype)
+        if self.spec.evaluate_in_step:  # the measuring step's layout: train and test indicator
+            weights = np.stack([weights, np.zeros_like(weights)], axis=1)
+        a, y, w = _padded(inputs, labels, weights, rows, n_blocks)
         return (*jax.device_put((a, y, w), self.device), self.dtype(len(labels)))
 
     @float64
     def step(self, rows: np.ndarray | None, lr: float) -> tuple[float, bool]:
         """One update on the training points ``rows`` (all when ``None``); ``lr`` is the numpy schedule's value,
-        which the optax schedule reproduces (tested).  A non-finite objective leaves the parameters unchanged."""
-        batch = self.full_batch if rows is None else self._put_batch(self.train_inputs[rows], self.train_labels[rows])
-        params, state, objective, finite = self._step(self.params, self.opt_state, *batch)
+        which the optax schedule reproduces (tested).  A non-finite objective leaves the parameters unchanged.
+
+        A full-batch step that :meth:`evaluate` already computed from the same parameters is taken from it: the same
+        compiled function on the same arrays, so the result is the one computing it here would give."""
+        ahead, self._ahead = self._ahead, None
+        if rows is None and ahead is not None and ahead[0] is self.params:
+            out = ahead[1]
+        else:
+            batch = self.full_batch if rows is None else self._put_batch(self.train_inputs[rows],
+                                                                          self.train_labels[rows])
+            out = self._step(self.params, self.opt_state, *batch)
+        params, state, objective, finite, _ = out
         value = float(objective)
         if math.isfinite(value):
             self.params, self.opt_state, self.t = params, state, self.t + 1
@@ -328,8 +380,17 @@ class JaxStepper:
 
     @float64
     def evaluate(self) -> Evaluation:
-        p64 = {name: value.astype(np.float64) for name, value in self.params.items()}  # one compiled evaluation
-        loss, right_train, right_test, h = (float(v) for v in self._evaluate(p64, *self.all_points))
+        """The float64 measures of the current parameters on all points.  With ``spec.evaluate_in_step`` they come
+        from the next full-batch step, computed here and kept for :meth:`step` (a forward pass fewer per history
+        row; the last row of a run computes one step that is not taken)."""
+        if self.spec.evaluate_in_step:
+            out = self._step(self.params, self.opt_state, *self.full_batch)
+            self._ahead = (self.params, out)
+            measures = out[4]
+        else:
+            p64 = {name: value.astype(np.float64) for name, value in self.params.items()}  # one compiled evaluation
+            measures = self._evaluate(p64, *self.all_points)
+        loss, right_train, right_test, h = (float(v) for v in measures)
         return Evaluation(loss / self.n_train, right_train / self.n_train,
                           right_test / self.n_test if self.n_test else float("nan"), h)
 

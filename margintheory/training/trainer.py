@@ -116,7 +116,16 @@ class TrainConfig:
         """What a training step computes, for the backends (:mod:`margintheory.training.steppers`)."""
         return TrainSpec(self.p, self.k, self.width, self.lam, self.regularizer, self.optimizer, self.betas_pair(),
                          self.weight_decay, self.lr, self.steps, self.schedule, self.warmup, self.final_fraction,
-                         tuple(self.milestones), self.dtype)
+                         tuple(self.milestones), self.dtype, self.evaluate_in_step())
+
+    def evaluate_in_step(self) -> bool:
+        """Whether a step may measure the history row from its own forward pass: float64 training (the row is
+        float64) on the full batch, where the step's points are every point (no test split) or every step records
+        a row (the step then covers the test points too, which the row needs anyway).  Fixed by the configuration,
+        so a resumed run takes the same steps as the uninterrupted one."""
+        n, n_train = self.p**self.k, int(round(self.train_fraction * self.p**self.k))  # as train_mask
+        full_batch = self.batch_size is None or self.batch_size >= n_train
+        return self.dtype == "float64" and full_batch and (n_train == n or self.log_every == 1)
 
 
 DTYPES = ("float32", "float64")
@@ -139,9 +148,10 @@ SECONDS_PER_STEP_UNIT = 1.5e-9
 #: so the estimate errs long, which only asks for ``--force`` or a larger ``--max-seconds`` sooner.
 GPU_STEP_SPEEDUP = 20.0
 #: the JAX backend's CPU step, taken as this many times faster than the numpy estimate.  Measured 2026-11-27 at the
-#: four sizes above (fastest of 3 runs of 30 steps): the estimate is then 0.68x to 1.98x of the measured step; on
-#: the 8 MiB-L3 machine of 2026-11-25, 0.54x at (17,3) m=512
-JAX_CPU_STEP_SPEEDUP = 3.0
+#: four sizes above (fastest of 3 runs of 30 steps, after float64 steps began to measure the history rows): the
+#: estimate is then 0.78x to 1.77x of the measured float64 step and 0.69x to 1.56x of the float32 one (with the
+#: earlier 3.0: 1.03x to 2.66x); the largest speed-up over numpy was at (31,3) m=256, the smallest at (7,5) m=256
+JAX_CPU_STEP_SPEEDUP = 4.5
 #: resident-memory growth of a JAX run beyond its arrays (compiler, runtime): measured 138 MB at p=11, k=2
 JAX_RUNTIME_BYTES = 160 * 2**20
 
