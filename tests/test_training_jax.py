@@ -134,7 +134,8 @@ def test_which_steps_measure_the_history_row(change, measures):
     assert TrainConfig(**{**BASE, **change}).step_spec().evaluate_in_step is measures
 
 
-def test_a_measuring_step_gives_the_separate_evaluation_and_is_not_computed_twice(monkeypatch):
+@pytest.mark.parametrize("change", [dict(log_every=2), dict(log_every=1, train_fraction=0.6)])
+def test_a_measuring_step_gives_the_separate_evaluation_and_is_not_computed_twice(change):
     """The measures a step returns are those of the parameters before its update (the separate float64 evaluation
     of them, to rounding), and the step that follows a row is the one the row computed: one step call per update
     plus one for the final row, and no separate evaluation."""
@@ -143,7 +144,7 @@ def test_a_measuring_step_gives_the_separate_evaluation_and_is_not_computed_twic
     from margintheory.backends import jax_training
     from margintheory.training.trainer import _Run, fresh_state
 
-    cfg = TrainConfig(**{**BASE, "steps": 6, "log_every": 2}, backend="jax")
+    cfg = TrainConfig(**{**BASE, "steps": 6, **change}, backend="jax")
     stepper = _Run(cfg, fresh_state(cfg)).stepper
     assert isinstance(stepper, jax_training.JaxStepper) and stepper.spec.evaluate_in_step
     separate = jax_training._evaluate_function(cfg.k)
@@ -164,9 +165,11 @@ def test_a_measuring_step_gives_the_separate_evaluation_and_is_not_computed_twic
             params = stepper.params
             ev = stepper.evaluate()
             with jax.enable_x64(True):
-                loss, right_train, _, h = (float(v) for v in separate(params, *stepper.all_points))
+                loss, right_train, right_test, h = (float(v) for v in separate(params, *stepper.all_points))
             assert ev.data_loss == pytest.approx(loss / stepper.n_train, rel=1e-12)
             assert ev.h == pytest.approx(h, rel=1e-12) and ev.train_acc == right_train / stepper.n_train
+            if stepper.n_test:
+                assert ev.test_acc == right_test / stepper.n_test
         stepper.step(None, 0.0)
     stepper.evaluate()
     assert calls == {"step": 7, "evaluate": 0}

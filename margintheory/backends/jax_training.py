@@ -15,8 +15,9 @@
   :meth:`JaxStepper.evaluate` always recomputes in float64 (``jax.enable_x64`` as a thread-local context, see
   :mod:`margintheory.backends.select`).
 * History rows from the step (``TrainSpec.evaluate_in_step``: float64, full batch, and no test points or a row every
-  step): the step also returns the measures of the parameters it starts from, out of its own forward pass, and
-  :meth:`JaxStepper.evaluate` computes the next step ahead and keeps it, so a row costs no forward pass of its own.
+  step): the step also returns the measures of the parameters it starts from, the training points' out of its own
+  forward pass (the test points' from a forward pass without gradient), and :meth:`JaxStepper.evaluate` computes the
+  next step ahead and keeps it, so a row costs no forward pass over the training points of its own.
 
 Parameters and optimizer state stay on the device; the host sees them at records and checkpoints.  The optimizer
 state is flattened into named arrays (``"0.mu.U"``, ``"0.count"``, ...) for the checkpoint and restored by name.
@@ -222,13 +223,14 @@ ONE_HOT_EMBEDDING_GRADIENT = {"cpu": False, "gpu": True}
 
 @functools.lru_cache(maxsize=8)
 def _step_function(spec: TrainSpec, one_hot_gradient: bool = False) -> tuple[Any, Callable]:
-    """The optimizer and ``(params, opt_state, a, y, w, n) -> (params', opt_state', objective, weights finite,
-    measures)``, jit-compiled; cached per specification (and way of forming the embeddings' gradient), so that later
-    runs (a resumed one, a test's second) reuse the compiled code.
+    """The optimizer and ``(params, opt_state, a, y, w, n, *held_out) -> (params', opt_state', objective, weights
+    finite, measures)``, jit-compiled; cached per specification (and way of forming the embeddings' gradient), so
+    that later runs (a resumed one, a test's second) reuse the compiled code.
 
-    ``measures`` is empty, or with ``spec.evaluate_in_step`` the evaluation of ``params`` (before the update) from
-    the step's own forward pass, as :func:`_evaluate_function` returns it: ``w`` then holds every point's train and
-    test indicator and only the train column weights the loss."""
+    ``measures`` is empty, or with ``spec.evaluate_in_step`` the evaluation of ``params`` (before the update) as
+    :func:`_evaluate_function` returns it: the training points' part from the step's own forward pass, the test
+    points' (``held_out``: their blocks ``a, y, w``, when there are any) from a forward pass without gradient.  The
+    gradient is computed as without measures, over the training points only."""
     import jax
     import jax.numpy as jnp
     import optax
@@ -238,58 +240,76 @@ def _step_function(spec: TrainSpec, one_hot_gradient: bool = False) -> tuple[Any
     def block_loss(params, a, y, w):
         L = logits(params, a, k, one_hot_gradient)
         per_row, margin = cross_entropy_terms(L, y)
-        if not measuring:
-            return jnp.sum(w * per_row), ()
-        return jnp.sum(w[:, 0] * per_row), _block_measures(L, y, w, margin)
+        return jnp.sum(w * per_row), _right_and_least_margin(L, y, w, margin) if measuring else ()
 
     value_and_grad = jax.value_and_grad(block_loss, has_aux=True)
 
-    def step(params, opt_state, a, y, w, n):
+    def held_out_measures(params, a, y, w):
+        def body(seen, block):
+            a_b, y_b, w_b = block
+            L = logits(params, a_b, k)
+            return _join_measures(seen, _right_and_least_margin(L, y_b, w_b, logit_margins(L, y_b))), None
+
+        return jax.lax.scan(body, _no_measures(params["U"].dtype), (a, y, w))[0]
+
+    def step(params, opt_state, a, y, w, n, *held_out):
         def body(carry, block):
             loss, grad, seen = carry
             (part, measures), g = value_and_grad(params, *block)
             return (loss + part, jax.tree.map(jnp.add, grad, g), _join_measures(seen, measures)), None
 
+        dtype = params["U"].dtype
         if a.shape[0] == 1:  # one block: no loop (compiles faster)
             (loss, seen), grad = value_and_grad(params, a[0], y[0], w[0])
         else:
-            dtype = params["U"].dtype
             none = _no_measures(dtype) if measuring else ()
             zero = (jnp.zeros((), dtype), jax.tree.map(jnp.zeros_like, params), none)
             (loss, grad, seen), _ = jax.lax.scan(body, zero, (a, y, w))
+        measures: tuple = ()
+        if measuring:
+            right_test, least_test = held_out_measures(params, *held_out) if held_out else _no_measures(dtype)
+            measures = (loss, seen[0], right_test, jnp.minimum(seen[1], least_test))
         penalty, grad_r = jax.value_and_grad(regularizer)(params, spec.regularizer, k)
         grad = jax.tree.map(lambda g, r: g / n + spec.lam * r, grad, grad_r)
         updates, new_state = tx.update(grad, opt_state, params)
         new = optax.apply_updates(params, updates)
         finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(new)]))
-        return new, new_state, loss / n + spec.lam * penalty, finite, (loss, *seen) if measuring else ()
+        return new, new_state, loss / n + spec.lam * penalty, finite, measures
 
     return tx, jax.jit(step)
 
 
-def _block_measures(L: Any, y: Any, w: Any, margin: Any) -> tuple[Any, Any, Any]:
-    """Of one block's logits ``L``: correct train rows, correct test rows, least margin over the real rows (``w``:
-    train and test indicator; padding rows have neither)."""
+def logit_margins(L: Any, y: Any) -> Any:
+    """``f[y] - max_{c != y} f[c]`` per row, computed as :func:`cross_entropy_terms` computes it."""
+    import jax.numpy as jnp
+
+    hit = y[:, None] == jnp.arange(L.shape[1])[None, :]
+    correct = jnp.sum(jnp.where(hit, L, 0.0), axis=1)
+    return -jnp.max(jnp.where(hit, -jnp.inf, L - correct[:, None]), axis=1)
+
+
+def _right_and_least_margin(L: Any, y: Any, weight: Any, margin: Any) -> tuple[Any, Any]:
+    """Of one block's logits ``L``: the weighted count of rows classified right, and the least margin over the rows
+    of positive weight (padding rows have weight 0)."""
     import jax.numpy as jnp
 
     right = (jnp.argmax(L, axis=1) == y).astype(L.dtype)
-    real = (w[:, 0] + w[:, 1]) > 0
-    return jnp.sum(w[:, 0] * right), jnp.sum(w[:, 1] * right), jnp.min(jnp.where(real, margin, jnp.inf))
+    return jnp.sum(weight * right), jnp.min(jnp.where(weight > 0, margin, jnp.inf))
 
 
-def _no_measures(dtype: Any) -> tuple[Any, Any, Any]:
+def _no_measures(dtype: Any) -> tuple[Any, Any]:
     import jax.numpy as jnp
 
-    return jnp.zeros((), dtype), jnp.zeros((), dtype), jnp.array(jnp.inf, dtype)
+    return jnp.zeros((), dtype), jnp.array(jnp.inf, dtype)
 
 
 def _join_measures(seen: tuple, block: tuple) -> tuple:
-    """Measures of the blocks so far joined with the next block's (sums and a minimum)."""
+    """Measures of the blocks so far joined with the next block's (a sum and a minimum)."""
     import jax.numpy as jnp
 
     if not block:
         return ()
-    return seen[0] + block[0], seen[1] + block[1], jnp.minimum(seen[2], block[2])
+    return seen[0] + block[0], jnp.minimum(seen[1], block[1])
 
 
 @functools.lru_cache(maxsize=8)
@@ -304,14 +324,17 @@ def _evaluate_function(k: int) -> Callable:
             a_b, y_b, w_b = block
             L = logits(p64, a_b, k)
             per_row, margin = cross_entropy_terms(L, y_b)
-            loss, *seen = carry
+            loss, train, test = carry
             return (loss + jnp.sum(w_b[:, 0] * per_row),
-                    *_join_measures(tuple(seen), _block_measures(L, y_b, w_b, margin))), None
+                    _join_measures(train, _right_and_least_margin(L, y_b, w_b[:, 0], margin)),
+                    _join_measures(test, _right_and_least_margin(L, y_b, w_b[:, 1], margin))), None
 
-        start = (jnp.zeros((), jnp.float64), *_no_measures(jnp.float64))
+        start = (jnp.zeros((), jnp.float64), _no_measures(jnp.float64), _no_measures(jnp.float64))
         if a.shape[0] == 1:  # one block: no loop (compiles faster)
-            return body(start, (a[0], y[0], w[0]))[0]
-        return jax.lax.scan(body, start, (a, y, w))[0]
+            loss, train, test = body(start, (a[0], y[0], w[0]))[0]
+        else:
+            loss, train, test = jax.lax.scan(body, start, (a, y, w))[0]
+        return loss, train[0], test[0], jnp.minimum(train[1], test[1])
 
     return jax.jit(evaluate)
 
@@ -337,10 +360,13 @@ class JaxStepper:
         which = np.stack([train_mask, ~train_mask], axis=1).astype(np.float64)
         self.all_points = jax.device_put(_padded(inputs, labels, which, rows, n_blocks), self.device)
         self._evaluate = _evaluate_function(spec.k)
-        if spec.evaluate_in_step:  # float64: the step runs over every point, the test ones weighted 0 in the loss
-            self.full_batch = (*self.all_points, np.float64(self.n_train))
-        else:
-            self.full_batch = self._put_batch(self.train_inputs, self.train_labels)
+        self.full_batch = self._put_batch(self.train_inputs, self.train_labels)
+        self.held_out: tuple[Any, ...] = ()  # the test points' blocks, for steps that measure the history row
+        if spec.evaluate_in_step and self.n_test:
+            test = ~train_mask
+            rows, n_blocks = _blocks(self.n_test, spec.width, spec.p, backend, 8)
+            self.held_out = tuple(jax.device_put(_padded(inputs[test], labels[test], np.ones(self.n_test), rows,
+                                                         n_blocks), self.device))
         #: with ``spec.evaluate_in_step``: the step computed ahead by :meth:`evaluate` (its measures are the row)
         #: and the parameters it started from; :meth:`step` takes it instead of computing the same again
         self._ahead: tuple[Any, tuple] | None = None
@@ -348,10 +374,7 @@ class JaxStepper:
     def _put_batch(self, inputs: np.ndarray, labels: np.ndarray) -> tuple[Any, ...]:
         jax = import_jax()
         rows, n_blocks = _blocks(len(labels), self.spec.width, self.spec.p, self.backend, self.dtype().itemsize)
-        weights = np.ones(len(labels), self.dtype)
-        if self.spec.evaluate_in_step:  # the measuring step's layout: train and test indicator
-            weights = np.stack([weights, np.zeros_like(weights)], axis=1)
-        a, y, w = _padded(inputs, labels, weights, rows, n_blocks)
+        a, y, w = _padded(inputs, labels, np.ones(len(labels), self.dtype), rows, n_blocks)
         return (*jax.device_put((a, y, w), self.device), self.dtype(len(labels)))
 
     @float64
@@ -367,7 +390,7 @@ class JaxStepper:
         else:
             batch = self.full_batch if rows is None else self._put_batch(self.train_inputs[rows],
                                                                           self.train_labels[rows])
-            out = self._step(self.params, self.opt_state, *batch)
+            out = self._step(self.params, self.opt_state, *batch, *self.held_out)
         params, state, objective, finite, _ = out
         value = float(objective)
         if math.isfinite(value):
@@ -384,7 +407,7 @@ class JaxStepper:
         from the next full-batch step, computed here and kept for :meth:`step` (a forward pass fewer per history
         row; the last row of a run computes one step that is not taken)."""
         if self.spec.evaluate_in_step:
-            out = self._step(self.params, self.opt_state, *self.full_batch)
+            out = self._step(self.params, self.opt_state, *self.full_batch, *self.held_out)
             self._ahead = (self.params, out)
             measures = out[4]
         else:

@@ -32,9 +32,9 @@ class TrainSpec:
     final_fraction: float
     milestones: tuple[int, ...]
     dtype: str = "float64"
-    #: the step also measures the current parameters on all ``p^k`` points (the history row's loss, accuracies and
-    #: margin) from its own forward pass: float64 full-batch training whose every step covers every point anyway
-    #: (the JAX backend; the numpy reference evaluates separately)
+    #: the step also measures the parameters it starts from on all ``p^k`` points (the history row's loss,
+    #: accuracies and margin), the training points from its own forward pass: float64 full-batch training (the JAX
+    #: backend; the numpy reference evaluates separately)
     evaluate_in_step: bool = False
 
 

@@ -119,10 +119,11 @@ class TrainConfig:
                          tuple(self.milestones), self.dtype, self.evaluate_in_step())
 
     def evaluate_in_step(self) -> bool:
-        """Whether a step may measure the history row from its own forward pass: float64 training (the row is
-        float64) on the full batch, where the step's points are every point (no test split) or every step records
-        a row (the step then covers the test points too, which the row needs anyway).  Fixed by the configuration,
-        so a resumed run takes the same steps as the uninterrupted one."""
+        """Whether a step measures the history row, the training points from its own forward pass: float64
+        training (the row is float64) on the full batch, with no test points or a row every step (the step then also
+        runs a forward pass over the test points, which the row needs anyway; with rows further apart, every other
+        step would pay for it).  Fixed by the configuration, so a resumed run takes the same steps as the
+        uninterrupted one."""
         n, n_train = self.p**self.k, int(round(self.train_fraction * self.p**self.k))  # as train_mask
         full_batch = self.batch_size is None or self.batch_size >= n_train
         return self.dtype == "float64" and full_batch and (n_train == n or self.log_every == 1)
