@@ -51,7 +51,7 @@ from threadpoolctl import threadpool_info
 from margintheory.backends.select import Backend, check_available
 from margintheory.core.construction import build_construction
 from margintheory.core.theory import gamma_star
-from margintheory.engines.margins import estimate_cost, exhaustive_margin, normalize_margin
+from margintheory.engines.margins import estimate_cost, exhaustive_margin, normalize_margin, worker_count
 from margintheory.errors import InputError
 from margintheory.training.trainer import estimate_training
 
@@ -186,7 +186,8 @@ def engine_rows(case: str, found: dict[str, Backend | None], cpu_max_points: flo
         if backend.name == "numpy":
             rows_per_chunk = estimate_cost(p, k, m, backend=backend).prefixes_per_chunk * p
             return min(bare_gemm_seconds(n, m, p, rows_per_chunk) for _ in range(repeats)), rows_per_chunk
-        rows_per_chunk = jax_engine.chunk_prefixes(backend, p, k, m, math.inf) * p
+        workers = worker_count(None) if backend.device == "cpu" else 1  # as exhaustive_margin sizes them
+        rows_per_chunk = jax_engine.chunk_prefixes(backend, p, k, m, math.inf, workers) * p
         return jax_gemm_seconds(backend, n, m, p, rows_per_chunk, repeats), rows_per_chunk
 
     baselines: dict[Backend, tuple[float, int]] = {}  # one per device: the GPU's sub-chunk variants share it

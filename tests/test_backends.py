@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -85,6 +86,75 @@ def test_jax_calls_of_several_sub_chunks_match_numpy(given_labels, one_hot_sums)
     assert np.max(np.abs(stats.label_sums - ref.label_logit_sums)) <= ref.margins.size * tol
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_jax_worker_threads_give_the_one_thread_pass(workers):
+    """Several threads dispatching the calls (every ``workers``-th each, 5 calls: uneven shares) give the margins
+    and spreads of one thread bit for bit (each row is computed by the same kernel), and label sums that differ only
+    by the order in which the workers' sums are added."""
+    from margintheory.backends import jax_engine
+
+    net = random_net(4)
+    cpu = Backend("jax", "cpu")
+    one = jax_engine.margins_over_prefixes(cpu, net.U, net.W, None, max_bytes=2**30, nb=2, nsub=3)
+    many = jax_engine.margins_over_prefixes(cpu, net.U, net.W, None, max_bytes=2**30, nb=2, nsub=3, workers=workers)
+    assert (one.workers, many.workers) == (1, workers)
+    np.testing.assert_array_equal(many.margins, one.margins)
+    np.testing.assert_array_equal(many.spread, one.spread)
+    scale = np.max(np.abs(one.label_sums))
+    assert np.max(np.abs(many.label_sums - one.label_sums)) <= 64 * np.finfo(float).eps * scale
+    done = []
+    jax_engine.margins_over_prefixes(cpu, net.U, net.W, None, max_bytes=2**30, nb=2, nsub=3, workers=workers,
+                                     report=lambda finished, total: done.append((finished, total)))
+    assert sorted(done) == done and done[-1] == (25, 25) and len(done) == 5  # one report per call
+
+
+def test_a_failing_jax_worker_stops_the_others():
+    """An error in one worker (here the progress callback's) ends the pass with that error, and the other worker
+    stops after the call in hand instead of running its whole share (84 calls each)."""
+    from margintheory.backends import jax_engine
+
+    net = random_net(5, p=13)
+    reports = []
+
+    def report(finished, total):
+        reports.append(finished)
+        if len(reports) == 1:
+            raise RuntimeError("callback failed")
+        time.sleep(0.005)  # the other worker's share takes 0.4 s: the cancel, not the share's end, must stop it
+
+    with pytest.raises(RuntimeError, match="callback failed"):
+        jax_engine.margins_over_prefixes(Backend("jax", "cpu"), net.U, net.W, None, max_bytes=2**30, nb=1, nsub=1,
+                                         workers=2, report=report)
+    assert len(reports) < 40, len(reports)
+
+
+def test_an_interrupt_stops_the_jax_workers(monkeypatch):
+    """Ctrl-C while the caller waits for the workers (a KeyboardInterrupt raised there) stops both after the call in
+    hand."""
+    import threading
+
+    from margintheory.backends import jax_engine
+    from margintheory.runtime import workers
+
+    net = random_net(5, p=13)
+    reports, started = [], threading.Event()
+
+    def report(finished, total):
+        reports.append(finished)
+        started.set()
+        time.sleep(0.005)
+
+    def wait_interrupted(jobs, timeout=None, return_when=None):
+        started.wait(5)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(workers, "wait", wait_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        jax_engine.margins_over_prefixes(Backend("jax", "cpu"), net.U, net.W, None, max_bytes=2**30, nb=1, nsub=1,
+                                         workers=2, report=report)
+    assert 1 <= len(reports) < 40, len(reports)
+
+
 def test_cpu_sub_chunk_follows_the_last_level_cache(tmp_path):
     """The sub-chunk is a quarter of the highest-level data/unified cache read from sysfs (an instruction cache
     and lower levels are ignored), within 1..8 MiB, 2 MiB when sysfs cannot be read."""
@@ -102,6 +172,9 @@ def test_cpu_sub_chunk_follows_the_last_level_cache(tmp_path):
     assert jax_engine.last_level_cache_bytes(str(tmp_path)) is None
     sizes = [jax_engine.cpu_chunk_bytes(c) for c in (None, 2**20, 8 * 2**20, 32 * 2**20, 2**30)]
     assert sizes == [2 * 2**20, 2**20, 2 * 2**20, 8 * 2**20, 8 * 2**20]
+    # with two workers each sub-chunk gets half: a quarter of the cache shared by the two in flight
+    sizes = [jax_engine.cpu_chunk_bytes(c, workers=2) for c in (None, 2**20, 8 * 2**20, 32 * 2**20, 2**30)]
+    assert sizes == [2**20, 2**20, 2**20, 4 * 2**20, 8 * 2**20]
 
 
 def test_cpu_call_layout_fits_its_budget():
@@ -119,6 +192,15 @@ def test_cpu_call_layout_fits_its_budget():
     assert 1 <= small <= 2 and jax_engine.call_bytes(p, m, nb, small) <= tight
     est = estimate_cost(p, k, m, backend=cpu)
     assert est.chunk_bytes == jax_engine.call_bytes(p, m, est.prefixes_per_chunk, nsub)
+    # two workers: sub-chunks of half the size, two calls in flight, and the estimate counts both
+    nb2 = jax_engine.chunk_prefixes(cpu, p, k, m, 2**40, workers=2)
+    assert nb2 * 8 * p * m <= jax_engine.cpu_chunk_bytes(jax_engine.LAST_LEVEL_CACHE, 2) < (nb2 + 1) * 8 * p * m
+    nsub2 = jax_engine.sub_chunks_per_call(cpu, p, k, m, nb2, 2**40, workers=2)
+    est2 = estimate_cost(p, k, m, workers=2, backend=cpu)
+    assert est2.chunk_bytes == jax_engine.call_bytes(p, m, est2.prefixes_per_chunk, nsub2, 2)
+    assert jax_engine.call_bytes(p, m, nb2, nsub2, 2) == 2 * jax_engine.call_bytes(p, m, nb2, nsub2)
+    budget = jax_engine.call_bytes(p, m, nb2, 2, 2)  # a tight budget is shared by the two workers' calls
+    assert jax_engine.call_bytes(p, m, nb2, jax_engine.sub_chunks_per_call(cpu, p, k, m, nb2, budget, 2), 2) <= budget
 
 
 def test_a_wrong_kernel_is_caught():

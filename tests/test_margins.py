@@ -169,9 +169,10 @@ def test_an_interrupt_stops_the_workers_after_their_chunk_in_hand(monkeypatch, w
     signal between submissions left the started worker to finish its whole share of the pass (37 s of a 25 s pass
     on a loaded machine at (47,4))."""
     import threading
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
 
     from margintheory.engines import margins
+    from margintheory.runtime import workers
 
     rng = np.random.default_rng(0)
     net = PolyNetwork(rng.normal(size=(4, 3, 13)), rng.normal(size=(4, 13)))  # 169 prefixes, one chunk each
@@ -193,15 +194,43 @@ def test_an_interrupt_stops_the_workers_after_their_chunk_in_hand(monkeypatch, w
         started.wait(5)  # the first worker is running a chunk
         raise KeyboardInterrupt
 
-    def result_interrupted(self, timeout=None):
+    def wait_interrupted(jobs, timeout=None, return_when=None):
         started.wait(5)
         raise KeyboardInterrupt
 
     if where == "between submissions":
         monkeypatch.setattr(ThreadPoolExecutor, "submit", submit_then_interrupt)
     else:
-        monkeypatch.setattr(Future, "result", result_interrupted)
+        monkeypatch.setattr(workers, "wait", wait_interrupted)
     with pytest.raises(KeyboardInterrupt):
         exhaustive_margin(net, chunk_prefixes=1, workers=2)
     # each worker may finish the chunk in hand and start at most one more before it sees the event
     assert 1 <= done[0] <= 4, done[0]
+
+
+def test_a_failing_worker_ends_the_pass_at_once_whichever_it_is(monkeypatch):
+    """An error in the second worker (its first chunk) ends the pass with that error while the first worker is still
+    running: the first stops after its chunk in hand.  Waiting for the workers in submission order would have
+    raised it only after the first worker's whole share (85 chunks x 20 ms here)."""
+    import threading
+
+    from margintheory.engines import margins
+
+    rng = np.random.default_rng(1)
+    net = PolyNetwork(rng.normal(size=(4, 3, 13)), rng.normal(size=(4, 13)))
+    done, lock = [0], threading.Lock()
+    real_statistics = margins.chunk_statistics
+
+    def statistics_failing_at_chunk_1(S, T, W, k, y, row_margins, *rest, **kwargs):
+        first_row = (row_margins.__array_interface__["data"][0] - row_margins.base.__array_interface__["data"][0]) // 8
+        if first_row // 13 == 1:  # prefix 1: the second worker's first chunk
+            raise RuntimeError("worker failed")
+        real_statistics(S, T, W, k, y, row_margins, *rest, **kwargs)
+        with lock:
+            done[0] += 1
+        threading.Event().wait(0.02)
+
+    monkeypatch.setattr(margins, "chunk_statistics", statistics_failing_at_chunk_1)
+    with pytest.raises(RuntimeError, match="worker failed"):
+        exhaustive_margin(net, chunk_prefixes=1, workers=2)
+    assert done[0] <= 4, done[0]

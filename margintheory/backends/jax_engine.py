@@ -18,6 +18,9 @@ the next).  For each sub-chunk the kernel, compiled once per shape:
    a one-hot GEMM, whose order of summation does not change from run to run as an atomic scatter-add's does);
 4. the call returns its sub-chunks' margins; the host copies call ``i`` while the device computes call ``i + 1``.
 
+On a CPU, one thread per core dispatches calls (every ``workers``-th), each with its own label sums, as the numpy
+engine's workers do (:func:`margins_over_prefixes`).
+
 Everything is float64 (``jax.enable_x64`` as a thread-local context, :mod:`margintheory.backends.select`).  The
 float64 error of every logit is bounded by the same a-priori bound as numpy's: the bound
 ``(m + 2k + 2) eps sum_i (sum_j max|U|)^k max|W|`` holds for any summation order and any repeated-squaring
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from margintheory.backends.select import Backend, devices, float64, import_jax
+from margintheory.runtime.workers import run_workers
 
 
 def last_level_cache_bytes(sysfs: str = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
@@ -63,19 +68,22 @@ def last_level_cache_bytes(sysfs: str = "/sys/devices/system/cpu/cpu0/cache") ->
     return None if best is None else best[1]
 
 
-def cpu_chunk_bytes(cache: int | None) -> int:
-    """Activation bytes of one sub-chunk on a CPU: a quarter of the last-level cache, within 1 to 8 MiB (2 MiB when
-    the cache size is unknown), so the GEMM operand stays in that cache.  Measured with
-    ``benchmarks/bench_backends.py`` at (47,3), (17,4), (11,5): on a 2-core AMD EPYC share with 8 MiB of L3, 1 to
-    4 MiB were within a few per cent of each other, 0.5 MiB up to 1.8x slower (the sub-chunk's ops are too small to
-    share out) and 12 MiB 1.0-1.2x; on one with 32 MiB of L3, 8 MiB was fastest (2 MiB 1.2-1.3x slower, 16 MiB
-    1.1-1.2x, 32 MiB 1.5-4x)."""
+def cpu_chunk_bytes(cache: int | None, workers: int = 1) -> int:
+    """Activation bytes of one sub-chunk on a CPU: a quarter of the last-level cache shared by the ``workers``
+    sub-chunks in flight, within 1 to 8 MiB (2 MiB in all when the cache size is unknown), so the GEMM operands stay
+    in that cache.  Measured with ``benchmarks/bench_backends.py`` at (47,3), (17,4), (11,5), one worker: on a
+    2-core AMD EPYC share with 8 MiB of L3, 1 to 4 MiB were within a few per cent of each other, 0.5 MiB up to 1.8x
+    slower (the sub-chunk's ops are too small to share out) and 12 MiB 1.0-1.2x; on one with 32 MiB of L3, 8 MiB
+    was fastest (2 MiB 1.2-1.3x slower, 16 MiB 1.1-1.2x, 32 MiB 1.5-4x).  Two workers there: 2 or 4 MiB each
+    (within 5 % of each other), 8 MiB each 5-15 % slower."""
+    workers = max(1, int(workers))
     if cache is None:
-        return 2 * 2**20
-    return int(min(8 * 2**20, max(2**20, cache // 4)))
+        return max(2**20, 2 * 2**20 // workers)
+    return int(min(8 * 2**20, max(2**20, cache // (4 * workers))))
 
 
-CPU_CHUNK_BYTES = cpu_chunk_bytes(last_level_cache_bytes())
+LAST_LEVEL_CACHE = last_level_cache_bytes()
+CPU_CHUNK_BYTES = cpu_chunk_bytes(LAST_LEVEL_CACHE)
 #: activation bytes one kernel call covers on a CPU (its sub-chunks, run by ``lax.scan``): few dispatches, and a
 #: call's outputs (``16 p`` bytes per prefix) stay small
 CPU_CALL_BYTES = 48 * 2**20
@@ -91,7 +99,8 @@ RUNTIME_BYTES = 200 * 2**20
 @dataclass
 class PrefixStatistics:
     """What the kernel calls measured: per-row margins and wrong-logit spreads, label sums, the sub-chunk size
-    (prefixes), sub-chunks per call, and the number of devices the sub-chunks were sharded over."""
+    (prefixes), sub-chunks per call, the number of devices the sub-chunks were sharded over and of dispatching
+    threads."""
 
     margins: np.ndarray
     spread: np.ndarray
@@ -99,6 +108,7 @@ class PrefixStatistics:
     chunk_prefixes: int
     sub_chunks: int = 1
     devices: int = 1
+    workers: int = 1
 
 
 def bytes_per_prefix(p: int, m: int) -> int:
@@ -112,14 +122,16 @@ def output_bytes_per_prefix(p: int) -> int:
     return 2 * 2 * 8 * p
 
 
-def call_bytes(p: int, m: int, nb: int, nsub: int) -> int:
-    """Device bytes of one call: one sub-chunk's buffers (the scan reuses them) and the call's outputs."""
-    return nb * bytes_per_prefix(p, m) + nb * nsub * output_bytes_per_prefix(p)
+def call_bytes(p: int, m: int, nb: int, nsub: int, workers: int = 1) -> int:
+    """Device bytes of the calls in flight: each of the ``workers``' one sub-chunk's buffers (the scan reuses them)
+    and its call's outputs."""
+    return workers * (nb * bytes_per_prefix(p, m) + nb * nsub * output_bytes_per_prefix(p))
 
 
-def chunk_prefixes(backend: Backend, p: int, k: int, m: int, max_bytes: int | float) -> int:
-    """Prefixes per sub-chunk: the device's share (a cache-sized sub-chunk on a CPU, a fraction of a GPU's memory)
-    and at most ``max_bytes``, balanced so the sub-chunks are of equal size, a multiple of the number of devices."""
+def chunk_prefixes(backend: Backend, p: int, k: int, m: int, max_bytes: int | float, workers: int = 1) -> int:
+    """Prefixes per sub-chunk: the device's share (a cache-sized sub-chunk on a CPU, one per worker, a fraction of a
+    GPU's memory) and at most ``max_bytes`` for all workers, balanced so the sub-chunks are of equal size, a multiple
+    of the number of devices."""
     devs = devices(backend)
     per = bytes_per_prefix(p, m)
     if backend.device == "gpu":  # each GPU holds its 1/len(devs) of the chunk
@@ -127,23 +139,24 @@ def chunk_prefixes(backend: Backend, p: int, k: int, m: int, max_bytes: int | fl
         per_gpu = min(GPU_CHUNK_BYTES, GPU_MEMORY_FRACTION * stats.get("bytes_limit", 8 * GPU_CHUNK_BYTES))
         target = per_gpu * len(devs)
     else:
-        target = CPU_CHUNK_BYTES * per / (8 * p * m)
+        target = cpu_chunk_bytes(LAST_LEVEL_CACHE, workers) * per / (8 * p * m)
     n_prefix = p ** (k - 1)
-    nb = max(1, min(n_prefix, int(min(target, max_bytes) // per)))
+    nb = max(1, min(n_prefix, int(min(target, max_bytes / max(1, workers)) // per)))
     n_chunks = math.ceil(n_prefix / nb)
     nb = math.ceil(n_prefix / n_chunks)
     d = len(devs)
     return d * math.ceil(nb / d)
 
 
-def sub_chunks_per_call(backend: Backend, p: int, k: int, m: int, nb: int, max_bytes: int | float) -> int:
+def sub_chunks_per_call(backend: Backend, p: int, k: int, m: int, nb: int, max_bytes: int | float,
+                        workers: int = 1) -> int:
     """Sub-chunks of ``nb`` prefixes per kernel call: a GPU runs one (its sub-chunk is already large); a CPU as many
-    as :data:`CPU_CALL_BYTES` of activations, within ``max_bytes`` and the prefixes there are, balanced so the calls
-    are of equal size."""
+    as :data:`CPU_CALL_BYTES` of activations, within ``max_bytes`` (for the ``workers``' calls in flight together)
+    and the prefixes there are, balanced so the calls are of equal size."""
     n_sub = math.ceil(p ** (k - 1) / nb)
     if backend.device == "gpu":
         return 1
-    fit = (max_bytes - nb * bytes_per_prefix(p, m)) // (nb * output_bytes_per_prefix(p))
+    fit = (max_bytes / max(1, workers) - nb * bytes_per_prefix(p, m)) // (nb * output_bytes_per_prefix(p))
     nsub = int(max(1, min(n_sub, CPU_CALL_BYTES // (8 * p * m * nb), fit)))
     return math.ceil(n_sub / math.ceil(n_sub / nsub))
 
@@ -224,28 +237,32 @@ def _replicated(mesh_devices: tuple) -> Any:
 @float64
 def margins_over_prefixes(backend: Backend, U: np.ndarray, W: np.ndarray, labels: np.ndarray | None, *,
                           max_bytes: int | float, nb: int | None = None, nsub: int | None = None,
-                          one_hot_sums: bool | None = None,
+                          one_hot_sums: bool | None = None, workers: int = 1,
                           report: Callable[[int, int], None] | None = None) -> PrefixStatistics:
     """Stream all ``p^(k-1)`` prefixes through the kernel on ``backend``'s devices (module docstring).
 
     ``U`` (m, k, p) and ``W`` (m, p) in float64; ``labels`` one class per input row (default ``sum mod p``);
-    ``max_bytes`` bounds a call's device buffers; ``nb`` overrides the sub-chunk size (rounded up to a multiple of
-    the number of devices) and ``nsub`` the sub-chunks per call; ``one_hot_sums`` overrides how the label sums are
-    formed (default: a one-hot GEMM on a GPU, a segment sum on a CPU; the tests run both on the CPU);
-    ``report(done, total)`` is called with the prefixes finished after every call."""
+    ``max_bytes`` bounds the device buffers of the calls in flight; ``nb`` overrides the sub-chunk size (rounded up
+    to a multiple of the number of devices) and ``nsub`` the sub-chunks per call; ``one_hot_sums`` overrides how the
+    label sums are formed (default: a one-hot GEMM on a GPU, a segment sum on a CPU; the tests run both on the CPU);
+    ``workers``: on one CPU device, this many threads each dispatch every ``workers``-th call and keep their own label
+    sums (added in worker order at the end), as the numpy engine's workers do: measured 10-13 % faster than one
+    dispatching thread on 2 cores, with cache-sized sub-chunks per worker (:func:`cpu_chunk_bytes`); a GPU, and
+    several devices, take one.  ``report(done, total)`` is called with the prefixes finished after every call."""
     jax = import_jax()
-    import jax.numpy as jnp
 
     m, k, p = U.shape
     devs = devices(backend)
     n_prefix, n = p ** (k - 1), p**k
     d = len(devs)
-    nb = chunk_prefixes(backend, p, k, m, max_bytes) if nb is None else d * math.ceil(max(1, int(nb)) / d)
+    workers = max(1, int(workers)) if backend.device == "cpu" and d == 1 else 1
+    nb = chunk_prefixes(backend, p, k, m, max_bytes, workers) if nb is None else d * math.ceil(max(1, int(nb)) / d)
     if nsub is None:
-        nsub = sub_chunks_per_call(backend, p, k, m, nb, max_bytes)
+        nsub = sub_chunks_per_call(backend, p, k, m, nb, max_bytes, workers)
     nsub = max(1, int(nsub))
     per_call = nb * nsub
     n_calls = math.ceil(n_prefix / per_call)
+    workers = min(workers, n_calls)
     mesh_devices = tuple(devs) if d > 1 else None
     place = _replicated(mesh_devices) if mesh_devices is not None else devs[0]
     Ut = jax.device_put(np.ascontiguousarray(U.transpose(1, 2, 0), dtype=np.float64), place)
@@ -256,21 +273,58 @@ def margins_over_prefixes(backend: Backend, U: np.ndarray, W: np.ndarray, labels
         lab = jax.device_put(padded, place)
     else:
         lab = jax.device_put(np.zeros(1, dtype=np.int32), place)
-    M = jax.device_put(jnp.zeros((p, p), dtype=jnp.float64), place)
     one_hot = backend.device == "gpu" if one_hot_sums is None else one_hot_sums
     kernel = _compiled_chunk(k, p, nb, nsub, n_prefix, labels is not None, mesh_devices, one_hot)
-    margins, spread = np.empty(n), np.empty(n)
-    pending: tuple[int, Any, Any] | None = None
-    for c in range(n_calls + 1):
-        if c < n_calls:
-            g, s, M = kernel(Ut, Wd, jax.device_put(np.int64(c * per_call), place), lab, M)
-        if pending is not None:  # copy the previous call's rows while the device computes this one
-            b0, g_prev, s_prev = pending
-            rows = slice(b0 * p, min(n_prefix, b0 + per_call) * p)
-            count = rows.stop - rows.start
-            margins[rows] = np.asarray(g_prev).reshape(-1)[:count]
-            spread[rows] = np.asarray(s_prev).reshape(-1)[:count]
-            if report is not None:
-                report(rows.stop // p, n_prefix)
-        pending = (c * per_call, g, s) if c < n_calls else None
-    return PrefixStatistics(margins, spread, np.asarray(M), nb, nsub, d)
+    calls = _CallStream(kernel, (Ut, Wd, lab), place, p, n_prefix, per_call, n_calls, workers, report)
+    sums = run_workers(calls.run, workers, calls.cancelled)
+    label_sums = np.asarray(sums[0])
+    for other in sums[1:]:
+        label_sums = label_sums + np.asarray(other)
+    return PrefixStatistics(calls.margins, calls.spread, label_sums, nb, nsub, d, workers)
+
+
+class _CallStream:
+    """The kernel calls of :func:`margins_over_prefixes`: ``run(worker)`` dispatches every ``workers``-th call and
+    copies each call's rows to the host while its next call runs; calls write disjoint rows of ``margins`` and
+    ``spread``, and each worker keeps its own label sums on the device."""
+
+    def __init__(self, kernel: Any, arrays: tuple[Any, Any, Any], place: Any, p: int, n_prefix: int, per_call: int,
+                 n_calls: int, workers: int, report: Callable[[int, int], None] | None) -> None:
+        self.kernel, self.arrays, self.place, self.p = kernel, arrays, place, p
+        self.n_prefix, self.per_call, self.n_calls = n_prefix, per_call, n_calls
+        self.workers, self.report = workers, report
+        self.margins, self.spread = np.empty(p * n_prefix), np.empty(p * n_prefix)
+        self.lock, self.done = threading.Lock(), 0
+        #: set when the pass is abandoned (another worker's error, Ctrl-C in the caller): workers return after the
+        #: call in hand (:func:`margintheory.runtime.workers.run_workers`)
+        self.cancelled = threading.Event()
+
+    def copy_back(self, b0: int, g: Any, s: Any) -> None:
+        p = self.p
+        rows = slice(b0 * p, min(self.n_prefix, b0 + self.per_call) * p)
+        count = rows.stop - rows.start
+        self.margins[rows] = np.asarray(g).reshape(-1)[:count]
+        self.spread[rows] = np.asarray(s).reshape(-1)[:count]
+        with self.lock:  # the callback inside: the workers' reports arrive in increasing order
+            self.done += count // p
+            if self.report is not None:
+                self.report(self.done, self.n_prefix)
+
+    @float64  # 64-bit types are a thread-local setting: each worker thread enables them for itself
+    def run(self, worker: int) -> Any:
+        jax = import_jax()
+        import jax.numpy as jnp
+
+        M = jax.device_put(jnp.zeros((self.p, self.p), dtype=jnp.float64), self.place)
+        pending: tuple[int, Any, Any] | None = None
+        for c in range(worker, self.n_calls, self.workers):
+            if self.cancelled.is_set():
+                return M
+            b0 = c * self.per_call
+            g, s, M = self.kernel(*self.arrays[:2], jax.device_put(np.int64(b0), self.place), self.arrays[2], M)
+            if pending is not None:
+                self.copy_back(*pending)
+            pending = (b0, g, s)
+        if pending is not None:
+            self.copy_back(*pending)
+        return M

@@ -27,7 +27,6 @@ import operator
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +38,7 @@ from margintheory.core.network import PolyNetwork
 from margintheory.errors import InputError
 from margintheory.runtime import progress
 from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, Estimate, grid_points, require
+from margintheory.runtime.workers import run_workers
 
 EPS = float(np.finfo(np.float64).eps)
 # conservative throughput used only for the up-front run-time estimate (2 cores, float64)
@@ -147,16 +147,18 @@ def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, 
         from margintheory.backends import jax_engine
 
         fixed += jax_engine.RUNTIME_BYTES
-        per_prefix = jax_engine.bytes_per_prefix(p, m) if choice.device == "cpu" else 16 * p  # GPU: copies back
-        target = max(1, jax_engine.CPU_CHUNK_BYTES // (8 * p * m)) if choice.device == "cpu" else p ** (k - 1)
+        # a CPU: each worker's sub-chunk, cache-sized; a GPU: its outputs copied back
+        per_prefix = workers * jax_engine.bytes_per_prefix(p, m) if choice.device == "cpu" else 16 * p
+        target = (max(1, jax_engine.cpu_chunk_bytes(jax_engine.LAST_LEVEL_CACHE, workers) // (8 * p * m))
+                  if choice.device == "cpu" else p ** (k - 1))
     free = max_memory - fixed
     if free < per_prefix:
         return CostEstimate(n, fixed, per_prefix, 0, math.inf)
     prefixes = max(1, min(int(free // per_prefix), target, p ** (k - 1)))
     chunk_bytes = int(prefixes * per_prefix)
-    if choice.name == "jax" and choice.device == "cpu":  # a call: one sub-chunk's buffers and all its outputs
-        nsub = jax_engine.sub_chunks_per_call(choice, p, k, m, prefixes, free)
-        chunk_bytes = jax_engine.call_bytes(p, m, prefixes, nsub)
+    if choice.name == "jax" and choice.device == "cpu":  # the calls in flight: a sub-chunk's buffers and outputs each
+        nsub = jax_engine.sub_chunks_per_call(choice, p, k, m, prefixes, free, workers)
+        chunk_bytes = jax_engine.call_bytes(p, m, prefixes, nsub, workers)
     seconds = 2.0 * n * m * p / _ESTIMATE_FLOPS + n * m / _ESTIMATE_ELEMENTS
     if choice.device == "gpu":
         seconds /= _ESTIMATE_GPU_SPEEDUP
@@ -256,40 +258,31 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
     est = estimate_cost(p, k, m, max_memory, workers=n_workers, backend=choice)
     check_feasible(est, max_memory, max_seconds)
     if choice.name == "jax":
-        return _jax_pass(net, labels, choice, max_memory - est.fixed_bytes, chunk_prefixes)
+        return _jax_pass(net, labels, choice, max_memory - est.fixed_bytes, chunk_prefixes, n_workers)
     nb = est.prefixes_per_chunk if chunk_prefixes is None else max(1, int(chunk_prefixes))
     t0 = time.perf_counter()
     stream = _ChunkStream(net, labels, nb, use_numba, progress.current())
     chunks = list(range(0, stream.n_prefix, nb))
     n_workers = max(1, min(n_workers, len(chunks)))
     sums = [np.zeros((p, p)) for _ in range(n_workers)]
-    if n_workers == 1:
-        stream.run(chunks, sums[0])
-    else:
-        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_workers) as pool:
-            # the submissions are inside the ``try``: a Ctrl-C that lands between two of them must stop the workers
-            # already started too (else the executor's shutdown waits for their whole share of the pass)
-            try:
-                jobs = [pool.submit(stream.run, chunks[i::n_workers], sums[i]) for i in range(n_workers)]
-                for job in jobs:
-                    job.result()
-            except BaseException:  # Ctrl-C or a worker's error: the other workers stop after their current chunk
-                stream.cancelled.set()
-                raise
+    with threadpool_limits(limits=1 if n_workers > 1 else None, user_api="blas"):
+        run_workers(lambda i: stream.run(chunks[i::n_workers], sums[i]), n_workers, stream.cancelled)
     seconds = time.perf_counter() - t0
     return _finish(net, stream.margins, stream.spread, np.sum(sums, axis=0), seconds, nb, choice)
 
 
 def _jax_pass(net: PolyNetwork, labels: np.ndarray | None, choice: backends.Backend, free_bytes: int | float,
-              chunk_prefixes: int | None) -> MarginResult:
+              chunk_prefixes: int | None, workers: int) -> MarginResult:
     """The pass on the JAX backend (:mod:`margintheory.backends.jax_engine`, imported only here); on a CPU the
-    chunk's buffers count against the memory budget, on a GPU the device's memory sizes the chunk."""
+    chunks' buffers count against the memory budget and ``workers`` threads dispatch the calls, on a GPU the
+    device's memory sizes the chunk."""
     from margintheory.backends import jax_engine
 
     report, what, t0 = progress.current(), f"exhaustive margin over {net.p}^{net.k} points", time.perf_counter()
     stats = jax_engine.margins_over_prefixes(
         choice, net.U, net.W, labels, max_bytes=free_bytes if choice.device == "cpu" else math.inf,
-        nb=chunk_prefixes, report=None if report is None else (lambda done, total: report(what, done, total)))
+        nb=chunk_prefixes, workers=workers,
+        report=None if report is None else (lambda done, total: report(what, done, total)))
     seconds = time.perf_counter() - t0
     res = _finish(net, stats.margins, stats.spread, stats.label_sums, seconds, stats.chunk_prefixes, choice)
     if stats.devices > 1:

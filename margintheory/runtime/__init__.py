@@ -1,1 +1,1 @@
-"""Run-time services: atomic files, memory/time budgets, progress reporting, process streams."""
+"""Run-time services: atomic files, memory/time budgets, progress reporting, process streams, worker threads."""
