@@ -234,3 +234,37 @@ def test_a_failing_worker_ends_the_pass_at_once_whichever_it_is(monkeypatch):
     with pytest.raises(RuntimeError, match="worker failed"):
         exhaustive_margin(net, chunk_prefixes=1, workers=2)
     assert done[0] <= 4, done[0]
+
+
+def test_the_time_estimate_calibration_benchmark_runs():
+    """``benchmarks/bench_margin_engine.py --calibration --quick`` (the tool behind the engine's time-estimate
+    constants) measures and prints estimate / measured for each row."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_margin_engine.py"
+    out = subprocess.run([sys.executable, str(script), "--calibration", "--quick", "--repeats", "1", "--workers", "2"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert len(rows) == 2, out
+    for row in rows:
+        cells = [c.strip() for c in row.strip("│").split("│")]
+        assert cells[4] == "2" and float(cells[5]) > 0 and float(cells[6]) > 0 and float(cells[7]) > 0
+
+
+def test_the_time_estimate_divides_by_the_workers_and_charges_narrow_products_more():
+    """The CPU pass is estimated per worker thread (the workers split the prefixes evenly), plus one start; a
+    product with few output columns (small ``p``) runs below the core's rate, so at equal flops it is estimated
+    longer; a GPU's estimate does not depend on the host's workers."""
+    from margintheory.backends.select import Backend
+
+    one, two = (estimate_cost(47, 3, 736, workers=w, backend=Backend("numpy", "cpu")).seconds for w in (1, 2))
+    assert two < one and (one - 1e-3) == pytest.approx(2 * (two - 1e-3), rel=1e-12)
+    # equal flops 2 p^k m p: (7, 4) with m = 343 k against (49, 2) with m = 49 k (p^k = 2401); the narrow case
+    # also has 7x the elements, which at one flop rate for every p made it only 1.4x longer
+    narrow = estimate_cost(7, 4, 7 * 49_000, backend=Backend("numpy", "cpu")).seconds
+    wide = estimate_cost(49, 2, 49_000, backend=Backend("numpy", "cpu")).seconds
+    assert narrow > 1.5 * wide
+    gpu = [estimate_cost(47, 4, 2944, workers=w, backend=Backend("jax", "gpu")).seconds for w in (1, 16)]
+    assert gpu[0] == gpu[1]

@@ -41,12 +41,23 @@ from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, Estimate, grid_point
 from margintheory.runtime.workers import run_workers
 
 EPS = float(np.finfo(np.float64).eps)
-# conservative throughput used only for the up-front run-time estimate (2 cores, float64)
-_ESTIMATE_FLOPS = 2.0e10
-_ESTIMATE_ELEMENTS = 3.0e9
+# the up-front run-time estimate on a CPU, per worker (one core each, float64): the GEMM ``2 p^k m p`` flops at
+# ``_CORE_FLOPS * p / (p + _NARROW_GEMM_P)`` (a product with only ``p`` output columns runs below the core's peak:
+# 13.6 Gflop/s a core at p = 7, 49 at p = 720), the activations' ``p^k m`` elements and a per-point cost.
+# Calibrated 2026-11-27 on the 2-core AMD EPYC machine at (11,5), (17,4), (47,3), (97,3), (23,4), (199,2), (720,2),
+# (31,4), (7,7) (random networks; ``python benchmarks/bench_margin_engine.py --calibration``): one worker takes
+# 1.7-2.0x the time of two, and the estimate is 1.01x-1.42x of the measured pass with two workers, 1.04x-1.48x with
+# one (the former fixed 2e10 flop/s for any number of workers was 0.88x-4.9x with two).  Beyond 2 cores the linear
+# scaling is assumed, not measured.
+_CORE_FLOPS = 5.0e10
+_NARROW_GEMM_P = 20.0
+_CORE_ELEMENTS = 1.5e9
+_CORE_SECONDS_PER_POINT = 4e-8
+_PASS_SECONDS = 1e-3  # a pass's own start (threads, buffers): 0.9-1.0 ms measured at (5,2), (24,2), (11,3)
 # a GPU (float64): a plain, unfused array version ran at 3.6e12 flop/s on one H100 at p=101, k=4 (the developers'
-# measurement on a machine with a GPU); the fused kernel is no slower, so this stays conservative
-_ESTIMATE_GPU_SPEEDUP = 100.0
+# measurement on a machine with a GPU); the fused kernel is no slower, so these stay conservative
+_GPU_FLOPS = 2.0e12
+_GPU_ELEMENTS = 3.0e11
 _TARGET_CHUNK_BYTES = 5 * 2**19  # activations of one chunk stay in a core's cache
 
 
@@ -159,9 +170,12 @@ def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, 
     if choice.name == "jax" and choice.device == "cpu":  # the calls in flight: a sub-chunk's buffers and outputs each
         nsub = jax_engine.sub_chunks_per_call(choice, p, k, m, prefixes, free, workers)
         chunk_bytes = jax_engine.call_bytes(p, m, prefixes, nsub, workers)
-    seconds = 2.0 * n * m * p / _ESTIMATE_FLOPS + n * m / _ESTIMATE_ELEMENTS
     if choice.device == "gpu":
-        seconds /= _ESTIMATE_GPU_SPEEDUP
+        seconds = 2.0 * n * m * p / _GPU_FLOPS + n * m / _GPU_ELEMENTS
+    else:
+        gemm_rate = _CORE_FLOPS * p / (p + _NARROW_GEMM_P)
+        seconds = (2.0 * n * m * p / gemm_rate + n * m / _CORE_ELEMENTS + n * _CORE_SECONDS_PER_POINT) / workers
+        seconds += _PASS_SECONDS
     return CostEstimate(n, fixed, chunk_bytes, int(prefixes), seconds)
 
 
@@ -265,7 +279,7 @@ def exhaustive_margin(net: PolyNetwork, max_memory: int = DEFAULT_MAX_MEMORY, *,
     chunks = list(range(0, stream.n_prefix, nb))
     n_workers = max(1, min(n_workers, len(chunks)))
     sums = [np.zeros((p, p)) for _ in range(n_workers)]
-    with threadpool_limits(limits=1 if n_workers > 1 else None, user_api="blas"):
+    with threadpool_limits(limits=1, user_api="blas"):
         run_workers(lambda i: stream.run(chunks[i::n_workers], sums[i]), n_workers, stream.cancelled)
     seconds = time.perf_counter() - t0
     return _finish(net, stream.margins, stream.spread, np.sum(sums, axis=0), seconds, nb, choice)
