@@ -226,3 +226,18 @@ def test_the_printed_ratio_shows_the_distance_from_gamma_star():
     assert _ratio_text(1 - 2e-11) == "= gamma* (1 - 2e-11)"
     assert _ratio_text(1 + 3.5e-9) == "= gamma* (1 + 3.5e-09)"
     assert _ratio_text(0.5) == "0.500000 x gamma*" and _ratio_text(float("nan")) == "nan x gamma*"
+
+
+def test_the_gpu_time_estimate_reproduces_its_reference_and_counts_flops():
+    """The GPU step estimate rests on one outside H100 figure (3000 steps at (17,3), width 512, in 9.5 s): it gives
+    that within 2x; beyond it the step's products dominate, so the estimate grows with ``p^k m p``, not with
+    numpy's elementwise work (the papers' (97,3) run was estimated at 8.8 hours by numpy's time over 20)."""
+    from margintheory.training.trainer import estimate_training
+
+    reference = estimate_training(17, 3, 512, 3000, backend="jax", device="gpu").seconds
+    assert 9.5 / 2 <= reference <= 9.5 * 2
+    papers = estimate_training(97, 3, 1536, 3000, backend="jax", device="gpu").seconds
+    cpu = estimate_training(97, 3, 1536, 3000, backend="jax", device="cpu").seconds
+    assert papers < 3600 < cpu
+    four_times = estimate_training(97, 3, 4 * 1536, 3000, backend="jax", device="gpu").seconds
+    assert four_times == pytest.approx(4 * papers, rel=0.01)

@@ -143,11 +143,17 @@ RESUME_FREE = ("steps", "checkpoint_every")
 SECONDS_PER_STEP_UNIT = 1.5e-9
 
 
-#: a GPU's step is taken as this many times faster than the numpy estimate.  Not measured here (no GPU has been
-#: available): the one reference is the issue's, a plain JAX version of this objective that ran 3000 steps at
-#: p=17, k=3, m=512 in 9.5 s on one H100, 24 times below this numpy estimate.  At larger sizes a GPU gains more,
-#: so the estimate errs long, which only asks for ``--force`` or a larger ``--max-seconds`` sooner.
-GPU_STEP_SPEEDUP = 20.0
+#: a GPU's step: a fixed cost plus its matrix products at a fixed rate.  Neither is measured here (no GPU has been
+#: available); both come from measurements on one H100 quoted in the JAX-backend issue: a plain JAX version of this
+#: objective ran 3000 steps at p=17, k=3, m=512 in 9.5 s (3.2 ms a step, whose 3.4e8 flops take 0.1 ms at the rate
+#: below: the step's fixed cost), and a plain float64 engine ran its GEMM at 3.6e12 flop/s at p=101, k=4.  A step
+#: counts ``GPU_STEP_GEMMS`` products of ``2 p^k m p`` flops (forward, the two gradient products, the float64
+#: evaluation of a history row).  Until 2026-11-27 the estimate was the numpy one divided by 20, which matches the
+#: first figure but grows with ``p`` as numpy's elementwise work does: 8.8, 46 and 63 hours for the papers' three
+#: runs of 3000 steps, against 15, 75 and 93 minutes by this count.
+GPU_STEP_SECONDS = 3.2e-3
+GPU_FLOPS = 3.6e12
+GPU_STEP_GEMMS = 4
 #: the JAX backend's CPU step, taken as this many times faster than the numpy estimate.  Measured 2026-11-27 at the
 #: four sizes above (fastest of 3 runs of 30 steps, after float64 steps began to measure the history rows): the
 #: estimate is then 0.78x to 1.77x of the measured float64 step and 0.69x to 1.56x of the float32 one (with the
@@ -162,8 +168,8 @@ def estimate_training(p: int, k: int, width: int, steps: int, *, figures: bool =
     """Peak host memory and run time of :func:`train` from ``(p, k, m, steps)`` alone (numpy: calibrated with
     ``tracemalloc`` and wall clocks: the data and logits of all ``p^k`` points, the blocked workspace, parameter
     copies; jax: the inputs and their device copies, the blocks of :mod:`margintheory.backends.jax_training` on a
-    CPU, the numpy step time divided by :data:`JAX_CPU_STEP_SPEEDUP` on a CPU, by :data:`GPU_STEP_SPEEDUP` on a
-    GPU)."""
+    CPU, the numpy step time divided by :data:`JAX_CPU_STEP_SPEEDUP` on a CPU; on a GPU a fixed cost per step and
+    the step's matrix products at :data:`GPU_FLOPS`)."""
     what = f"training width {width} for {steps} steps on {p}^{k} points"
     n = grid_points(p, k)
     if n == math.inf or width * (k + 1) * p > 2**100:
@@ -174,8 +180,11 @@ def estimate_training(p: int, k: int, width: int, steps: int, *, figures: bool =
     if backend == "jax":
         blocks = 4 * 8 * 2**20 if device == "cpu" else 0
         blocks += JAX_RUNTIME_BYTES
-        speedup = GPU_STEP_SPEEDUP if device == "gpu" else JAX_CPU_STEP_SPEEDUP
-        return Estimate(what, (40 * k + 64) * n + blocks + extra, seconds / speedup)
+        if device == "gpu":
+            seconds = max(1, steps) * (GPU_STEP_SECONDS + GPU_STEP_GEMMS * 2.0 * n * width * p / GPU_FLOPS)
+        else:
+            seconds /= JAX_CPU_STEP_SPEEDUP
+        return Estimate(what, (40 * k + 64) * n + blocks + extra, seconds)
     return Estimate(what, 64 * n * p + 32 * n * k + 40 * min(BLOCK_ROWS, n) * width + extra, seconds)
 
 
