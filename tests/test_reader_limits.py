@@ -180,7 +180,7 @@ def test_messages_show_untrusted_values_briefly():
         dag = (dag, dag)  # 2^60 leaves: str() would never finish
     t0 = time.perf_counter()
     text = wop.show(dag)
-    assert time.perf_counter() - t0 < 0.1 and len(text) < 200
+    assert time.perf_counter() - t0 < 2 and len(text) < 200  # microseconds; 2 s only guards a loaded machine
     assert len(wop.show("k" * 10**6)) < 60 and len(wop.show(b"k" * 10**6)) < 60
     assert wop.show({i: i for i in range(10**5)}) == "<dict of 100000>"
 
