@@ -15,7 +15,8 @@
 # # 1. Modular addition with `k = 2`, from scratch
 #
 # We follow the proof of the max-margin theorem for two inputs (Morwani et al., arXiv:2311.07568;
-# the `k = 2` case of Li et al., Fourier circuits, arXiv:2402.09469; see `docs/theory.md`) and check every step with `margintheory`:
+# the `k = 2` case of Li et al., Fourier circuits, arXiv:2402.09469; see `docs/theory.md`) and check every step
+# with `margintheory`:
 #
 # 1. the data set `D_p`,
 # 2. the single-neuron problem (class-weighted margin with uniform `q` and `tau`),
