@@ -26,7 +26,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NAMED = "U=model.embeds.0.weight.T+model.embeds.1.weight.T,W=model.unembed.weight.T"
 
 
-def _same(a: PolyNetwork, b: PolyNetwork) -> None:
+def assert_same_network(a: PolyNetwork, b: PolyNetwork) -> None:
     np.testing.assert_array_equal(a.U, b.U)
     np.testing.assert_array_equal(a.W, b.W)
 
@@ -44,7 +44,7 @@ def test_npz_to_safetensors_to_npz_is_identical(tmp_path_factory, net):
     back.save(d / "c.npz")
     again = PolyNetwork.load(d / "c.npz")
     for got in (back, again):
-        _same(got, net)
+        assert_same_network(got, net)
         assert set(got.metadata) == {"frequency", "sign"}
         np.testing.assert_array_equal(got.metadata["sign"], net.metadata["sign"])
     assert sorted(p.name for p in d.iterdir()) == ["a.npz", "b.safetensors", "c.npz"]  # no temporaries left
@@ -98,7 +98,7 @@ def test_layouts_a_and_b_map_to_the_same_network(tmp_path):
     b = _sd_file(tmp_path, {"model.embed.0.weight": net.U[:, 0].T, "model.embed.1.weight": net.U[:, 1].T,
                             "model.out.weight": net.W.T}, "b.safetensors")
     for path in (a, b):
-        _same(PolyNetwork.load(path), net)
+        assert_same_network(PolyNetwork.load(path), net)
 
 
 @pytest.mark.parametrize("sd,match", [
@@ -130,7 +130,7 @@ def test_name_mapping_list_transpose_and_shared_embedding(tmp_path):
     m, k, p = net.U.shape
     listed = _sd_file(tmp_path, {f"emb{j}": net.U[:, j].T for j in range(k)} | {"unembed": net.W.T}, "l.safetensors")
     got = PolyNetwork.load(listed, names="U=emb0.T+emb1.T+emb2.T,W=unembed.T")
-    _same(got, net)
+    assert_same_network(got, net)
     with pytest.raises(InputError, match="lists 3 matrices .* k = 2"):
         PolyNetwork.load(listed, names="U=emb0.T+emb1.T+emb2.T,W=unembed.T", k=2)
     with pytest.raises(NetworkFormatError, match="append .T"):
@@ -174,12 +174,12 @@ def test_dotted_keys_are_split_anywhere_and_ambiguity_is_an_error(tmp_path):
 
 def test_torch_fixtures_hold_the_construction():
     net = build_construction(5, 2)
-    _same(PolyNetwork.load(FIXTURES / "torch_zip_UW.pt"), net)  # float64 state dict, zip format
+    assert_same_network(PolyNetwork.load(FIXTURES / "torch_zip_UW.pt"), net)  # float64 state dict, zip format
     legacy = PolyNetwork.load(FIXTURES / "torch_legacy_checkpoint.pt")  # {"model": embed/out layout, optimizer}
     np.testing.assert_array_equal(legacy.U, net.U.astype(np.float32))
     np.testing.assert_array_equal(legacy.W, net.W.astype(np.float32))
     # two embeddings that are views into one storage, an output matrix stored transposed (non-contiguous)
-    _same(PolyNetwork.load(FIXTURES / "torch_zip_named_checkpoint.pt", names=NAMED), net)
+    assert_same_network(PolyNetwork.load(FIXTURES / "torch_zip_named_checkpoint.pt", names=NAMED), net)
 
 
 @pytest.mark.parametrize("fixture", ["torch_zip_lowp.pt", "safetensors_torch_lowp.safetensors"])
@@ -210,7 +210,7 @@ def test_hand_written_state_dicts_in_both_torch_layouts(tmp_path, legacy):
     pkl, storages = nf.state_dict_pickle({"U": net.U, "W": net.W}, legacy=legacy)
     path = tmp_path / "net.pth"
     path.write_bytes(nf.torch_legacy_bytes(pkl, storages) if legacy else nf.torch_zip_bytes(pkl, storages))
-    _same(PolyNetwork.load(path), net)
+    assert_same_network(PolyNetwork.load(path), net)
 
 
 def _evil_pickles(marker: Path) -> dict[str, bytes]:
@@ -463,7 +463,7 @@ def test_every_layout_reads_back_the_same_network(tmp_path_factory, net, layout)
                          else nf.torch_zip_bytes(pkl, storages))
         names = "U=" + "+".join(f"model.emb{j}.weight" for j in range(k)) + ",W=model.head"
     # with one input position, a one-key U is read as a shared table: the user gives k (--k), as here
-    _same(PolyNetwork.load(path, names=names, k=k if names else None), net)
+    assert_same_network(PolyNetwork.load(path, names=names, k=k if names else None), net)
 
 
 def test_memory_budget_boundary_is_exact(tmp_path):
@@ -502,7 +502,7 @@ def test_a_mapped_weight_with_a_nonzero_bias_is_refused(tmp_path):
     for bias, ok in ((np.zeros(5), True), (np.r_[0.0, 0, 0, 0, 1e-3], False)):
         stnp.save_file({**sd, "unembed.bias": bias}, tmp_path / "hf.safetensors")
         if ok:
-            _same(PolyNetwork.load(tmp_path / "hf.safetensors", names=names), net)
+            assert_same_network(PolyNetwork.load(tmp_path / "hf.safetensors", names=names), net)
         else:
             with pytest.raises(NetworkFormatError, match="unembed.bias is a nonzero bias of unembed.weight"):
                 PolyNetwork.load(tmp_path / "hf.safetensors", names=names)

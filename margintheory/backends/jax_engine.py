@@ -275,11 +275,9 @@ def margins_over_prefixes(backend: Backend, U: np.ndarray, W: np.ndarray, labels
         lab = jax.device_put(np.zeros(1, dtype=np.int32), place)
     one_hot = backend.device == "gpu" if one_hot_sums is None else one_hot_sums
     kernel = _compiled_chunk(k, p, nb, nsub, n_prefix, labels is not None, mesh_devices, one_hot)
-    calls = _CallStream(kernel, (Ut, Wd, lab), place, p, n_prefix, per_call, n_calls, workers, report)
+    calls = _CallStream(kernel, Ut, Wd, lab, place, p, n_prefix, per_call, n_calls, workers, report)
     sums = run_workers(calls.run, workers, calls.cancelled)
-    label_sums = np.asarray(sums[0])
-    for other in sums[1:]:
-        label_sums = label_sums + np.asarray(other)
+    label_sums = np.sum([np.asarray(M) for M in sums], axis=0)  # in worker order
     return PrefixStatistics(calls.margins, calls.spread, label_sums, nb, nsub, d, workers)
 
 
@@ -288,9 +286,9 @@ class _CallStream:
     copies each call's rows to the host while its next call runs; calls write disjoint rows of ``margins`` and
     ``spread``, and each worker keeps its own label sums on the device."""
 
-    def __init__(self, kernel: Any, arrays: tuple[Any, Any, Any], place: Any, p: int, n_prefix: int, per_call: int,
+    def __init__(self, kernel: Any, Ut: Any, Wd: Any, labels: Any, place: Any, p: int, n_prefix: int, per_call: int,
                  n_calls: int, workers: int, report: Callable[[int, int], None] | None) -> None:
-        self.kernel, self.arrays, self.place, self.p = kernel, arrays, place, p
+        self.kernel, self.Ut, self.Wd, self.labels, self.place, self.p = kernel, Ut, Wd, labels, place, p
         self.n_prefix, self.per_call, self.n_calls = n_prefix, per_call, n_calls
         self.workers, self.report = workers, report
         self.margins, self.spread = np.empty(p * n_prefix), np.empty(p * n_prefix)
@@ -321,7 +319,7 @@ class _CallStream:
             if self.cancelled.is_set():
                 return M
             b0 = c * self.per_call
-            g, s, M = self.kernel(*self.arrays[:2], jax.device_put(np.int64(b0), self.place), self.arrays[2], M)
+            g, s, M = self.kernel(self.Ut, self.Wd, jax.device_put(np.int64(b0), self.place), self.labels, M)
             if pending is not None:
                 self.copy_back(*pending)
             pending = (b0, g, s)

@@ -129,9 +129,7 @@ def cross_entropy_terms(L: Any, y: Any) -> tuple[Any, Any]:
     ``f[y] - max_{c != y} f[c]`` (as :func:`margintheory.training.objective.cross_entropy_sum`)."""
     import jax.numpy as jnp
 
-    hit = y[:, None] == jnp.arange(L.shape[1])[None, :]
-    correct = jnp.sum(jnp.where(hit, L, 0.0), axis=1)
-    s = jnp.where(hit, -jnp.inf, L - correct[:, None])
+    s = _relative_wrong_logits(L, y)
     best = jnp.max(s, axis=1)
     top = jnp.maximum(best, 0.0)
     wrong = jnp.sum(jnp.exp(s - top[:, None]), axis=1)
@@ -279,13 +277,20 @@ def _step_function(spec: TrainSpec, one_hot_gradient: bool = False) -> tuple[Any
     return tx, jax.jit(step)
 
 
-def logit_margins(L: Any, y: Any) -> Any:
-    """``f[y] - max_{c != y} f[c]`` per row, computed as :func:`cross_entropy_terms` computes it."""
+def _relative_wrong_logits(L: Any, y: Any) -> Any:
+    """``f[c] - f[y]`` per row for the wrong classes ``c``, ``-inf`` at the correct one."""
     import jax.numpy as jnp
 
     hit = y[:, None] == jnp.arange(L.shape[1])[None, :]
     correct = jnp.sum(jnp.where(hit, L, 0.0), axis=1)
-    return -jnp.max(jnp.where(hit, -jnp.inf, L - correct[:, None]), axis=1)
+    return jnp.where(hit, -jnp.inf, L - correct[:, None])
+
+
+def logit_margins(L: Any, y: Any) -> Any:
+    """``f[y] - max_{c != y} f[c]`` per row, computed as :func:`cross_entropy_terms` computes it."""
+    import jax.numpy as jnp
+
+    return -jnp.max(_relative_wrong_logits(L, y), axis=1)
 
 
 def _right_and_least_margin(L: Any, y: Any, weight: Any, margin: Any) -> tuple[Any, Any]:
