@@ -127,6 +127,10 @@ def test_train_cli_writes_network_history_and_figures(tmp_path):
         assert (out / name).stat().st_size > 0, name
     doc = json.loads((out / "history.json").read_text())
     assert len(doc["history"]) == 61 and doc["config"]["width"] == 16
+    # the summary's coverage is the history's, out of the (p-1)/2 frequencies, and says which neurons count
+    covered = doc["history"][-1]["frequencies_covered"]
+    assert f"frequencies covered {covered}/2 (by a sparse neuron: every vector's max power >= 0.9)" in " ".join(
+        proc.stdout.split())
     assert PolyNetwork.load(out / "network.npz").U.shape == (16, 2, 5)
     wrote = sorted(line for line in proc.stderr.splitlines() if line.startswith("wrote "))
     assert wrote == sorted(f"wrote {p}" for p in out.iterdir() if p.is_file() and p.name != ".lock"), proc.stderr

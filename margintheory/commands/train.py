@@ -23,9 +23,11 @@ from margintheory.commands._options import (
     positive_int,
     selected_backend,
 )
+from margintheory.core import theory
 from margintheory.errors import InputError
 from margintheory.runtime.budget import require
 from margintheory.runtime.process import say
+from margintheory.training.metrics import SPARSE_THRESHOLD
 from margintheory.training.objective import REGULARIZERS
 from margintheory.training.optim import OPTIMIZERS, SCHEDULES
 
@@ -145,7 +147,8 @@ def _train_into(cfg, out: Path, args: argparse.Namespace, device: str) -> int:
     console.print(f"normalized margin {last['normalized_margin']:.12g} ({ratio}; float, the float64 minimum over "
                   f"all {cfg.p}^{cfg.k} points, not a verdict: 'margintheory analyze' decides); "
                   f"train acc {last['train_acc']:.4f}; mean max power {last['mean_max_power']:.4f}; "
-                  f"frequencies covered {last['frequencies_covered']}")
+                  f"frequencies covered {last['frequencies_covered']}/{len(theory.frequencies(cfg.p))} (by a sparse "
+                  f"neuron: every vector's max power >= {SPARSE_THRESHOLD:g})")
     for name in ("network.npz", "initial.npz", "checkpoint.npz", "history.csv", "history.json"):
         say(f"wrote {out / name}")  # one line on stderr per file written
     for figure in written:

@@ -30,7 +30,7 @@ from margintheory.core.network import PolyNetwork  # noqa: E402
 from margintheory.engines.fourier import dft, neuron_fourier, one_sided_power  # noqa: E402
 from margintheory.engines.margins import MarginResult  # noqa: E402
 from margintheory.runtime.atomic import atomic_write_bytes  # noqa: E402
-from margintheory.training.metrics import fourier_summary, norm_shares  # noqa: E402
+from margintheory.training.metrics import SPARSE_THRESHOLD, fourier_summary, norm_shares  # noqa: E402
 
 VECTOR_COLORS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
 
@@ -122,8 +122,10 @@ def plot_frequency_distribution(final: PolyNetwork, stem: str | os.PathLike[str]
     ax.set_ylabel("neurons")
     ax.set_ylim(0, 1.45 * max(1, int(counts.max())))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    covered = sum(1 for z in freqs if counts[z] > 0)
-    ax.set_title(f"(a) frequencies at the end: {covered}/{len(freqs)} used", fontsize=9)
+    dominant = sum(1 for z in freqs if counts[z] > 0)
+    ax.set_title(f"(a) at the end: {dominant}/{len(freqs)} frequencies dominant in some neuron,\n"
+                 f"{fs.frequencies_covered}/{len(freqs)} in a sparse one (every vector's max power "
+                 f">= {SPARSE_THRESHOLD:g}: 'frequencies covered')", fontsize=8)
     mass = np.bincount(fs.dominant_frequency, weights=norm_shares(final), minlength=p // 2 + 1)
     twin = ax.twinx()
     twin.plot(np.arange(mass.size), mass, "o", color="tab:red", ms=4, label="share of ||theta||^(k+1)")
