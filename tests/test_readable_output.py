@@ -53,6 +53,7 @@ COMMANDS = [
     "verify --p 6 --k 2 --no-certificate",
     "verify --p 3 --k 2 --exact --no-certificate",
     "verify --p 5 --k 3 --family parity-design --no-certificate",
+    "verify --p 5 --k 3 --family cyclic-lattice --exact --no-certificate",
     "verify --network {random} --rtol 0.5 --no-certificate",
     "verify --task parity --n 5 --k 3",
     "verify --task parity --network {parity}",
@@ -92,6 +93,7 @@ def test_text_output_fits_80_columns(command, files, capsys, monkeypatch):
     assert len(shown) == (0 if command.startswith("derive") else 1)
     assert _widest(out) <= 80, "\n".join(line for line in out.splitlines() if cell_len(line) > 80)
     assert not _cropped(out), _cropped(out)
+    assert "np." not in out, "a numpy repr (np.int64(1), ...) in the text"
     if not command.startswith("derive"):
         # the table's claim column holds the short names, the full claims are printed under the table
         assert "claim" in out and "verdict:" in out

@@ -1,6 +1,7 @@
 """Lemma C.14 exactly: the symbolic expansion, random rational weight vectors, and numpy's FFT."""
 
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -67,3 +68,16 @@ def test_derivation_and_limits():
         fr.validate_fourier_pk(50, 3)
     with pytest.raises(InputError):
         fr.validate_fourier_pk(1, 2)
+
+
+def test_the_refusal_names_the_largest_sizes_allowed_and_they_are():
+    """The refusal's examples are the limits' own: each named ``p`` is accepted and ``p + 1`` refused (they once
+    said ``p <= 5`` at ``k = 3``, where 15 is accepted)."""
+    with pytest.raises(RefusedError) as info:
+        fr.validate_fourier_pk(13, 20)
+    named = re.findall(r"(\d+) at k = (\d+)", str(info.value))
+    assert ("15", "3") in named and len(named) >= 4
+    for p, k in ((int(p), int(k)) for p, k in named):
+        assert fr.validate_fourier_pk(p, k) == (p, k)
+        with pytest.raises(RefusedError):
+            fr.validate_fourier_pk(p + 1, k)

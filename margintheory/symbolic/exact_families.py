@@ -176,8 +176,8 @@ def _margin_checks(res: VerificationResult, problem: ModularAddition, num: np.nd
     wrong_min = np.where(np.arange(p)[None, :] == labels[:, None], np.iinfo(np.int64).max, num).min(axis=1)
     margins = correct - wmax
     h = sp.Rational(int(margins.min()), den)
-    res.add(bool_check("all on margin", bool(np.all(margins == margins.min())), exactness="proved",
-    statement="every point on the margin"))
+    on_margin = bool(np.all(margins == margins.min()))
+    res.add(bool_check("all on margin", on_margin, exactness="proved", statement="every point on the margin"))
     res.add(bool_check("wrong logits equal (C.1)", bool(np.all(wmax == wrong_min)),
                        exactness="proved", statement="all wrong-label logits equal (condition C.1)"))
     norm_power = sp.Rational(p - 1, 2) * (sp.Rational((k + 1) * p, 2)) ** sp.Rational(k + 1, 2)
@@ -185,7 +185,7 @@ def _margin_checks(res: VerificationResult, problem: ModularAddition, num: np.nd
     equal = equal_positive(nm, gamma)
     res.set_margin(exact_measurement(nm))
     res.fields.update(margin_exact=str(h), relative_error=0.0 if equal else float((nm - gamma) / gamma),
-                      all_on_margin=True)
+                      all_on_margin=on_margin)
     res.add(Check(name="margin = gamma* (C.22)", expected=str(gamma), measured=str(nm), tolerance=0.0, passed=equal,
                   exactness="proved",
                   detail="norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency)",

@@ -53,6 +53,24 @@ def validate_fourier_pk(p: object, k: object) -> tuple[int, int]:
     return p, k
 
 
+def _within_limits(p: int, k: int) -> bool:
+    terms = p ** (k + 1)
+    return terms <= MAX_TERMS and math.comb(2 * k - 1, k) * terms <= MAX_WORK
+
+
+def largest_p_within_limits(k: int) -> int:
+    """The largest ``p >= 2`` that both limits allow at this ``k`` (1 when none), for the refusal's examples."""
+    p = 1
+    while _within_limits(p + 1, k):
+        p += 1
+    return p
+
+
+def _limit_examples() -> str:
+    shown = [(k, largest_p_within_limits(k)) for k in range(2, 8)]
+    return "largest p allowed: " + ", ".join(f"{p} at k = {k}" for k, p in shown if p >= 2)
+
+
 def refuse_large_expansion(p: int, k: int) -> None:
     """:class:`RefusedError` beyond :data:`MAX_TERMS` monomials or :data:`MAX_WORK` exact updates (validated
     integers; decided from the sizes alone)."""
@@ -60,11 +78,11 @@ def refuse_large_expansion(p: int, k: int) -> None:
     if terms > MAX_TERMS:
         shown = terms if terms != math.inf else "more than 2^128"
         raise RefusedError(f"the exact Fourier reduction expands p^(k+1) = {shown} monomials; the limit is "
-                           f"{MAX_TERMS} (e.g. p <= 5 with k <= 3, p <= 13 with k <= 2)")
+                           f"{MAX_TERMS} ({_limit_examples()})")
     work = math.comb(2 * k - 1, k) * int(terms)
     if work > MAX_WORK:
         raise RefusedError(f"the exact Fourier reduction makes C(2k-1, k) p^(k+1) = {work} exact rational updates; "
-                           f"the limit is {MAX_WORK} (k <= 7 for p = 2, k <= 3 for p <= 13)")
+                           f"the limit is {MAX_WORK} ({_limit_examples()})")
 
 
 def _u(i: int, a: int, p: int) -> int:
