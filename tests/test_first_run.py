@@ -18,16 +18,19 @@ from margintheory.training.analysis import TRAINED_NETWORK_RTOL, analyze_network
 from margintheory.training.trainer import TrainConfig, train
 
 
-@pytest.mark.parametrize("optimizer", ["adam", "gd"])
-def test_analyze_reads_the_trainers_checkpoint_and_nothing_else_extra(tmp_path, capsys, optimizer):
+@pytest.mark.parametrize("optimizer,backend", [("adam", "numpy"), ("gd", "numpy"), ("adamw", "jax"), ("gd", "jax")])
+def test_analyze_reads_the_trainers_checkpoint_and_nothing_else_extra(tmp_path, capsys, optimizer, backend):
+    """Both trainers' checkpoints: numpy's moments ``opt__m_U``, ..., and optax's state by tree path
+    (``opt__0.mu.U``, scalar ``opt__0.count``, ...), which analyze once refused as unexpected tensors."""
     ck = tmp_path / "checkpoint.npz"
-    run = train(TrainConfig(p=5, k=2, width=8, steps=4, optimizer=optimizer), checkpoint=ck)
+    run = train(TrainConfig(p=5, k=2, width=8, steps=4, optimizer=optimizer, backend=backend), checkpoint=ck)
     net = PolyNetwork.load(ck)
     assert np.array_equal(net.U, run.network.U) and np.array_equal(net.W, run.network.W)
     assert main(["analyze", str(ck), "--p", "5", "--k", "2", "--json", "--no-construction"]) in (0, 1)
     validate_result(json.loads(capsys.readouterr().out))
     arrays = dict(np.load(ck))
-    for name, extra in [("extra", np.zeros(3)), ("opt__m_U", np.zeros(3)), ("opt__z_U", arrays["U"])]:
+    for name, extra in [("extra", np.zeros(3)), ("opt__m_U", np.zeros(3)), ("opt__z_U", arrays["U"]),
+                        ("opt__0.mu.U", arrays["W"]), ("opt__0.mu.Z", arrays["U"]), ("opt__count", np.int32(4))]:
         bad = tmp_path / f"bad_{name}.npz"
         np.savez(bad, **{**arrays, name: extra})  # not the trainer's format: refused, not silently skipped
         assert main(["analyze", str(bad), "--p", "5", "--k", "2"]) == 2

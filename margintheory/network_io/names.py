@@ -230,14 +230,32 @@ def _strip(name: str) -> str:
 #: run's state as a JSON string ``state_json`` (a 0-d unicode array) and the optimizer's moments ``opt__<name>``
 CHECKPOINT_STATE = "state_json"
 CHECKPOINT_OPTIMIZER_PREFIX = "opt__"
-#: moment names of the trainer's optimizers (Adam / AdamW: first and second moments of U and W; GD has none)
+#: moment names of the numpy trainer's optimizers (Adam / AdamW: first and second moments of U and W; GD has none);
+#: the jax trainer stores optax's state by its tree paths: ``0.mu.U``, ``0.nu.W``, ... and scalar counts ``0.count``
 CHECKPOINT_MOMENTS = ("m_U", "v_U", "m_W", "v_W")
+
+
+def _optimizer_entry_fits(entry: str, tensor: Any, shapes: Mapping[str, tuple[int, ...]]) -> bool:
+    """An ``opt__<entry>`` of a checkpoint: a numpy moment, or an optax leaf (``<path>.U`` / ``<path>.W``), with
+    the shape of the weight it belongs to, or an optax scalar (a step count)."""
+    if not isinstance(tensor, LazyTensor):
+        return False
+    if entry in CHECKPOINT_MOMENTS:
+        weight = entry[2:]
+    elif "." in entry:
+        weight = entry.rsplit(".", 1)[1]
+        if tuple(tensor.shape) == ():
+            return True
+    else:
+        return False
+    return weight in shapes and tuple(tensor.shape) == shapes[weight]
 
 
 def is_training_checkpoint(top: Mapping[str, Any]) -> bool:
     """Whether the top level of a file is exactly a checkpoint of ``margintheory train``: ``U``, ``W``, a scalar
-    string ``state_json`` and only the trainer's moments, each with the shape of the weight it belongs to.  Any
-    other extra tensor leaves the file to the general rules (an unexpected tensor is refused there)."""
+    string ``state_json`` and only the trainer's optimizer state (numpy or optax names), each moment with the shape
+    of the weight it belongs to.  Any other extra tensor leaves the file to the general rules (an unexpected tensor
+    is refused there)."""
     u, w, state = top.get("U"), top.get("W"), top.get(CHECKPOINT_STATE)
     if not all(isinstance(x, LazyTensor) for x in (u, w, state)):
         return False
@@ -248,9 +266,8 @@ def is_training_checkpoint(top: Mapping[str, Any]) -> bool:
     for name, t in top.items():
         if name in ("U", "W", CHECKPOINT_STATE):
             continue
-        moment = str(name).removeprefix(CHECKPOINT_OPTIMIZER_PREFIX)
-        if (moment == name or moment not in CHECKPOINT_MOMENTS or not isinstance(t, LazyTensor)
-                or tuple(t.shape) != shapes[moment[2:]]):
+        entry = str(name).removeprefix(CHECKPOINT_OPTIMIZER_PREFIX)
+        if entry == name or not _optimizer_entry_fits(entry, t, shapes):
             return False
     return True
 
