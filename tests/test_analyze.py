@@ -140,3 +140,36 @@ def test_summary_figure_is_legible_at_one_column_width(p, k):
     assert not clashes, clashes[:5]
     outside = [a for a, box in boxes if box.x0 < -1 or box.x1 > fig.bbox.width + 1]
     assert not outside, outside
+
+
+def test_the_margin_figure_is_drawn_from_this_networks_history_only(tmp_path, capsys, monkeypatch):
+    """analyze --plots draws a margin curve only from the history of the run that ended in the network: a
+    checkpoint's own history, or history.json when its last row's margin is the network's.  A history of another
+    session, of another network, or a damaged one is not drawn (one line on stderr says why)."""
+    from margintheory.cli import main
+    from margintheory.training import figures
+    from margintheory.training.trainer import TrainConfig, train
+
+    drawn: list[list[dict]] = []
+    original = figures.plot_margin_history
+    monkeypatch.setattr(figures, "plot_margin_history", lambda h, *a, **kw: drawn.append(h) or original(h, *a, **kw))
+    run = tmp_path / "run"
+    assert main(["train", "--p", "5", "--k", "2", "--width", "8", "--steps", "30", "--out", str(run), "--no-figures",
+                 "--no-progress"]) == 0
+
+    def analyze(name: str) -> str:
+        capsys.readouterr()
+        assert main(["analyze", str(run / name), "--p", "5", "--k", "2", "--plots", str(tmp_path / name)]) in (0, 1)
+        return capsys.readouterr().err
+
+    assert "not drawn" not in analyze("network.npz") and drawn[-1][-1]["step"] == 30
+    # a later session stopped at step 45: the checkpoint carries its history, history.json is still the first's
+    train(TrainConfig(p=5, k=2, width=8, steps=60), checkpoint=run / "checkpoint.npz", resume=True, stop_after=15)
+    assert "not drawn" not in analyze("checkpoint.npz") and drawn[-1][-1]["step"] == 45
+    shutil.copy(run / "initial.npz", run / "other.npz")  # same shape, another network
+    err = analyze("other.npz")
+    assert len(drawn) == 2 and "margin figure not drawn" in err and "ends at step 30" in err
+    assert not (tmp_path / "other.npz" / "margin.png").exists()
+    (run / "history.json").write_text('{"config": {"width": 8}, "history": [')
+    err = analyze("network.npz")
+    assert len(drawn) == 2 and "not a readable history (JSONDecodeError" in err and "Traceback" not in err

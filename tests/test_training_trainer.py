@@ -88,6 +88,10 @@ def test_resume_refuses_a_checkpoint_with_other_settings(tmp_path):
     # extending the number of steps is allowed
     more = train(small_config(steps=40), checkpoint=ck, resume=True)
     assert more.history[-1]["step"] == 40
+    # shortening is not: the weights are at step 40, the run would be labelled as 30 steps
+    with pytest.raises(InputError, match="already at step 40, beyond steps 30"):
+        train(small_config(steps=30), checkpoint=ck, resume=True)
+    assert train(small_config(steps=40), checkpoint=ck, resume=True).history[-1]["step"] == 40
 
 
 def test_seeds_split_and_history_columns():
@@ -103,7 +107,8 @@ def test_seeds_split_and_history_columns():
 
 @pytest.mark.parametrize("bad", [dict(width=0), dict(lam=-1.0), dict(train_fraction=0.0), dict(optimizer="sgdx"),
                                  dict(regularizer="l3"), dict(lr=0.0), dict(p=2), dict(schedule="linear"),
-                                 dict(batch_size=50), dict(train_fraction=0.5, batch_size=25)])
+                                 dict(batch_size=50), dict(train_fraction=0.5, batch_size=25),
+                                 dict(schedule="doubling"), dict(schedule="doubling", milestones=[0, 5])])
 def test_bad_configuration_is_an_input_error(bad):
     with pytest.raises(InputError):
         small_config(**bad)

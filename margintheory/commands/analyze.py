@@ -120,9 +120,40 @@ def _plots(net, network_path: Path, out: Path, args: argparse.Namespace) -> list
     written = figures.plot_summary(net, margins, summary, tolerance=args.tolerance)
     written += figures.plot_embeddings(net, embeddings)
     written += figures.plot_frequency_distribution(net, frequencies, initial)
-    hist = here / "history.json"
-    if hist.exists():
-        doc = json.loads(hist.read_text())
-        if doc.get("config", {}).get("width") == net.m:
-            written += figures.plot_margin_history(doc["history"], net.p, net.k, margin)
+    history, why_not = run_history(net, network_path, margins.normalized_margin, margins.normalized_tolerance)
+    if history is not None:
+        written += figures.plot_margin_history(history, net.p, net.k, margin)
+    elif why_not:
+        say(f"margin figure not drawn: {why_not}")
     return written
+
+
+def run_history(net, network_path: Path, margin: float, tolerance: float) -> tuple[list[dict] | None, str]:
+    """The history of the training run that ended in ``net``, or ``None`` and why not (``""``: there is none).
+
+    A checkpoint of ``margintheory train`` carries its own history.  Otherwise ``history.json`` next to the file is
+    that run's when its configuration has the network's ``p``, ``k`` and width and its last row's normalized margin
+    is the network's (``margin``, within the engine's float64 bound ``tolerance`` plus ``1e-9`` relative): a
+    history of an earlier session, or of another network, is not drawn as this one's."""
+    from margintheory.training.checkpoint import load_checkpoint
+
+    try:
+        return load_checkpoint(network_path).history or None, ""
+    except InputError:
+        pass  # not a checkpoint: a network file
+    hist = network_path.parent / "history.json"
+    if not hist.is_file():
+        return None, ""
+    try:
+        doc = json.loads(hist.read_text())
+        config, history = doc["config"], doc["history"]
+        shape = (config["p"], config["k"], config["width"])
+        last = float(history[-1]["normalized_margin"])
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        return None, f"{hist} is not a readable history ({type(exc).__name__}: {exc})"
+    if shape != (net.p, net.k, net.m):
+        return None, f"{hist} is the history of a run with (p, k, width) = {shape}, not {(net.p, net.k, net.m)}"
+    if not abs(last - margin) <= tolerance + 1e-9 * abs(margin):
+        return None, (f"{hist} ends at step {history[-1].get('step')} with normalized margin {last:.12g}; this "
+                      f"network's is {margin:.12g} (the history is another session's)")
+    return history, ""

@@ -55,6 +55,22 @@ def save_checkpoint(path: str | os.PathLike[str], state: TrainState) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
+def checkpoint_progress(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """``(step, steps)``: how far the checkpointed run is and how far its configuration goes, from ``state_json``
+    alone (the arrays are not read); :class:`InputError` when ``path`` is not a readable checkpoint."""
+    from margintheory.network_io import LazyTensor, open_tensor_file
+
+    try:
+        with open_tensor_file(path, kind="npz") as tf:
+            state = tf.tree.get(STATE)
+            if not isinstance(state, LazyTensor):
+                raise InputError(f"{path}: not a training checkpoint (no {STATE})")
+            meta = json.loads(str(tf.load([state])[0]))
+        return int(meta["step"]), int(meta["config"]["steps"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path}: not a readable training checkpoint ({type(exc).__name__}: {exc})") from None
+
+
 def load_checkpoint(path: str | os.PathLike[str]) -> TrainState:
     """Read a checkpoint written by :func:`save_checkpoint`; a damaged file raises :class:`InputError`.
 

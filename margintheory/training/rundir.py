@@ -20,6 +20,7 @@ from pathlib import Path
 
 from margintheory.errors import InputError
 from margintheory.runtime.atomic import check_output_dir
+from margintheory.training.checkpoint import checkpoint_progress
 
 #: files a run writes (the figures as ``<stem>.png`` / ``<stem>.pdf``)
 RUN_FILES = ("network.npz", "initial.npz", "checkpoint.npz", "history.csv", "history.json")
@@ -36,6 +37,15 @@ def previous_run(out: Path) -> str | None:
     """A description of the run ``out`` holds (``None`` if it holds none)."""
     if not run_files(out):
         return None
+    ck = out / "checkpoint.npz"
+    if ck.is_file():  # the checkpoint is the run's latest state (history.json is written when a session ends)
+        try:
+            step, steps = checkpoint_progress(ck)
+        except InputError:
+            return "the files of a previous run (checkpoint.npz unreadable)"
+        if step >= steps:
+            return f"a finished run ({step} steps)"
+        return f"an unfinished run (stopped after {step} of {steps} steps)"
     hist = out / "history.json"
     if hist.exists():
         try:
@@ -46,8 +56,6 @@ def previous_run(out: Path) -> str | None:
             return f"an unfinished run (stopped after {steps} steps)"
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return "the files of a previous run (history.json unreadable)"
-    if (out / "checkpoint.npz").exists():
-        return "an unfinished run (checkpoint.npz)"
     return "the files of a previous run"
 
 

@@ -87,6 +87,11 @@ class TrainConfig:
             (self.dtype in DTYPES, f"dtype must be one of {DTYPES}, got {self.dtype!r}"),
             (self.dtype == "float64" or self.backend == "jax",
              f"{self.dtype} training needs the jax backend (the numpy trainer computes in float64)"),
+            (self.schedule != "doubling" or len(self.milestones) > 0,
+             "the doubling schedule needs milestones (the steps after which the learning rate doubles); without "
+             "them it is the constant schedule"),
+            (all(isinstance(s, int) and s >= 1 for s in self.milestones),
+             f"milestones must be step numbers >= 1, got {self.milestones}"),
         ]
         for ok, msg in checks:
             if not ok:
@@ -361,6 +366,9 @@ def _initial_state(cfg: TrainConfig, checkpoint: str | os.PathLike[str] | None, 
     if diff:
         detail = ", ".join(f"{k}: checkpoint {saved.get(k, LATER_KEYS.get(k))!r} vs now {mine[k]!r}" for k in diff)
         raise InputError(f"{checkpoint}: checkpoint was written with different settings ({detail})")
+    if cfg.steps < state.step:
+        raise InputError(f"{checkpoint}: the run is already at step {state.step}, beyond steps {cfg.steps}; resume "
+                         f"with steps >= {state.step} (a run is not shortened)")
     if state.U.shape != (cfg.width, cfg.k, cfg.p):
         raise InputError(f"{checkpoint}: parameters have shape {state.U.shape}, expected {(cfg.width, cfg.k, cfg.p)}")
     state.config = mine

@@ -52,7 +52,7 @@ def test_claim_rules(tmp_path):
     out = tmp_path
     claim_run_dir(out, resume=False, overwrite=False)  # empty: fine
     (out / "checkpoint.npz").write_bytes(b"x")
-    assert "unfinished" in previous_run(out)
+    assert previous_run(out) == "the files of a previous run (checkpoint.npz unreadable)"
     with pytest.raises(InputError):
         claim_run_dir(out, resume=False, overwrite=False)
     claim_run_dir(out, resume=True, overwrite=False)
@@ -62,3 +62,18 @@ def test_claim_rules(tmp_path):
     assert not (out / "checkpoint.npz").exists() and (out / "notes.txt").exists()
     with pytest.raises(InputError):
         claim_run_dir(out, resume=True, overwrite=True)
+
+
+def test_the_checkpoint_says_how_far_a_run_is_when_history_json_is_older(tmp_path):
+    """history.json is written when a session ends; a later session stopped mid-way leaves only the checkpoint
+    ahead of it.  The refusal to start over the directory describes the checkpoint (it said 'a finished run (3
+    steps)' of a run at step 5 of 6)."""
+    from margintheory.training.trainer import TrainConfig, train
+
+    assert run_cli(*TRAIN, cwd=tmp_path).returncode == 0
+    assert previous_run(tmp_path / "run") == "a finished run (3 steps)"
+    cfg = TrainConfig(p=3, k=2, width=4, steps=6)
+    train(cfg, checkpoint=tmp_path / "run" / "checkpoint.npz", resume=True, stop_after=2)
+    assert previous_run(tmp_path / "run") == "an unfinished run (stopped after 5 of 6 steps)"
+    again = run_cli(*TRAIN, cwd=tmp_path)
+    assert_one_line_error(again, contains=("stopped after 5 of 6 steps", "--resume"))
