@@ -144,8 +144,9 @@ def plot_frequency_distribution(final: PolyNetwork, stem: str | os.PathLike[str]
         ax.set_ylabel("embedding vectors")
         ax.legend(fontsize=7, loc="upper left")
         letter = "b" if label == "initialization" else chr(ord("a") + panels - 1)
-        ax.set_title(f"({letter}) {label}: mean {mp.mean():.3f}; large neurons: mean {mp[big].mean():.3f}, "
-                     f"min {mp[big].min():.3f}", fontsize=8)
+        recorded = fourier_summary(net.U, net.W).mean_max_power
+        ax.set_title(f"({letter}) {label}: mean over the u_j {mp.mean():.3f} (large neurons {mp[big].mean():.3f}, "
+                     f"min {mp[big].min():.3f});\nover the u_j and w ('mean max power'): {recorded:.3f}", fontsize=8)
     fig.suptitle(title or f"frequency usage and sparsity (p={p}, k={final.k}, m={final.m})", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, stem)
@@ -326,7 +327,7 @@ def _summary_frequency_shares(ax: plt.Axes, nf, share: np.ndarray, p: int) -> No
     ax.set_ylim(0, max(float(mass.max()), 1.0 / max(len(freqs), 1)) * 1.5)
     ax.set_xlabel("frequency")
     ax.set_ylabel(r"share of $\|\theta\|^{k+1}$")
-    ax.set_title(f"(c) {used}/{len(freqs)} frequencies used", loc="left")
+    ax.set_title(f"(c) norm share: {used}/{len(freqs)} frequencies carry some", loc="left")
     ax.legend(loc="best", fontsize=5.5)
 
 
