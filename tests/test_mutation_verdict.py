@@ -207,10 +207,16 @@ def test_gap_row_tolerances_and_their_boundaries():
     far = upper_bound(U=U_5_2 * (1 + F(1, 10**6)))
     gap = maxmin.relative_gap(far.upper, exact)[0]
     assert 1e-7 < gap < 1e-5
-    # rtol above 1e-9: the gap is compared in float against rtol, at its boundary
-    r = rows(far, exact, rtol=gap)["network margin = optimum"]
-    assert r.passed is True and r.tolerance == gap and r.expected == gap
-    r = rows(far, exact, rtol=math.nextafter(gap, 0))["network margin = optimum"]
+    # rtol above 1e-9: decided exactly too (squares of rationals), at the exact gap's boundary: the floats just
+    # above and just below the irrational gap U/gamma* - 1 (the float gap is rounded: comparing it decided wrongly)
+    exact_gap = sp.Rational(far.upper.numerator, far.upper.denominator) / GAMMA_5_2 - 1
+    near = float(sp.N(exact_gap, 50))
+    below, above = ((near, math.nextafter(near, 1)) if sp.Rational(near) < exact_gap
+                    else (math.nextafter(near, 0), near))
+    r = rows(far, exact, rtol=above)["network margin = optimum"]
+    assert r.passed is True and r.tolerance == above and r.expected == above
+    assert r.statement.endswith("(decided exactly)")
+    r = rows(far, exact, rtol=below)["network margin = optimum"]
     assert r.passed is False
     assert rows(ub, exact, rtol=1e-10)["network margin = optimum"].tolerance == GAP_TOL  # never below 1e-9
     # rtol = 1e-9 exactly: the gap is still decided on exact squares, where float64 would say otherwise
@@ -230,6 +236,11 @@ def test_gap_row_tolerances_and_their_boundaries():
     r = rows(ub, small)["network margin = optimum"]
     assert r.statement == ("network margin = solver optimum: (U - L)/L <= 1e-09 + 1e-11 = 1.01e-09 (1e-09 plus the "
                            "float64 error bound of L, relative to L; --exact decides 1e-09 exactly where it fits)")
+    # a network file cannot be checked with --exact: the row does not advise it there
+    file_row = {c.name: c for c in maxmin.maxmin_checks(ub, small, GAMMA_5_2, True, None, exact_hint=False)}
+    assert file_row["network margin = optimum"].statement == (
+        "network margin = solver optimum: (U - L)/L <= 1e-09 + 1e-11 = 1.01e-09 (1e-09 plus the float64 error bound "
+        "of L, relative to L)")
     tiny = LowerBound(0.03, None, "float", "", error_bound=0.03 * 0.011 * GAP_TOL)
     assert "float64 error bound of L" in rows(ub, tiny)["network margin = optimum"].statement
     exact_with_error = LowerBound(0.03, sp.Rational(3, 100), "proved", "", error_bound=1e-3)  # not a float L

@@ -104,11 +104,12 @@ def lower_bound_from(result: VerificationResult) -> LowerBound | None:
     return LowerBound(value, None, m.exactness, f"{text}; {m.how}", tol, method=m.method)
 
 
-def relative_gap(U: Fraction, L: LowerBound) -> tuple[float, bool, bool]:
-    """``((U - L)/L, gap <= GAP_TOL, decided exactly)``; exact when ``L^2`` is rational (squares compared)."""
+def relative_gap(U: Fraction, L: LowerBound, tol: Fraction | None = None) -> tuple[float, bool, bool]:
+    """``((U - L)/L, gap <= tol, decided exactly)``; exact when ``L^2`` is rational (squares compared).  ``tol``
+    defaults to ``GAP_TOL`` (``1/10^9`` for an exact ``L``, the float ``1e-9`` for a float one)."""
     L2 = L.exact_square
     if L2 is not None and L2 > 0:
-        within = U * U <= (1 + GAP_TOL_EXACT) ** 2 * L2
+        within = U * U <= (1 + (GAP_TOL_EXACT if tol is None else tol)) ** 2 * L2
         gap = float(U) / math.sqrt(float(L2)) - 1
         return gap, within, True
     if L.value <= 0:
@@ -116,7 +117,7 @@ def relative_gap(U: Fraction, L: LowerBound) -> tuple[float, bool, bool]:
     gap = (float(U) - L.value) / L.value
     # decided in exact rational arithmetic on the float lower bound L.value (itself <= L), so a "within" here is
     # rigorous, not subject to the rounding of the float gap printed beside it
-    return gap, U <= (1 + Fraction(GAP_TOL)) * Fraction(L.value), False
+    return gap, U <= (1 + (Fraction(GAP_TOL) if tol is None else tol)) * Fraction(L.value), False
 
 
 def gap_upper_rational(U: Fraction, L: LowerBound) -> Fraction | None:
@@ -137,18 +138,19 @@ def gap_upper_rational(U: Fraction, L: LowerBound) -> Fraction | None:
 
 
 def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | None, applicable: bool,
-                  rtol: float | None) -> list[Check]:
-    """The rows of the verdict: both ends against ``gamma*``, the gap, and the argued steps."""
+                  rtol: float | None, *, exact_hint: bool = True) -> list[Check]:
+    """The rows of the verdict: both ends against ``gamma*``, the gap, and the argued steps.  ``exact_hint``: the
+    network can be checked with ``--exact`` (the construction or a family, not a network file)."""
     U = ub.upper
-    gap, within, exact = relative_gap(U, L)
     base = max(GAP_TOL, rtol or 0.0)
     # a float L is the measured margin minus its a-priori error bound: the gap cannot be decided more finely than
     # that bound, so it widens the tolerance (as for the row "normalized margin = gamma*"); both terms are stated in
     # the row (README: "the tolerance applied is 1e-9 plus L's relative error bound")
     float_slack = L.error_bound / L.value if L.exactness == "float" and L.value > 0 else 0.0
     tol = base + float_slack
-    if (rtol and rtol > GAP_TOL) or float_slack:
-        within = gap <= tol
+    # the tolerance (the float sum above) is compared in rational arithmetic, exactly: a wider --rtol is decided as
+    # exactly as the default 1e-9
+    gap, within, exact = relative_gap(U, L, None if tol == GAP_TOL else Fraction(tol))
     g_float = None if gamma_exact is None else float(gamma_exact)
     rows: list[Check] = []
     rows.append(Check(name="max margin >= L", expected=g_float, measured=L.value, tolerance=None, passed=True,
@@ -166,8 +168,9 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
         rows.append(Check(name="max margin <= U", expected=None, measured=ub.upper_float, tolerance=None, passed=True,
                           exactness="proved", detail=f"U = {U}; no closed form for this p", informational=True,
                           statement="max margin <= U (weak duality + frequency blocks + exact SOS)"))
-    bound = (f"{base:g} + {float_slack:.3g} = {tol:.6g} ({base:g} plus the float64 error bound of L, relative to L; "
-             f"--exact decides {base:g} exactly where it fits)") if float_slack else (
+    hint = f"; --exact decides {base:g} exactly where it fits" if exact_hint else ""
+    bound = (f"{base:g} + {float_slack:.3g} = {tol:.6g} ({base:g} plus the float64 error bound of L, relative to "
+             f"L{hint})") if float_slack else (
         f"{base:g} (decided exactly)" if exact and L.exactness == "proved" else f"{base:g}")
     rows.append(Check(name="network margin = optimum", expected=tol, measured=gap, tolerance=tol, passed=bool(within),
                       exactness="proved" if exact and L.exactness == "proved" else
@@ -253,13 +256,14 @@ def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
 
 
 def attach_maxmin(result: VerificationResult, problem: ModularAddition, *, max_memory: int,
-                  rtol: float | None = None) -> ProvedUpperBound | None:
-    """Compute ``U`` for the problem, add the rows and the ``certificate`` object to ``result``."""
+                  rtol: float | None = None, exact_available: bool = True) -> ProvedUpperBound | None:
+    """Compute ``U`` for the problem, add the rows and the ``certificate`` object to ``result``
+    (``exact_available``: the network is one ``--exact`` can check, the construction or a family)."""
     L = lower_bound_from(result)
     if L is None:
         return None
     ub = prove_upper_bound(problem, max_memory=max_memory)
-    for row in maxmin_checks(ub, L, problem.gamma_star_exact, problem.applicable, rtol):
+    for row in maxmin_checks(ub, L, problem.gamma_star_exact, problem.applicable, rtol, exact_hint=exact_available):
         result.add(row)
     cert = certificate_field(ub, L)
     result.certificate = cert
