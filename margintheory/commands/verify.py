@@ -273,6 +273,8 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
         check_output_path(args.certificate, args.overwrite)  # refused before any work
     if args.exact and args.network:
         raise InputError("--exact checks the construction; it cannot be combined with --network")
+    if getattr(args, "names", None) is not None and not args.network:
+        raise InputError("--names maps the tensors of a network file; it applies with --network")
     if args.exact and (args.backend or args.device):
         raise InputError("--exact computes in exact arithmetic; --backend and --device choose the float64 engine")
     if args.exact and args.exhaustive:

@@ -28,6 +28,9 @@ def one_line_error(capsys, argv, *words):
     (["verify", "--network", "x.npz", "--fourier-tol", "-1"], ("--fourier-tol", "(0, 1)")),
     (["verify", "--network", "x.npz", "--min-share", "2"], ("--min-share", "[0, 1)")),
     (["verify", "--p", "5", "--k", "2", "--min-share", "0.1"], ("--min-share", "--network")),
+    (["verify", "--p", "5", "--k", "2", "--names", "U=a,W=b"], ("--names", "--network")),  # was ignored, exit 0
+    (["verify", "--task", "group", "--group", "S3", "--names", "U=U,W=W"], ("--names", "--network")),
+    (["train", "--p", "5", "--k", "2", "--width", "4", "--schedule", "doubling"], ("doubling", "milestones")),
     (["verify", "--task", "group", "--group", "S3", "--construction", "F6"], ("--construction", "group")),
     (["verify", "--task", "group", "--group", "S3", "--nu", "1"], ("--nu", "group")),
     (["verify", "--task", "group", "--group", "S3", "--p", "5"], ("--p", "--group")),
