@@ -540,3 +540,21 @@ def test_a_network_files_gap_row_does_not_advise_exact():
     exhaustive = verify(ModularAddition(5, 2), exhaustive=True)
     row = {c.name: c for c in exhaustive.checks}["network margin = optimum"]
     assert "--exact decides 1e-09 exactly" in row.statement
+
+
+def test_no_certificate_file_for_a_network_whose_margin_is_not_positive(tmp_path, capsys):
+    """A network with negative margin (the construction with W negated) has an interval [L, U] with L < 0: no file
+    is written (check would refuse its lower end as unreadable), stderr and the notes say why, the verdict stands."""
+    import json
+
+    from margintheory.cli import main
+    from margintheory.core.construction import build_construction
+    from margintheory.core.network import PolyNetwork
+
+    net = build_construction(5, 2)
+    PolyNetwork(net.U, -net.W).save(tmp_path / "neg.npz")
+    cert = tmp_path / "neg.json"
+    assert main(["verify", "--network", str(tmp_path / "neg.npz"), "--certificate", str(cert), "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert not cert.exists() and f"{cert} not written" in err and "is not positive" in err
+    assert any("not written" in note for note in json.loads(out)["notes"])

@@ -305,18 +305,25 @@ def rational_witness(net: PolyNetwork) -> tuple[dict[str, Any], LowerBound] | No
 
 
 def write_certificate_for(result: VerificationResult, path: str, overwrite: bool, *, max_memory: int,
-                          network: PolyNetwork | None = None, problem: ModularAddition | None = None) -> None:
+                          network: PolyNetwork | None = None, problem: ModularAddition | None = None) -> str | None:
     """Write the certificate file of a modular-addition result that carries the interval ``[L, U]`` (``U`` from the
     cache of :func:`prove_upper_bound`).  The lower end is a rational witness network re-checked by the checker when
     it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result
     (its typed margin, :func:`lower_bound_from`).  ``problem`` is the result's: without it (a result of another task)
-    there is no interval to write."""
+    there is no interval to write.  Returns ``None`` when written, else why not (a network whose margin is not
+    positive: its interval says nothing the file format could state, the checker works with squares of positive
+    ends); the reason is also a note of ``result``."""
     from margintheory.core.construction import build_construction
     from margintheory.errors import InputError
 
     L = lower_bound_from(result)
     if L is None or result.certificate is None or problem is None:
         raise InputError("no max-min interval was computed, so there is no certificate to write")
+    if not L.value > 0:
+        why = (f"{path} not written: the network's normalized margin L = {L.value:.6g} is not positive, so [L, U] "
+               "certifies nothing (a certificate's lower end is a positive margin)")
+        result.notes.append(why)
+        return why
     ub = prove_upper_bound(problem, max_memory=max_memory)
     net = network
     if net is None and _witness_fits(problem.p, problem.k, theory_width(problem)):
@@ -329,6 +336,7 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
         doc["lower_witness"] = wdoc
     write_certificate(path, doc, overwrite)
     result.fields["certificate_file"] = path
+    return None
 
 
 def _witness_fits(p: int, k: int, m: int) -> bool:

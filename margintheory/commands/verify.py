@@ -143,10 +143,10 @@ def run(args: argparse.Namespace) -> int:
             from margintheory.certificate.maxmin import write_certificate_for
             from margintheory.core.network import PolyNetwork as Net
 
-            write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
-                                  network=network if isinstance(network, Net) else None,
-                                  problem=problem if isinstance(problem, ModularAddition) else None)
-            say(f"wrote {args.certificate}")
+            not_written = write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
+                                                network=network if isinstance(network, Net) else None,
+                                                problem=problem if isinstance(problem, ModularAddition) else None)
+            say(not_written or f"wrote {args.certificate}")
     if args.network:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
