@@ -150,7 +150,8 @@ def exact_moment_check(measure: PhaseMeasure) -> MomentCheck:
             return MomentCheck(False, 0, "cyclic subgroup: the atoms are not {t g mod N} with equal weights", [],
                                time.perf_counter() - t0)
         bad = M[(M @ g) % Q == 0]
-        return MomentCheck(len(bad) == 0, len(M), f"integer test N = {Q} does not divide m.g, g = {tuple(int(v) for v in g)}",
+        shown = tuple(int(v) for v in g)
+        return MomentCheck(len(bad) == 0, len(M), f"integer test N = {Q} does not divide m.g, g = {shown}",
                            [tuple(int(v) for v in b) for b in bad[:10]], time.perf_counter() - t0)
     scale = math.lcm(*(w.denominator for w in measure.weights))
     iw = np.array([int(w * scale) for w in measure.weights], dtype=np.int64)
