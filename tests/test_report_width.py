@@ -80,3 +80,16 @@ def test_details_print_as_values_not_python_reprs():
     assert format_value({"name": "HiGHS", "time": 1.1648261529990123}) == "name=HiGHS, time=1.16483"
     assert format_value(np.array([0, 6, 9])) == "[0, 6, 9]"
     assert format_value(np.float64(0.1234567891234), 6) == "0.123457" and format_value(np.int64(7)) == "7"
+
+
+def test_the_tol_column_never_shows_less_than_the_tolerance_applied():
+    """One significant digit, rounded up (``1.47e-12`` was shown as ``1e-12``), at most 5 characters."""
+    import numpy as np
+
+    from margintheory.presentation.report import format_tolerance
+
+    assert [format_tolerance(t) for t in (1e-9, 0.1, 0.0, 1.47e-12, 1.0014671446e-09, 2.5e-10, 9.96e-5, 0.5)] == [
+        "1e-9", "1e-1", "0", "2e-12", "2e-9", "3e-10", "1e-4", "5e-1"]
+    for t in 10 ** np.random.default_rng(0).uniform(-15, 0, 2000):
+        shown = format_tolerance(float(t))
+        assert t <= float(shown) <= 2.0 * t and len(shown) <= 5, (t, shown)

@@ -54,6 +54,21 @@ def format_value(x: Any, digits: int = 12) -> str:
 TABLE_RULES = 19
 
 
+def format_tolerance(tol: float) -> str:
+    """A tolerance in one significant digit, rounded up, exponent without a leading zero (a narrow column): it never
+    shows a tolerance smaller than the one applied (``1.47e-12`` was shown as ``1e-12``, below a measured ``1.2e-12``
+    that passed); the value itself is in the JSON and in the statement under the table."""
+    if not math.isfinite(tol) or tol <= 0:
+        return f"{tol:g}"
+    exponent = math.floor(math.log10(tol))
+    digit = math.ceil(tol / 10.0**exponent * (1 - 1e-12))  # 1..10; the factor absorbs the division's rounding
+    while digit * 10.0**exponent < tol:
+        digit += 1
+    if digit == 10:
+        digit, exponent = 1, exponent + 1
+    return f"{digit}e{exponent}"
+
+
 def checks_table(checks: list[Check], title: str | None = None, digits: int = 12, width: int | None = None
                  ) -> Table:
     """The claim | expected | measured | tol | how | verdict table, at most ``width`` columns wide: the claim and
@@ -64,7 +79,7 @@ def checks_table(checks: list[Check], title: str | None = None, digits: int = 12
         if c.informational:
             verdict += " (i)"
         style = "green" if c.passed else ("yellow" if c.informational else "red")
-        tol = "-" if c.tolerance is None else f"{c.tolerance:.0e}"
+        tol = "-" if c.tolerance is None else format_tolerance(c.tolerance)
         rows.append((c.name, format_value(c.expected, digits), format_value(c.measured, digits), tol, c.exactness,
                      verdict, style))
     fixed = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in ((3, "tol"), (4, "how"), (5, "verdict"))]
