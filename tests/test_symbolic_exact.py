@@ -128,3 +128,51 @@ def test_multidim_dft_diagonal_exact(p, k):
 
     values = exact.multidim_dft_diagonal(exact.exact_construction_logits(p, k))
     assert values == [sp.Rational(p ** (k + 1), 2)] * (p - 1)
+
+
+def test_exact_family_check_has_the_rows_of_the_other_paths():
+    """``verify --exact --family``: the odd-prime hypothesis row, the exact relative error, Lemma C.20's
+    ``f^(j..,-j) > 0``; for even ``p`` the exact margin is still computed (it was skipped: no margin, exit 0) and
+    agrees with the float path's, and the deciding failures are the float path's."""
+    import sympy as sp
+
+    from margintheory import ModularAddition, verify
+    from margintheory.symbolic.exact_families import verify_family_exact
+
+    odd = verify_family_exact(9, 3, "cyclic-lattice")
+    rows = {c.name: c for c in odd.checks}
+    assert rows["hypothesis: odd prime"].informational and not rows["hypothesis: odd prime"].passed  # 9 = 3^2
+    assert rows["f^(j..,-j) > 0 (C.20)"].passed and rows["margin = gamma* (C.22)"].passed
+    assert odd.fields["relative_error_exact"] == "0" and odd.verdict == "verified"
+    even = verify_family_exact(6, 3, "cyclic-lattice")
+    assert even.margin is not None and sp.Rational(even.margin.exact) == sp.Rational(1, 192)
+    floats = verify(ModularAddition(6, 3), family="cyclic-lattice", certificate=False)
+    assert math.isclose(floats.normalized_margin, 1 / 192, rel_tol=1e-12)
+    failed = {c.name for c in even.checks if not c.passed and not c.informational}
+    assert failed == {"wrong logits equal (C.1)", "f^(j..,-j) > 0 (C.20)"} and even.verdict == "not-applicable"
+    assert failed <= {c.name for c in floats.checks if not c.passed and not c.informational}
+    assert even.exit_code == floats.exit_code == 1
+
+
+def test_even_p_logit_rows_agree_between_the_exact_and_the_float_construction():
+    """At even ``p`` the exact path expected (p-1)/2 = 3/2 for the correct logit and one wrong value for all wrong
+    labels; both paths now state the number of frequencies and the mean wrong logit, and agree."""
+    from margintheory import ModularAddition, verify
+
+    def logit_rows(result):
+        return {c.name: (str(c.expected), str(c.measured), c.passed) for c in result.checks
+                if c.name in ("correct logit = (p-1)/2", "mean wrong logit")}
+
+    exact_rows = logit_rows(verify(ModularAddition(4, 2), exact=True, certificate=False))
+    assert exact_rows == {"correct logit = (p-1)/2": ("1", "1", True), "mean wrong logit": ("-1/3", "-1/3", True)}
+    assert exact_rows == logit_rows(verify(ModularAddition(4, 2), certificate=False))
+
+
+def test_a_family_network_is_not_held_to_the_papers_statements_about_the_construction():
+    from margintheory import ModularAddition, verify
+
+    family = {c.name: c for c in verify(ModularAddition(5, 3), family="parity-design", certificate=False).checks}
+    assert "paper: wrong logit = 0" not in family
+    assert family["network function (C.18)"].statement.startswith("network function = (k!/2^k) sum_zeta")
+    construction = {c.name: c for c in verify(ModularAddition(5, 3), certificate=False).checks}
+    assert "paper: wrong logit = 0" in construction

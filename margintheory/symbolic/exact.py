@@ -378,12 +378,20 @@ def _add_function_checks(result: VerificationResult, ex: ExactLogits, stats: dic
                           exactness="proved", detail=f"all {ex.numerators.size} logits compared as rationals",
                           statement="network function = sum_zeta cos_zeta(a_1+...+a_k-c) (Lemma C.18)"))
     correct, wrong = stats["correct_values"], stats["wrong_values"]
-    result.add(Check(name="correct logit = (p-1)/2", expected=str(sp.Rational(p - 1, 2)), measured=_fmt(correct),
-                     tolerance=None, passed=correct == [sp.Rational(p - 1, 2)], exactness="proved",
-                     statement="correct-label logit (unnormalized) = (p-1)/2"))
-    result.add(Check(name="wrong logit (cosine sum)", expected=str(S[1]), measured=_fmt(wrong), tolerance=None,
-                     passed=wrong == [S[1]] and len(set(S[1:])) == 1, exactness="proved",
-                     statement="wrong-label logit (unnormalized) = sum_zeta cos(2 pi zeta x/p), x != 0"))
+    n_freq = sp.Integer(len(theory.frequencies(p)))
+    result.add(Check(name="correct logit = (p-1)/2", expected=str(n_freq), measured=_fmt(correct),
+                     tolerance=None, passed=correct == [n_freq], exactness="proved",
+                     detail="exact; expected: the number of frequencies",
+                     statement="correct-label logit (unnormalized) = (p-1)/2 (the number of frequencies, sum_zeta "
+                               "cos 0; floor((p-1)/2) for even p)"))
+    is_wrong = np.arange(p)[None, :] != labels[:, None]
+    mean_wrong = sp.Rational(int(ex.numerators[is_wrong].sum()), ex.denominator * int(is_wrong.sum()))
+    result.add(Check(name="mean wrong logit", expected=str(-n_freq / (p - 1)), measured=str(mean_wrong),
+                     tolerance=None, passed=mean_wrong == -n_freq / (p - 1), exactness="proved",
+                     detail=f"exact, over all {int(is_wrong.sum())} wrong-label logits; distinct values: "
+                            f"{_fmt(wrong)}; expected -(number of frequencies)/(p-1), from sum_x cos(2 pi zeta x/p) "
+                            "= 0",
+                     statement="mean wrong-label logit (unnormalized) = mean_{x != 0} sum_zeta cos(2 pi zeta x/p)"))
     result.add(Check(name="paper: wrong logit = 0", expected="0", measured=_fmt(wrong), tolerance=None,
                      passed=wrong == [0], exactness="proved",
                      detail="the paper's claim; the computed value differs" if wrong != [0] else "",
@@ -427,19 +435,25 @@ def _add_margin_checks(result: VerificationResult, ex: ExactLogits, stats: dict,
 def multidim_dft_diagonal(ex: ExactLogits) -> list[sp.Rational | None]:
     """``f^(j, ..., j, -j) = sum_{a, c} f(a, c) omega_p^(-j (a_1 + ... + a_k - c))`` for ``j = 1..p-1``, exactly
     (Lemma C.20); ``None`` where the value is not rational.  Unnormalized logits."""
-    p, k = ex.p, ex.k
+    return rational_logits_dft_diagonal(ex.p, ex.k, ex.numerators, ex.denominator)
+
+
+def rational_logits_dft_diagonal(p: int, k: int, numerators: np.ndarray, denominator: int
+                                 ) -> list[sp.Rational | None]:
+    """:func:`multidim_dft_diagonal` of the rational logits ``numerators / denominator`` (shape ``(p^k, p)``, rows
+    in :func:`input_grid` order)."""
     n = field_order(p)
     e = n // p
     labels = input_grid(p, k).sum(axis=1) % p
     x = (labels[:, None] - np.arange(p)[None, :]) % p
     by_x = np.zeros(p, dtype=np.int64)
-    np.add.at(by_x, x.ravel(), ex.numerators.ravel())
+    np.add.at(by_x, x.ravel(), numerators.ravel())
     out = []
     for j in range(1, p):
         vec = np.zeros(n, dtype=np.int64)
         np.add.at(vec, (-e * j * np.arange(p)) % n, by_x)
         const, ok = rational_parts(vec)
-        out.append(sp.Rational(int(const), ex.denominator) if ok else None)
+        out.append(sp.Rational(int(const), denominator) if ok else None)
     return out
 
 

@@ -27,7 +27,12 @@ from margintheory.core.phase_measures import PhaseMeasure, exact_moment_check, f
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError, RefusedError
-from margintheory.symbolic.exact import cosine_sums_exact, equal_positive, exact_measurement
+from margintheory.symbolic.exact import (
+    cosine_sums_exact,
+    equal_positive,
+    exact_measurement,
+    rational_logits_dft_diagonal,
+)
 
 #: refuse when p^(k+1) * N (group-ring integers held) or the expansion work p^k (2k)^k * neurons is larger
 MAX_ENTRIES = 30_000_000
@@ -132,6 +137,9 @@ def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: 
     res.applicable = applicable
     res.task = problem.task
     res.parameters = {**problem.parameters(), "exact": True, "family": family}
+    res.add(bool_check("hypothesis: odd prime", problem.hypothesis == "odd-prime",
+                       exactness="proved", detail=f"p = {p} is {problem.hypothesis.replace('-', ' ')}",
+                       informational=True, statement="hypothesis: p is an odd prime (as the papers assume)"))
     moments = exact_moment_check(measure)
     res.add(bool_check("phase moments vanish",
                        moments.passed, exactness="proved", detail=f"failures: {moments.failures}",
@@ -148,9 +156,10 @@ def verify_family_exact(p: int | ModularAddition, k: int | None = None, family: 
                   measured=", ".join(str(v) for v in sorted(sq, key=str)), tolerance=None,
                   passed=sq == {sp.Rational(p, 2)}, exactness="proved",
                   statement="every cosine vector has squared norm p/2"))
-    if ok and applicable:
+    if ok:
         _margin_checks(res, problem, num, den, gamma)
-    fields["frequencies_covered"] = theory.frequencies(p)
+    else:
+        res.notes.append("some logits are irrational: margin checks skipped")
     fields["seconds"] = time.perf_counter() - start
     res.notes.append(f"measure: {measure.description} ({measure.source})")
     return res
@@ -180,13 +189,26 @@ def _margin_checks(res: VerificationResult, problem: ModularAddition, num: np.nd
     res.add(bool_check("all on margin", on_margin, exactness="proved", statement="every point on the margin"))
     res.add(bool_check("wrong logits equal (C.1)", bool(np.all(wmax == wrong_min)),
                        exactness="proved", statement="all wrong-label logits equal (condition C.1)"))
-    norm_power = sp.Rational(p - 1, 2) * (sp.Rational((k + 1) * p, 2)) ** sp.Rational(k + 1, 2)
+    n_freq = len(theory.frequencies(p))
+    norm_power = n_freq * (sp.Rational((k + 1) * p, 2)) ** sp.Rational(k + 1, 2)
     nm = sp.nsimplify(h / norm_power)
-    equal = equal_positive(nm, gamma)
     res.set_margin(exact_measurement(nm))
-    res.fields.update(margin_exact=str(h), relative_error=0.0 if equal else float((nm - gamma) / gamma),
-                      all_on_margin=on_margin)
-    res.add(Check(name="margin = gamma* (C.22)", expected=str(gamma), measured=str(nm), tolerance=0.0, passed=equal,
-                  exactness="proved",
-                  detail="norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency)",
-                  statement="normalized margin = gamma* (Theorem C.22)"))
+    res.fields.update(margin_exact=str(h), all_on_margin=on_margin)
+    if gamma is not None:
+        equal = equal_positive(nm, gamma)
+        rel = sp.simplify((nm - gamma) / gamma)
+        res.fields.update(relative_error=float(rel), relative_error_exact=str(rel), ratio_to_gamma_star=float(rel + 1))
+        res.add(Check(name="margin = gamma* (C.22)", expected=str(gamma), measured=str(nm), tolerance=0.0,
+                      passed=equal, exactness="proved",
+                      detail="norm^(k+1) = (p-1)/2 * ((k+1) p/2)^((k+1)/2) (weights sum to 1 per frequency, every "
+                             f"vector's squared norm p/2); (margin - gamma*)/gamma* = {rel}",
+                      statement="normalized margin = gamma* (Theorem C.22)"))
+    values = rational_logits_dft_diagonal(p, k, num, den)
+    distinct = sorted({v for v in values if v is not None})
+    covered = all(v is not None and v > 0 for v in values)
+    res.add(Check(name="f^(j..,-j) > 0 (C.20)", expected="> 0", measured=", ".join(str(v) for v in distinct),
+                  tolerance=None, passed=covered, exactness="proved",
+                  detail="multidimensional DFT of the unnormalized logits, computed in Q(omega_N) for j = 1..p-1; "
+                         "by Lemma C.20 every frequency is then used",
+                  statement="f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)"))
+    res.fields["frequencies_covered"] = theory.frequencies(p) if covered else None

@@ -50,10 +50,10 @@ def previous_run(out: Path) -> str | None:
     if hist.exists():
         try:
             doc = json.loads(hist.read_text())
-            steps = doc["history"][-1]["step"] if doc.get("history") else "?"
+            last = doc["history"][-1]["step"] if doc.get("history") else "?"
             if doc.get("finished"):
-                return f"a finished run ({steps} steps)"
-            return f"an unfinished run (stopped after {steps} steps)"
+                return f"a finished run ({last} steps)"
+            return f"an unfinished run (stopped after {last} steps)"
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return "the files of a previous run (history.json unreadable)"
     return "the files of a previous run"
