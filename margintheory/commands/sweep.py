@@ -5,13 +5,20 @@ Wiring only: the flags become a grid (:mod:`margintheory.sweep.grid`), the cells
 :func:`margintheory.sweep.runner.run_sweep` into a :class:`margintheory.sweep.store.ResultStore`, and
 :mod:`margintheory.sweep.report` summarises.  Value lists: ``5,7,11``, inclusive ranges ``3:31`` and ``3:31:2``, or
 both (``3:11,13``); ``--odd`` / ``--primes`` keep the odd / prime values of ``--p``.
-Exit codes: 0 every cell verified, 1 some cell refuted, 2 bad input or some cell failed (its error is in the store).
+Exit codes, those of the sweep's result (:func:`margintheory.sweep.report.sweep_result`), in the text output as in the
+JSON: 0 every cell verified (cells outside the theorem's hypothesis, not applicable, are informational), 1 some cell
+refuted (or, where every cell is not applicable, one of them has a failed check, as one ``verify`` would exit), 2 bad
+input or some cell failed (its error is in the store, the cell named in the notes).
+Float options are checked here as the single commands check them (``--rtol`` in [0, 1) as ``verify`` and
+``analyze``; ``--lr`` positive and ``--lambda`` non-negative, finite, as the trainer requires), so that a value that
+no cell could use (``nan``, ``inf``, ``-1``) is one line and exit 2 before any cell runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -67,8 +74,30 @@ def int_values(text: str) -> list[int]:
 
 
 def float_values(text: str) -> list[float]:
-    """argparse type: ``1e-3,5e-3``."""
-    return _values(text, float, "numbers")
+    """argparse type: ``1e-3,5e-3`` (finite numbers: ``nan`` and ``inf`` are refused)."""
+    values = _values(text, float, "numbers")
+    bad = [v for v in values if not math.isfinite(v)]
+    if bad:
+        raise argparse.ArgumentTypeError(f"not a finite number: {bad[0]} in {text!r}")
+    return values
+
+
+def positive_float_values(text: str) -> list[float]:
+    """argparse type: finite numbers > 0 (learning rates, as the trainer's schedule requires)."""
+    values = float_values(text)
+    bad = [v for v in values if not v > 0]
+    if bad:
+        raise argparse.ArgumentTypeError(f"must be positive, got {bad[0]:g} in {text!r}")
+    return values
+
+
+def nonneg_float_values(text: str) -> list[float]:
+    """argparse type: finite numbers >= 0 (regularization strengths, as the trainer requires)."""
+    values = float_values(text)
+    bad = [v for v in values if not v >= 0]
+    if bad:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {bad[0]:g} in {text!r}")
+    return values
 
 
 def family_values(text: str) -> list[str]:
@@ -87,7 +116,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Run a grid of verify, solve or train cells on dask.distributed (a LocalCluster of --workers "
         "processes, or the running cluster at --scheduler) into a Parquet store that resumes: one file per finished "
         "cell; a rerun skips finished cells. 'sweep report DIR' summarises a store and draws its figures. Exit codes: "
-        "0 every cell verified, 1 some cell refuted, 2 bad input or some cell failed.",
+        "0 every cell verified (not-applicable cells are informational), 1 some cell refuted, 2 bad input or some "
+        "cell failed.",
     )
     inner = parser.add_subparsers(dest="sweep_command", metavar="{verify,solve,train,report}")
     inner.required = True
@@ -160,8 +190,8 @@ def _train_parser(inner: argparse._SubParsersAction) -> None:
     _grid_options(parser)
     parser.add_argument("--width", type=int_values, required=True, metavar="LIST", help="widths m, e.g. 32,64")
     parser.add_argument("--seeds", type=int_values, default=[0], metavar="LIST", help="seeds, e.g. 0,1,2")
-    parser.add_argument("--lr", type=float_values, default=[5e-3], metavar="LIST", help="learning rates")
-    parser.add_argument("--lambda", dest="lam", type=float_values, default=[1e-3], metavar="LIST",
+    parser.add_argument("--lr", type=positive_float_values, default=[5e-3], metavar="LIST", help="learning rates")
+    parser.add_argument("--lambda", dest="lam", type=nonneg_float_values, default=[1e-3], metavar="LIST",
                         help="regularization strengths lambda")
     parser.add_argument("--steps", type=nonneg_int, default=3000, help="optimizer steps (default %(default)s)")
     parser.add_argument("--rtol", type=float, default=None,
@@ -189,6 +219,12 @@ def _moduli(args: argparse.Namespace) -> list[int]:
     return prime_values(ps) if args.primes else ps
 
 
+def _check_rtol(args: argparse.Namespace) -> None:
+    """``--rtol`` as ``verify`` and ``analyze`` check it (a value no cell could use is refused before any runs)."""
+    if args.rtol is not None and not (0 <= args.rtol < 1):
+        raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
+
+
 def _budget(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in engine_budget(args).items() if v is not None}
 
@@ -196,6 +232,7 @@ def _budget(args: argparse.Namespace) -> dict[str, Any]:
 def run_verify(args: argparse.Namespace) -> int:
     from margintheory.sweep.grid import grid_cells
 
+    _check_rtol(args)
     fixed: dict[str, Any] = {"certificate": not args.no_certificate}
     if args.exact:
         fixed["exact"] = True
@@ -208,6 +245,7 @@ def run_verify(args: argparse.Namespace) -> int:
 def run_train(args: argparse.Namespace) -> int:
     from margintheory.sweep.grid import grid_cells
 
+    _check_rtol(args)
     fixed: dict[str, Any] = {"steps": args.steps}
     if args.rtol is not None:
         fixed["rtol"] = args.rtol
@@ -226,9 +264,10 @@ def run_solve(args: argparse.Namespace) -> int:
         raise InputError(f"--pricing does not apply to --method {args.method}")
     if args.method == "column-generation":
         fixed["pricing"] = args.pricing or "fourier"
-    if args.time_limit is not None:
-        fixed["time_limit"] = args.time_limit
-    budget = {} if args.max_memory is None else {"max_memory": args.max_memory}
+    # the time limit and the memory are the cell's budget, not its identity (sweep.grid): a cell that ran out of time
+    # is the same cell rerun with a larger --time-limit and --retry-failed, which replaces its failed row
+    budget = {name: value for name, value in (("time_limit", args.time_limit), ("max_memory", args.max_memory))
+              if value is not None}
     cells = grid_cells("solve", {"k": args.k, "p": _moduli(args), "seed": args.seeds}, fixed, budget)
     return _run_grid(args, cells, solve_cell)
 
@@ -314,9 +353,10 @@ def _finish(args: argparse.Namespace, summary) -> int:  # noqa: ANN001 - a Sweep
 
     rows = rows_of(summary.table)
     c = summary.counts
+    params = {"command": args.sweep_command, "store": str(summary.store), "grid": parameters_summary(rows)}
+    result = sweep_result(rows, f"sweep {args.sweep_command}: {len(rows)} cells", params)
     if args.json:
-        params = {"command": args.sweep_command, "store": str(summary.store), "grid": parameters_summary(rows)}
-        code = emit(sweep_result(rows, f"sweep {args.sweep_command}: {len(rows)} cells", params), True)
+        emit(result, True)
     else:
         console = make_console()
         console.print(summary_table(rows, f"sweep {args.sweep_command}: {summary.store}", console.width))
@@ -324,13 +364,11 @@ def _finish(args: argparse.Namespace, summary) -> int:  # noqa: ANN001 - a Sweep
                       f"{summary.seconds:.1f} s on {summary.executor}", highlight=False)
         for line in failed_lines(rows):
             console.print(f"failed: {line}", highlight=False, markup=False)
-        code = max([int(r["exit_code"]) for r in rows], default=0)
     failed = sum(r["verdict"] == "error" for r in rows)
     if failed:
         say(f"margintheory sweep: {failed} of {len(rows)} cells failed (errors in the store's error column; rerun "
             "with --retry-failed)")
-        return 2
-    return min(code, 1)
+    return result.exit_code  # the same in both outputs: 2 when a cell failed (module docstring for the others)
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -350,9 +388,9 @@ def run_report(args: argparse.Namespace) -> int:
     if not rows:
         raise InputError(f"{args.store}: the store holds no finished cell")
     written = [] if args.no_figures else write_figures(rows, args.figures or Path(args.store) / "_report")
+    result = sweep_result(rows, f"results store {args.store}: {len(rows)} cells",
+                          {"store": str(args.store), "grid": parameters_summary(rows)})
     if args.json:
-        result = sweep_result(rows, f"results store {args.store}: {len(rows)} cells",
-                              {"store": str(args.store), "grid": parameters_summary(rows)})
         result.fields["figures"] = [str(p) for p in written]
         return emit(result, True)  # 2 when a cell failed (the result is incomplete)
     console = make_console()
@@ -360,6 +398,4 @@ def run_report(args: argparse.Namespace) -> int:
     if written:
         console.print(f"figures: {', '.join(sorted({str(p.with_suffix('')) for p in written}))} (.png, .pdf)",
                       highlight=False, markup=False)
-    if any(r["verdict"] == "error" for r in rows):
-        return 2
-    return int(any(r["verdict"] != "verified" and r["exit_code"] != 0 for r in rows))
+    return result.exit_code

@@ -2,8 +2,10 @@
 
 A :class:`Cell` is a command and its parameters; its :attr:`Cell.key` is deterministic (a readable prefix and a hash
 of the command and the parameters that decide its result), so a rerun, a resumed run or a second sweep on the same
-store names the same cell the same way.  The budget (``max_memory``, ``max_seconds``) travels with the cell but is
-not part of its identity: a cell refused under one budget is the same cell rerun under another.
+store names the same cell the same way.  The budget (``max_memory``, ``max_seconds``, ``solve``'s ``time_limit``)
+travels with the cell but is not part of its identity: a cell refused or stopped under one budget is the same cell
+rerun under another (``--retry-failed`` replaces its failed row).  Parameters are JSON values with finite numbers
+(``nan`` and ``inf`` have no JSON form and cannot name a cell: :func:`grid_cells` refuses them).
 """
 
 from __future__ import annotations
@@ -80,8 +82,9 @@ def prime_values(values: Iterable[int]) -> list[int]:
 def grid_cells(command: str, axes: Mapping[str, Sequence[Any]], fixed: Mapping[str, Any] | None = None,
                budget: Mapping[str, Any] | None = None) -> list[Cell]:
     """The cells of the product of ``axes`` (the first axis varies slowest), each with the ``fixed`` parameters
-    and the ``budget``; repeated combinations are listed once.  Nothing is validated here: every cell is validated
-    by the library function that runs it (a bad cell is recorded with its error)."""
+    and the ``budget``; repeated combinations are listed once.  Nothing is validated here beyond what a key needs
+    (JSON values, finite numbers): every cell is validated by the library function that runs it (a bad cell is
+    recorded with its error)."""
     if command not in COMMANDS:
         raise InputError(f"command must be one of {', '.join(COMMANDS)}, got {command!r}")
     names = list(axes)
@@ -95,5 +98,10 @@ def grid_cells(command: str, axes: Mapping[str, Sequence[Any]], fixed: Mapping[s
     cells: dict[str, Cell] = {}
     for combo in itertools.product(*(axes[n] for n in names)):
         cell = Cell(command, {**dict(zip(names, combo, strict=True)), **(fixed or {})}, dict(budget or {}))
-        cells.setdefault(cell.key, cell)
+        try:
+            key = cell.key
+        except (TypeError, ValueError):  # a non-finite float (json allow_nan=False), or a value JSON cannot hold
+            raise InputError(f"a cell's parameters must be JSON values with finite numbers, got {dict(cell.params)}"
+                             ) from None
+        cells.setdefault(key, cell)
     return list(cells.values())

@@ -8,7 +8,13 @@
   frequency against ``k`` with the ``2^(2k-1)`` neurons per frequency of Lemma C.18; the seconds of each cell
   against ``p^k`` on log-log axes.  matplotlib (Agg), written atomically as PNG and PDF like the training figures.
 * :func:`sweep_result`: the sweep as a :class:`~margintheory.core.checks.VerificationResult` (the result schema of every
-  command): one check per cell, passed when the cell verified, with the cell's weakest exactness.
+  command): one check per cell, with the cell's weakest exactness.  The verdict follows the package's rules over the
+  cells: ``refuted`` when some cell is refuted, else ``verified`` when some cell is verified; the cells outside the
+  theorem's hypothesis (``not-applicable``) are informational then.  When no cell decides (every cell that ran is
+  not applicable) the sweep is ``not-applicable``, with exit code 1 when some cell's own exit code was 1 (a computed
+  check of that cell failed), as for one ``verify``.  A failed cell (``error``) decides nothing: its check is
+  informational, ``argued`` (nothing was computed; the error is its detail), and the sweep is incomplete (exit code
+  2, the failed cells named in the notes).  A one-cell sweep therefore has its cell's verdict and exit code.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ FIGURE_STEMS = ("ratio_vs_p", "width_vs_k", "seconds_vs_points")
 VERDICTS = ("verified", "refuted", "not-applicable", ERROR)
 #: relative errors of exactly 0 (exact arithmetic) are drawn at this floor of the log axis
 ERROR_FLOOR = 1e-18
+#: the failed cells named in the sweep result's note (the rest are counted)
+FAILED_NAMED = 10
 
 
 def variant(row: dict[str, Any]) -> str:
@@ -119,15 +127,10 @@ def failed_lines(rows: Sequence[dict[str, Any]], limit: int = 10) -> list[str]:
 def sweep_result(rows: Sequence[dict[str, Any]], title: str, parameters: dict[str, Any]) -> VerificationResult:
     """The sweep in the result schema: one check per cell (module docstring)."""
     result = VerificationResult(title, task="sweep", parameters=parameters)
+    decided = any(r["verdict"] in ("verified", "refuted") for r in rows)
+    result.applicable = decided
     for row in rows:
-        label = _label(row)
-        ok = row["verdict"] == "verified" or (row["verdict"] == "not-applicable" and row["exit_code"] == 0)
-        detail = row["error"] or (f"ratio to gamma* {row['ratio_to_gamma_star']:.15g}"
-                                  if row["ratio_to_gamma_star"] is not None else "")
-        name = label if len(label) <= NAME_MAX else label[: NAME_MAX - 3] + "..."
-        result.add(Check(name=name, expected="verified", measured=row["verdict"], tolerance=None, passed=ok,
-                         exactness=row["exactness"] or "float", detail=detail,
-                         statement=f"{row['command']} {label} (cell {row['cell']})"))
+        result.add(_cell_check(row, decided))
     result.fields.update(gamma_star=None, width=None,
                          gamma_star_note="a sweep over several problems: each cell's gamma* is in the store",
                          seconds=sum(r["seconds"] or 0.0 for r in rows),
@@ -135,9 +138,37 @@ def sweep_result(rows: Sequence[dict[str, Any]], title: str, parameters: dict[st
                                              for v in VERDICTS})
     failed = [r for r in rows if r["verdict"] == ERROR]
     if failed:
+        named = ", ".join(r["cell"] for r in failed[:FAILED_NAMED])
+        more = f" and {len(failed) - FAILED_NAMED} more" if len(failed) > FAILED_NAMED else ""
         result.incomplete = f"{len(failed)} of {len(rows)} cells failed"
-        result.notes.append(f"{result.incomplete}: their checks record the error; rerun with --retry-failed")
+        result.notes.append(f"{result.incomplete} ({named}{more}): their checks record the error and decide nothing; "
+                            "rerun with --retry-failed")
+    if not decided and rows:
+        result.notes.append("no cell was verified or refuted: the sweep's verdict is not-applicable")
     return result
+
+
+def _cell_check(row: dict[str, Any], decided: bool) -> Check:
+    """One cell as a check of the sweep (module docstring): verified and refuted cells decide the verdict; a cell that
+    is not applicable decides only where no cell does (then, like a single command's computed checks, it passed when
+    its own exit code is 0); a failed cell never decides and claims no exactness it does not have."""
+    label = _label(row)
+    name = label if len(label) <= NAME_MAX else label[: NAME_MAX - 3] + "..."
+    statement = f"{row['command']} {label} (cell {row['cell']})"
+    if row["verdict"] == ERROR:
+        return Check(name=name, expected="verified", measured=ERROR, tolerance=None, passed=False, exactness="argued",
+                     detail=f"the cell failed, nothing was computed: {row['error'] or 'no reason recorded'}",
+                     informational=True, statement=statement)
+    passed = row["verdict"] == "verified" or (row["verdict"] == "not-applicable" and row["exit_code"] == 0)
+    detail = (f"ratio to gamma* {row['ratio_to_gamma_star']:.15g}" if row["ratio_to_gamma_star"] is not None
+              else "")
+    exactness = row["exactness"]
+    if exactness is None:  # the cell ran, but none of its checks decided its verdict
+        exactness = "argued"
+        detail = "; ".join(filter(None, [detail, "no check of the cell decides its verdict"]))
+    return Check(name=name, expected="verified", measured=row["verdict"], tolerance=None, passed=passed,
+                 exactness=exactness, detail=detail,
+                 informational=row["verdict"] == "not-applicable" and decided, statement=statement)
 
 
 def _label(row: dict[str, Any]) -> str:

@@ -1,13 +1,15 @@
 """Run a sweep: claim the cells that are not finished, run them on an executor, write each result as it arrives.
 
-:func:`run_sweep` lists the finished cells of the store (skipped: never rerun, never rewritten; failed ones are
-rerun only with ``retry_failed``), then keeps the executor's capacity busy: it claims the next unfinished cell
-(:meth:`margintheory.sweep.store.Owner.claim`), submits :func:`margintheory.sweep.cells.run_cell` for it, and writes
-each outcome to the store the moment it arrives (so a killed sweep loses at most the cells in flight).  A cell that
-could not be run -- an expected error inside it, or a task that failed on the cluster after its retries (a worker
-that kept dying) -- is written as a failed row with its one-line error, and the sweep goes on.  Cells claimed by
-another running sweep are left to it; when nothing else is left this sweep waits for them (or takes them over if
-that sweep dies), so that it returns with every cell of its grid finished.
+:func:`run_sweep` lists the finished cells of the store and reads their rows once, before any cell runs (skipped:
+never rerun, never rewritten; failed ones are rerun only with ``retry_failed``; a result file that cannot be read is
+refused with its name before any work, :meth:`margintheory.sweep.store.ResultStore.read`), then keeps the executor's
+capacity busy: it claims the next unfinished cell (:meth:`margintheory.sweep.store.Owner.claim`), submits
+:func:`margintheory.sweep.cells.run_cell` for it, and writes each outcome to the store the moment it arrives (so a
+killed sweep loses at most the cells in flight).  A cell that could not be run -- an expected error inside it, or a
+task that failed on the cluster after its retries (a worker that kept dying) -- is written as a failed row with its
+one-line error, and the sweep goes on.  Cells claimed by another running sweep are left to it; when nothing else is
+left this sweep waits for them (or takes them over if that sweep dies), so that it returns with every cell of its
+grid finished.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from margintheory.errors import InputError
 from margintheory.execution.executors import Executor
 from margintheory.sweep.cells import CELL_FUNCTIONS, CellFunction, error_row, run_cell, warm_up
 from margintheory.sweep.grid import Cell
-from margintheory.sweep.store import DEFAULT_LEASE, Owner, ResultStore
+from margintheory.sweep.store import DEFAULT_LEASE, ERROR, Owner, ResultStore
 
 #: seconds between looks at cells that another sweep is running (grows to POLL_MAX while nothing changes)
 POLL = 0.5
@@ -76,14 +78,28 @@ def run_sweep(cells: Iterable[Cell], store: ResultStore, executor: Executor, fun
     with store.owner(lease) as owner:
         finished = store.finished()
         owner.clear_stale(finished)
-        retry = store.failed(k for k in keys if k in finished) if retry_failed else set()
+        before = store.read([k for k in keys if k in finished])  # read (and checked) once, before any work
+        failed = {c for c, v in zip(before["cell"].to_pylist(), before["verdict"].to_pylist(), strict=True)
+                  if v == ERROR}
+        retry = failed if retry_failed else set()
         pending = [c for c in cells if c.key not in finished or c.key in retry]
         counts = SweepCounts(len(cells), skipped=len(cells) - len(pending), done=len(cells) - len(pending))
         if pending:
             executor.run_everywhere(warm_up, function, dict(pending[0].params))
         _Loop(store, executor, owner, function, retry, counts, on_progress).run(pending)
-    return SweepSummary(counts, store.read(keys), store.path, executor.description, time.perf_counter() - start,
-                        keys)
+    return SweepSummary(counts, _rows(store, keys, before, failed), store.path, executor.description,
+                        time.perf_counter() - start, keys)
+
+
+def _rows(store: ResultStore, keys: list[str], before: pa.Table, failed: set[str]) -> pa.Table:
+    """The rows of ``keys`` in that order: those read before the run that recorded a result (a result is never
+    rewritten) and, read now, the others (run by this sweep or another, or failed ones another sweep may have
+    retried meanwhile)."""
+    kept = before.filter(pa.array([c not in failed for c in before["cell"].to_pylist()], pa.bool_()))
+    held = set(kept["cell"].to_pylist())
+    table = pa.concat_tables([kept, store.read(dict.fromkeys(k for k in keys if k not in held))])
+    where = {c: i for i, c in enumerate(table["cell"].to_pylist())}
+    return table.take(pa.array([where[k] for k in keys if k in where], pa.int64()))
 
 
 class _Loop:

@@ -8,7 +8,9 @@ Layout of ``DIR``::
 
 ``pandas.read_parquet(DIR)``, ``pyarrow.dataset.dataset(DIR)`` and DuckDB's ``read_parquet('DIR/*.parquet')`` read
 the results: names starting with ``_`` or ``.`` (claims, owners, temporary files) are not part of the dataset.
-Every file has the same schema (:data:`SCHEMA`: fixed column names and types, empty values as nulls).
+Every file has the same schema (:data:`SCHEMA`: fixed column names and types, empty values as nulls).  A ``.parquet``
+file that is not one row of that schema for its cell (corrupt, truncated, foreign) is refused with its name
+(:class:`~margintheory.errors.InputError`) wherever it is read; moved out of the store, its cell is run again.
 
 Exactly once, whatever is killed when:
 
@@ -89,7 +91,28 @@ class ResultStore:
         schema = SCHEMA if columns is None else pa.schema([SCHEMA.field(c) for c in columns])
         if not keys:
             return schema.empty_table()
-        return pa.concat_tables([pq.ParquetFile(self.file(k)).read(columns=schema.names).cast(schema) for k in keys])
+        return pa.concat_tables([self._read_file(k, schema) for k in keys])
+
+    def _read_file(self, key: str, schema: pa.Schema) -> pa.Table:
+        """The row of ``key``; a file that is not one row of this store's schema for that cell (corrupt, truncated,
+        foreign, or renamed) is an :class:`~margintheory.errors.InputError` naming it, not a pyarrow traceback."""
+        path = self.file(key)
+        try:
+            table = pq.ParquetFile(path).read(columns=schema.names).cast(schema)
+        except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise InputError(f"{path}: not a result file of a sweep store ({_shorten(reason)}); {self._advice}"
+                             ) from None
+        cells = table["cell"].to_pylist() if "cell" in schema.names else [key]
+        if cells != [key]:
+            what = f"the row of cell {cells[0]}" if len(cells) == 1 else f"{len(cells)} rows"
+            raise InputError(f"{path}: not a result file of a sweep store (it holds {what}, not the one row of cell "
+                             f"{key}); {self._advice}")
+        return table
+
+    @property
+    def _advice(self) -> str:
+        return f"move it out of {self.path} (a sweep then runs its cell again)"
 
     def read(self, keys: Iterable[str] | None = None) -> pa.Table:
         """The rows of ``keys`` (default: every finished cell), in the order of ``keys``."""
@@ -120,6 +143,10 @@ class ResultStore:
             yield owner
         finally:
             owner.stop()
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _start_time(pid: int) -> str | None:
