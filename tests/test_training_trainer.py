@@ -250,3 +250,14 @@ def test_the_gpu_time_estimate_reproduces_its_reference_and_counts_flops():
     assert papers < 3600 < cpu
     four_times = estimate_training(97, 3, 4 * 1536, 3000, backend="jax", device="gpu").seconds
     assert four_times == pytest.approx(4 * papers, rel=0.01)
+
+
+def test_the_summary_gives_the_test_accuracy_of_a_split_run(tmp_path, capsys):
+    from margintheory.cli import main
+
+    args = ["train", "--p", "5", "--k", "2", "--width", "4", "--steps", "3", "--no-figures", "--no-progress"]
+    assert main([*args, "--train-fraction", "0.6", "--out", str(tmp_path / "split")]) == 0
+    doc = json.loads((tmp_path / "split" / "history.json").read_text())
+    assert f"test acc {doc['history'][-1]['test_acc']:.4f};" in " ".join(capsys.readouterr().out.split())
+    assert main([*args, "--out", str(tmp_path / "whole")]) == 0
+    assert "test acc" not in capsys.readouterr().out  # no test points, no test accuracy

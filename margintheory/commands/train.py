@@ -146,7 +146,9 @@ def _train_into(cfg, out: Path, args: argparse.Namespace, device: str) -> int:
     ratio = _ratio_text(last["ratio"]) if cfg.p % 2 else "gamma* not applicable (even p)"
     console.print(f"normalized margin {last['normalized_margin']:.12g} ({ratio}; float, the float64 minimum over "
                   f"all {cfg.p}^{cfg.k} points, not a verdict: 'margintheory analyze' decides); "
-                  f"train acc {last['train_acc']:.4f}; mean max power {last['mean_max_power']:.4f}; "
+                  f"train acc {last['train_acc']:.4f}; "
+                  + (f"test acc {last['test_acc']:.4f}; " if cfg.train_fraction < 1 else "")
+                  + f"mean max power {last['mean_max_power']:.4f}; "
                   f"frequencies covered {last['frequencies_covered']}/{len(theory.frequencies(cfg.p))} (by a sparse "
                   f"neuron: every vector's max power >= {SPARSE_THRESHOLD:g})")
     for name in ("network.npz", "initial.npz", "checkpoint.npz", "history.csv", "history.json"):
