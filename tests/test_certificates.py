@@ -322,7 +322,9 @@ def test_verify_writes_a_certificate_that_check_accepts(tmp_path):
     assert Fraction(written["claim"]["lower"]) ** 2 <= _square(gamma_star_exact(5, 2))
     ok = _cli("check", str(cert), "--json")
     assert ok.returncode == 0, ok.stderr
-    steps = validate_result(json.loads(ok.stdout))["checks"]
+    checked = validate_result(json.loads(ok.stdout))
+    steps = checked["checks"]
+    assert checked["seconds"] > 0  # the wall time, as for every command (it was null)
     assert any(s["name"].startswith("lower bound: exact margin") and s["exactness"] == "proved" for s in steps)
     again = _cli("verify", "--p", "5", "--k", "2", "--certificate", str(cert))
     assert again.returncode == 2 and "already exists" in again.stderr and len(again.stderr.strip().splitlines()) == 1

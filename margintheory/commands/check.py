@@ -9,6 +9,7 @@ file, unsupported version, sections for another (p, k) than claimed).
 from __future__ import annotations
 
 import argparse
+import time
 from typing import cast
 
 from margintheory.commands._options import positive_int
@@ -40,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from margintheory.certificate.checker import check_file
 
+    start = time.perf_counter()
     out = check_file(args.file)
     if out.status == "unreadable":
         raise UnreadableCertificate(out.message)
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     if mismatch:
         result.parameters["required"] = {"p": wanted[0], "k": wanted[1]}
     result.fields.update({"p": out.p, "k": out.k, "certificate_status": out.status, "message": out.message,
-                          "gamma_star_note": "not compared: a certificate check (the claim is the interval itself)"})
+                          "gamma_star_note": "not compared: a certificate check (the claim is the interval itself)",
+                          "seconds": time.perf_counter() - start})
     if not mismatch:
         result.notes.append(out.message)
     return emit(result, args.json)
