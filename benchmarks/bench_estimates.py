@@ -93,6 +93,17 @@ PATHS = [
          "solve_single_neuron(P['p'], P['k'])",
          "single_neuron_estimate(P['p'], P['k'], method='fourier-exact').bytes",
          {"p": 3, "k": 2}, ({"p": 13, "k": 5}, {"p": 7, "k": 7}, {"p": 11, "k": 6})),
+    # random (not translation-invariant) weights: the generic relaxation in (k+1) p variables, what
+    # `solve --single-neuron --weights` compares with --max-memory (Clarabel's dense PSD block, ~56 t^2 bytes)
+    Path("class-weighted bracket (generic)", "solvers.class_weighted.estimate",
+         "import numpy as np\nfrom margintheory.engines.margins import input_grid\n"
+         "from margintheory.solvers.class_weighted import class_weighted_single_neuron, class_weights, estimate\n"
+         "def arrays(P):\n    p, k = P['p'], P['k']\n    n, r = p ** k, np.random.default_rng(0)\n"
+         "    q, t = r.random(n), r.random((n, p))\n    t[np.arange(n), input_grid(p, k).sum(axis=1) % p] = 0\n"
+         "    return {'q': q / q.sum(), 'tau': t / t.sum(axis=1, keepdims=True)}",
+         "class_weighted_single_neuron(P['p'], P['k'], max_memory=2**40, **arrays(P))",
+         "estimate(class_weights(P['p'], P['k'], **arrays(P))).bytes",
+         {"p": 3, "k": 1}, ({"p": 3, "k": 3}, {"p": 4, "k": 2}, {"p": 5, "k": 2})),
     Path("column generation", "solvers.cost.column_generation_estimate",
          "from margintheory.solvers.column_generation import column_generation\n"
          "from margintheory.solvers.cost import column_generation_estimate",
@@ -106,6 +117,18 @@ PATHS = [
          "min_width_network(P['p'], P['k'], search=False); prove_upper_bound(P['p'], P['k'])",
          "min_width_estimate(P['p'], P['k']).bytes",
          {"p": 5, "k": 2}, ({"p": 199, "k": 4}, {"p": 199, "k": 5}, {"p": 13, "k": 6})),
+    # `solve --max-width M`: the family network pruned to M neurons (one cvxpy/HiGHS LP per neuron dropped)
+    Path("max-width (pruned family)", "solvers.cost.max_width_estimate",
+         "from margintheory.commands._parser import command_parser\n"
+         "from margintheory.commands.solve import solve_result\n"
+         "from margintheory.solvers.cost import max_width_estimate\n"
+         "def run(P):\n"
+         "    argv = ['solve', f\"--p={P['p']}\", f\"--k={P['k']}\", f\"--max-width={P['m']}\"]\n"
+         "    return solve_result(command_parser('solve').parse_args(argv))",
+         "run(P)",
+         "max_width_estimate(P['p'], P['k'], P['m']).bytes",
+         {"p": 5, "k": 2, "m": 4}, ({"p": 13, "k": 2, "m": 18}, {"p": 11, "k": 3, "m": 40},
+                                    {"p": 31, "k": 2, "m": 45})),
     Path("proved upper bound", "certificate.block_sos.estimate_memory",
          "from margintheory.certificate.upper_bound import prove_upper_bound\n"
          "from margintheory.certificate.block_sos import estimate_memory",

@@ -86,8 +86,12 @@ def test_max_width_caps_the_network(capsys, tmp_path):
     assert data["width"] <= 4 and PolyNetwork.load(path).m == data["width"]
     width_check = [c for c in data["checks"] if c["name"] == "width <= 4"]
     assert width_check and width_check[0]["passed"]
-    # 4 neurons of these orbits do not reach gamma*(3, 2): the verdict says so (exit 1), it is not hidden
-    assert data["details"]["lower_bound"] < gamma_star(3, 2) and code == 1
+    # 4 neurons pruned from the family do not reach gamma*(3, 2): reported (informational), not a refutation --
+    # backward elimination is a heuristic (and at p = 3 <= 2k no width lower bound applies)
+    shortfall = [c for c in data["checks"] if c["name"] == "pruned margin = gamma*"]
+    assert shortfall and shortfall[0]["informational"] and not shortfall[0]["passed"]
+    assert data["details"]["lower_bound"] < gamma_star(3, 2) and code == 0 and data["verdict"] == "verified"
+    assert any("reported, not judged" in note for note in data["notes"])
 
 
 def test_column_generation_network_saved_as_safetensors_verifies_at_the_lp_accuracy(capsys, tmp_path):

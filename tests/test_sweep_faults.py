@@ -149,6 +149,26 @@ def test_the_time_limit_is_a_budget_not_the_cells_identity(monkeypatch):
     assert "time_limit" not in first[0].params
 
 
+def test_a_column_generation_cell_takes_solves_pricing_for_its_p(monkeypatch):
+    """Without --pricing a cell carries none, so solve picks fourier for odd p and sos for even p (a grid-wide
+    'fourier' made every even-p cell fail once solve refused Fourier pricing there); a given one is kept."""
+    from margintheory.cli import build_parser
+    from margintheory.commands import sweep
+
+    seen = []
+    monkeypatch.setattr(sweep, "_run_grid", lambda args, cells, function: seen.append(cells) or 0)
+    for extra in ([], ["--pricing", "sos"]):
+        args = build_parser("sweep").parse_args(["sweep", "solve", "--p", "5,6", "--k", "2", *extra])
+        assert args.func(args) == 0
+    default, given = seen
+    assert all("pricing" not in c.params for c in default)
+    assert all(c.params["pricing"] == "sos" for c in given)
+    argv_of = []
+    monkeypatch.setattr("margintheory.commands.solve.solve_result", lambda args: argv_of.append(args.pricing))
+    sweep.solve_cell(dict(default[1].params))
+    assert argv_of == [None]  # solve's own default for p = 6 applies
+
+
 def test_a_cell_stopped_by_its_time_limit_is_retried_in_place(tmp_path, capsys):
     """The reviewer's sequence: refused under a tiny --time-limit, rerun with a larger one and --retry-failed, the
     cell's failed row is replaced (one file, one row): the store reports it ok, exit 0."""

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import sys
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,7 +30,9 @@ from margintheory.runtime.process import say
 
 if TYPE_CHECKING:  # pragma: no cover
     from margintheory.solvers.class_weighted import ClassWeights
+    from margintheory.solvers.column_generation import ColumnGenerationResult
     from margintheory.solvers.single_neuron import SingleNeuronBracket
+    from margintheory.solvers.width import MinWidthResult
 
 GAP_TOL = 1e-6
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
@@ -57,17 +60,20 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "(a_1..a_k) and tau (p^k, p) over the wrong labels (default: uniform); proved when "
                         "translation-invariant (q constant, tau[x, y(x)+d] depending on d only), else certified")
     parser.add_argument("--max-width", type=positive_int, metavar="M",
-                        help="restrict the network to at most M neurons (MILP on the column-generation dictionary)")
+                        help="the smallest max-margin network known, pruned to at most M neurons by backward "
+                        "elimination (the margin LP re-solved per neuron dropped; no column generation); a pruned "
+                        "network's margin is reported, not judged (below the proved minimum width no network reaches "
+                        "gamma*: the verdict is then not-applicable)")
     parser.add_argument("--min-width", action="store_true",
                         help="the smallest max-margin network known (exact phase measures per frequency), with the "
                         "proved lower bound on the width and the theorem's width")
     parser.add_argument("--search", action="store_true",
-                        help="with --min-width: also run column generation (the network LP from random neurons, an "
-                        "independent bracket) before building the smallest family; without it --min-width builds and "
-                        "verifies the family directly")
+                        help="with --min-width (not with --max-width): also run column generation (the network LP "
+                        "from random neurons, an independent bracket, reported as extra rows) before building and "
+                        "verifying the smallest family; without it --min-width builds and verifies the family only")
     parser.add_argument("--pricing", default=None, choices=("fourier", "sos"),
-                        help="column-generation pricing: exact closed form per frequency (default) or the SOS "
-                        "bracket; column generation only")
+                        help="column-generation pricing: exact closed form per frequency (default for odd p; it "
+                        "needs odd p) or the SOS bracket (default for even p); column generation only")
     parser.add_argument("--seed", type=nonneg_int, default=None,
                         help="seed of every random start (default 0); column generation and --single-neuron")
     parser.add_argument("--time-limit", type=float, default=None, metavar="SEC", help="overall time limit")
@@ -103,6 +109,9 @@ def solve_result(args: argparse.Namespace) -> VerificationResult:
         raise InputError("--weights applies to --single-neuron (the class-weighted single-neuron problem)")
     if args.search and not args.min_width:
         raise InputError("--search applies to --min-width (solve without --min-width is column generation already)")
+    if args.search and args.max_width:
+        raise InputError("--search applies to --min-width without --max-width (--max-width prunes the smallest family "
+                         "network and runs no column generation)")
     _check_method_options(args)
     if args.out is not None:
         from margintheory.network_io import output_format
@@ -114,9 +123,12 @@ def solve_result(args: argparse.Namespace) -> VerificationResult:
     start = time.perf_counter()
     weights = None if args.weights is None else _read_weights(problem, args)
     require(_estimate(p, k, args, weights), args.max_memory, args.time_limit, time_parameter="time_limit")
-    if args.single_neuron:
+    method = _method(args)
+    if method == "single-neuron":
         result = _single_neuron(problem, args, weights)
-    elif _direct_min_width(args):
+    elif method == "max-width":
+        result = _max_width(problem, args)
+    elif method in ("min-width", "min-width-search"):
         result = _min_width_direct(problem, args)
     else:
         result = _network(problem, args)
@@ -144,15 +156,14 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
                    seconds: float) -> None:
     """The common fields: the margin is the lower bound (attained by the network or neuron found)."""
     result.task = problem.task
-    result.parameters = {**problem.parameters(), "method": "single-neuron" if args.single_neuron else
-                         "column-generation", "seed": args.seed}
+    method = _method(args)
+    result.parameters = {**problem.parameters(), "method": METHOD_NAMES[method], "seed": args.seed}
     if args.weights is not None:
         result.parameters["weights"] = args.weights
-    if not args.single_neuron:
+    if method in ("column-generation", "min-width-search"):  # the pricing actually used (the default follows p)
         result.parameters["pricing"] = args.pricing
-    if _direct_min_width(args):  # neither a seed nor a pricing is used
-        result.parameters["method"] = "min-width (phase-measure family, no LP)"
-        del result.parameters["seed"], result.parameters["pricing"]
+    if method in ("min-width", "max-width"):  # no random start
+        del result.parameters["seed"]
     for flag in ("max_width", "min_width", "search", "time_limit"):
         if getattr(args, flag):
             result.parameters[flag] = getattr(args, flag)
@@ -183,46 +194,88 @@ def _read_weights(problem: ModularAddition, args: argparse.Namespace) -> ClassWe
         raise InputError(f"{args.weights}: {exc}") from None
 
 
-#: the defaults of the options that only some methods use (given by hand elsewhere, they are refused)
+#: the defaults of the options that only some methods use (given by hand elsewhere, they are refused); the pricing's
+#: default follows p (:func:`_default_pricing`)
 METHOD_OPTION_DEFAULTS = {"pricing": "fourier", "seed": 0, "sdp_solver": "CLARABEL"}
+#: ``parameters.method`` of each method (:func:`_method`)
+METHOD_NAMES = {"single-neuron": "single-neuron", "column-generation": "column-generation",
+                "min-width": "min-width (phase-measure family, no LP)",
+                "min-width-search": "min-width (phase-measure family) + column generation (--search)",
+                "max-width": "max-width (the smallest family network pruned by backward elimination, no column "
+                             "generation)"}
+
+
+def _method(args: argparse.Namespace) -> str:
+    """Which computation the flags ask for: ``single-neuron``, ``max-width`` (the smallest family network pruned),
+    ``min-width`` (the family built and verified directly), ``min-width-search`` (that, and column generation as an
+    independent bracket) or ``column-generation`` (the default)."""
+    if args.single_neuron:
+        return "single-neuron"
+    if args.max_width:
+        return "max-width"
+    if args.min_width:
+        return "min-width-search" if args.search else "min-width"
+    return "column-generation"
+
+
+def _default_pricing(p: int) -> str:
+    """The closed-form (Fourier) pricing needs odd ``p`` (for even ``p`` the real frequency ``p/2`` is not priced by
+    it); even ``p`` is priced by the SOS bracket."""
+    return "fourier" if p % 2 == 1 else "sos"
 
 
 def _check_method_options(args: argparse.Namespace) -> None:
     """Refuse ``--pricing``, ``--seed``, ``--sdp-solver`` where the chosen method does not use them (arguments are
-    checked, never ignored), then fill in their defaults: column generation uses all three, ``--single-neuron``
-    the seed and the SOS solver, ``--min-width`` without ``--search`` none (no LP, no random start)."""
-    if _direct_min_width(args):
-        method, used = "--min-width without --search (no LP, no random start)", set()
-    elif args.single_neuron:
-        method, used = "--single-neuron", {"seed", "sdp_solver"}
+    checked, never ignored), and ``--pricing fourier`` for even ``p`` (the closed form does not apply there), then
+    fill in their defaults: column generation (also ``--min-width --search``) uses all three, ``--single-neuron``
+    the seed and the SOS solver, ``--min-width`` alone and ``--max-width`` none (no LP over random neurons, no
+    random start)."""
+    method = _method(args)
+    used: set[str] = set()
+    if method == "min-width":
+        label = "--min-width without --search (no LP, no random start)"
+    elif method == "max-width":
+        label = "--max-width (the smallest family network pruned; no column generation, no random start)"
+    elif method == "single-neuron":
+        label, used = "--single-neuron", {"seed", "sdp_solver"}
     else:
-        method, used = "column generation", set(METHOD_OPTION_DEFAULTS)
+        label, used = "column generation", set(METHOD_OPTION_DEFAULTS)
+    if "pricing" in used and args.pricing == "fourier" and args.p % 2 == 0:
+        raise InputError(f"--pricing fourier needs odd p (the closed form does not price the real frequency p/2); "
+                         f"p = {args.p} is priced by --pricing sos, the default for even p")
     for name, default in METHOD_OPTION_DEFAULTS.items():
         if getattr(args, name, None) is None:
-            setattr(args, name, default)
+            setattr(args, name, _default_pricing(args.p) if name == "pricing" else default)
         elif name not in used:
-            raise InputError(f"--{name.replace('_', '-')} does not apply to {method}")
-
-
-def _direct_min_width(args: argparse.Namespace) -> bool:
-    """``--min-width`` alone: the family is built and verified directly (no column generation, no pruning)."""
-    return bool(args.min_width and not args.search and not args.max_width and not args.single_neuron)
+            raise InputError(f"--{name.replace('_', '-')} does not apply to {label}")
 
 
 def _estimate(p: int, k: int, args: argparse.Namespace, weights: ClassWeights | None = None) -> Estimate:
     """Memory and time of the requested solve, from ``(p, k)`` before anything is allocated."""
-    from margintheory.solvers.cost import column_generation_estimate, min_width_estimate, single_neuron_estimate
+    from margintheory.solvers.cost import (
+        column_generation_estimate,
+        max_width_estimate,
+        min_width_estimate,
+        single_neuron_estimate,
+    )
 
     if weights is not None:
         from margintheory.solvers.class_weighted import estimate
 
         return estimate(weights, solver=args.sdp_solver)
-    if _direct_min_width(args):
+    method = _method(args)
+    if method == "min-width":
         return min_width_estimate(p, k)
-    if args.single_neuron:  # the method solve_single_neuron's "auto" takes for uniform weights
-        method = "fourier-exact" if args.sdp_solver == "CLARABEL" else "fourier-blocks"
-        return single_neuron_estimate(p, k, solver=args.sdp_solver, method=method)
-    return column_generation_estimate(p, k, solver=args.sdp_solver, pricing=args.pricing)
+    if method == "max-width":
+        return max_width_estimate(p, k, args.max_width)
+    if method == "single-neuron":  # the method solve_single_neuron's "auto" takes for uniform weights
+        sn = "fourier-exact" if args.sdp_solver == "CLARABEL" else "fourier-blocks"
+        return single_neuron_estimate(p, k, solver=args.sdp_solver, method=sn)
+    cg = column_generation_estimate(p, k, solver=args.sdp_solver, pricing=args.pricing)
+    if method == "min-width-search":  # column generation's network is kept while the family is verified
+        return cg.plus(min_width_estimate(p, k), f"column generation and the smallest max-margin network for p = {p}, "
+                       f"k = {k}")
+    return cg
 
 
 def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
@@ -317,8 +370,11 @@ def _weighted_bracket_checks(g: float, b: SingleNeuronBracket, weights: ClassWei
                    statement="gamma* <= U: by weak duality (Lemma C.6) every weighting gives Psi(q, tau) >= gamma*"),
         bool_check("lower bound <= upper bound", b.lower <= b.upper, detail=f"[{b.lower:.15g}, {b.upper:.15g}]",
                    statement="L <= U (L: a unit neuron's value on the given arrays, float64)"),
-        bool_check(f"relative gap < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL, exactness=how,
-                   detail=f"gap {gap:.3e}", statement=f"relative gap (upper - lower) / lower < {GAP_TOL:g}"),
+        # the lower end is a float64 evaluation (not rounded down), so the gap is a float comparison whatever the
+        # upper bound's standing (as in _bracket_checks)
+        bool_check(f"relative gap < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL, exactness="float",
+                   detail=f"gap {gap:.3e} (lower: float evaluation; upper: {how})",
+                   statement=f"relative gap (upper - lower) / lower < {GAP_TOL:g}"),
         Check(name="weights translation-invariant", expected="decided exactly",
               measured="holds" if weights.translation_invariant else "does not hold", tolerance=None, passed=True,
               exactness="proved", informational=True, detail="exact comparison of the float64 entries; "
@@ -343,53 +399,77 @@ def _weighted_bracket_checks(g: float, b: SingleNeuronBracket, weights: ClassWei
     return rows
 
 
-def _network(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
-    from margintheory.engines.margins import exhaustive_margin
+def _column_generation(problem: ModularAddition, args: argparse.Namespace) -> ColumnGenerationResult:
+    """Column generation from random neurons (the network LP), converged or a :class:`SolverError`."""
     from margintheory.solvers.column_generation import column_generation
 
-    p, k = problem.p, problem.k
-    g = gamma_star_of(p, k)
     with _progress(sys.stderr.isatty()) as report:
         cg = column_generation(problem, seed=args.seed, time_limit=args.time_limit, pricing=args.pricing,
                                progress=report, max_memory=args.max_memory)
     if not cg.converged:
         raise SolverError(f"column generation stopped ({cg.status}) after {len(cg.rounds)} rounds: bracket "
                           f"[{cg.primal_margin:.12g}, {cg.dual_bound:.12g}]; raise --time-limit")
-    net, lower = cg.network, cg.primal_margin
-    res = VerificationResult(f"network max margin by column generation, p={p}, k={k}")
-    width_info: dict[str, object] = {}
-    used = int(np.count_nonzero(cg.weights > 0))
-    if args.max_width or args.min_width:
-        net, lower, _ = _width(problem, args, res, width_info)
-    for c in _bracket_checks(g, lower, cg.dual_bound, cg.dual_certified):
-        res.add(c)
-    res.add(close_check("network margin = gamma*", g, lower, GAP_TOL,
-    statement="network margin = gamma* (relative 1e-6)"))
-    em = exhaustive_margin(net, args.max_memory)
-    res.add(close_check("margin recomputed", lower,
-                        float(em.normalized_margin), max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300)),
-                        statement="margin recomputed by the exhaustive engine (margins.exhaustive_margin)"))
+    return cg
+
+
+def _column_generation_rows(problem: ModularAddition, args: argparse.Namespace, cg: ColumnGenerationResult,
+                            prefix: str = "") -> tuple[list[Check], dict[str, object]]:
+    """The bracket of column generation's network (its margin ``L``, the certified dual bound ``U``), the margin
+    recomputed by the exhaustive engine and the uniform dual (informational); with the fields that describe the run.
+    ``prefix`` names the rows when they are an independent check beside another network's (``--min-width
+    --search``)."""
+    from margintheory.engines.margins import exhaustive_margin
+
+    p, k = problem.p, problem.k
+    g, lower = gamma_star_of(p, k), cg.primal_margin
+    rows = _bracket_checks(g, lower, cg.dual_bound, cg.dual_certified)
+    rows.append(close_check("network margin = gamma*", g, lower, GAP_TOL,
+                            statement="network margin = gamma* (relative 1e-6)"))
+    em = exhaustive_margin(cg.network, args.max_memory)
+    rows.append(close_check("margin recomputed", lower, float(em.normalized_margin),
+                            max(1e-9, float(em.normalized_tolerance) / max(lower, 1e-300)),
+                            statement="margin recomputed by the exhaustive engine (margins.exhaustive_margin)"))
     uniform = _uniform_dual_bound(problem, args, cg.pricing_solver)
-    res.add(bool_check("uniform dual optimal", uniform <= cg.primal_margin * (1 + GAP_TOL), tolerance=GAP_TOL,
-                       exactness="certified", informational=True,
-                       detail=f"uniform bound {uniform:.15g}, primal {cg.primal_margin:.15g}",
-                       statement="uniform weights are an optimal dual: certified uniform pricing bound within 1e-6 "
-                                 "of the primal margin"))
-    res.fields["uniform_dual_bound"] = uniform
-    res.fields.update(_common_fields(p, k, g, lower, cg.dual_bound, cg.dual_certified, len(cg.rounds), net.m,
-                                     {"name": "HIGHS (LP) + " + str(cg.pricing_solver.get("name")) + " (pricing)",
-                                      "status": cg.status + "; pricing " + str(cg.pricing_solver.get("status")),
-                                      "time": cg.seconds}))
-    res.fields.update({"lp_value": cg.lp_value, "heuristic_dual_bound": cg.heuristic_dual_bound,
-                       "dual_weights": cg.dual_summary(), "orbits_in_support": used,
-                       "column_generation_width": cg.width, "theorem_width": construction_width_of(p, k),
-                       "seed": args.seed, "round_log": [r.__dict__ for r in cg.rounds], **width_info})
-    res.notes.append("upper bound: weak duality (docs/theory.md) with the final LP dual, priced by "
-                     f"{cg.pricing_solver.get('name')} with a rigorous rounding bound" if cg.dual_certified else
-                     "upper bound NOT certified (pricing by local search only)")
+    rows.append(bool_check("uniform dual optimal", uniform <= lower * (1 + GAP_TOL), tolerance=GAP_TOL,
+                           exactness="certified", informational=True,
+                           detail=f"uniform bound {uniform:.15g}, primal {lower:.15g}",
+                           statement="uniform weights are an optimal dual: certified uniform pricing bound within "
+                                     "1e-6 of the primal margin"))
+    if prefix:
+        about = "column generation's network (from random neurons, independent of the family): "
+        rows = [replace(c, name=prefix + c.name, statement=about + c.statement) for c in rows]
+    solver = {"name": "HIGHS (LP) + " + str(cg.pricing_solver.get("name")) + " (pricing)",
+              "status": cg.status + "; pricing " + str(cg.pricing_solver.get("status")), "time": cg.seconds}
+    fields = {**_common_fields(p, k, g, lower, cg.dual_bound, cg.dual_certified, len(cg.rounds), cg.width, solver),
+              "uniform_dual_bound": uniform, "lp_value": cg.lp_value, "heuristic_dual_bound": cg.heuristic_dual_bound,
+              "dual_weights": cg.dual_summary(), "orbits_in_support": int(np.count_nonzero(cg.weights > 0)),
+              "column_generation_width": cg.width, "seed": args.seed, "pricing": args.pricing,
+              "round_log": [r.__dict__ for r in cg.rounds]}
+    for common in ("p", "k", "gamma_star"):  # the caller's (they are the problem's, not the run's)
+        del fields[common]
+    return rows, fields
+
+
+def _dual_note(cg: ColumnGenerationResult) -> str:
+    return ("upper bound: weak duality (docs/theory.md) with the final LP dual, priced by "
+            f"{cg.pricing_solver.get('name')} with a rigorous rounding bound" if cg.dual_certified else
+            "upper bound NOT certified (pricing by local search only)")
+
+
+def _network(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
+    """The default: the network LP by column generation from random neurons, its network and certified bracket."""
+    p, k = problem.p, problem.k
+    cg = _column_generation(problem, args)
+    res = VerificationResult(f"network max margin by column generation, p={p}, k={k}")
+    rows, fields = _column_generation_rows(problem, args, cg)
+    for c in rows:
+        res.add(c)
+    res.fields.update({"p": p, "k": k, "gamma_star": gamma_star_of(p, k), **fields,
+                       "theorem_width": construction_width_of(p, k)})
+    res.notes.append(_dual_note(cg))
     _hypothesis_note(res, p)
     if args.out is not None:
-        _save(net, args.out, res)
+        _save(cg.network, args.out, res)
     return res
 
 
@@ -403,16 +483,20 @@ def _save(net, path: str, res: VerificationResult) -> None:  # noqa: ANN001 - a 
 def _min_width_direct(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
     """``--min-width``: the smallest family network built directly (:func:`margintheory.solvers.width.
     min_width_network`), its margin ``L`` exact from its phase moments (no input enumerated) and the proved upper
-    bound ``U`` of :mod:`margintheory.certificate` -- the max-min interval of ``verify``, without column
-    generation."""
+    bound ``U`` of :mod:`margintheory.certificate` -- the max-min interval of ``verify``.  With ``--search``, column
+    generation runs first and its bracket is added as extra rows (``CG ...``) and ``details.column_generation``; the
+    network reported, saved and certified is the family's."""
     from margintheory.certificate.maxmin import certificate_field, lower_bound_from, maxmin_checks
     from margintheory.certificate.upper_bound import prove_upper_bound
     from margintheory.tasks.modular_addition_compact import compact_measurement
     p, k = problem.p, problem.k
+    cg = _column_generation(problem, args) if args.search else None
     res = VerificationResult(f"smallest max-margin network known, p={p}, k={k}: built directly and verified "
-                             "(L from its phase moments, U proved)")
+                             "(L from its phase moments, U proved)"
+                             + ("; column generation from random neurons as an independent bracket" if cg else ""))
     info: dict[str, object] = {}
-    net, _, mw = _width(problem, args, res, info)
+    mw = _width(problem, args, res, info)
+    net = mw.network
     cm = mw.compact
     if cm is None or cm.normalized_margin_exact is None:
         raise SolverError("the family network's margin was not computed exactly")
@@ -431,16 +515,88 @@ def _min_width_direct(problem: ModularAddition, args: argparse.Namespace) -> Ver
     res.fields.update(info, theorem_width=construction_width_of(p, k), upper_bound_exact=str(ub.upper),
                       column_generation="not run (pass --search to run it as an independent check)")
     res.fields["relative_gap"] = res.certificate["relative_gap"]  # one gap: the certificate's (exact L where known)
+    if cg is not None:
+        rows, fields = _column_generation_rows(problem, args, cg, prefix="CG ")
+        for c in rows:
+            res.add(c)
+        res.fields.update(column_generation=fields, rounds=len(cg.rounds),
+                          uniform_dual_bound=fields["uniform_dual_bound"])
+        res.notes.append("column generation (rows CG ...): " + _dual_note(cg))
     _hypothesis_note(res, p)
     if args.out is not None:
         _save(net, args.out, res)
     return res
 
 
-def _width(problem: ModularAddition, args: argparse.Namespace, res: VerificationResult, info: dict[str, object]):
-    """The smallest max-margin network (:func:`margintheory.solvers.width.min_width_network`), pruned to
-    ``--max-width`` if that is smaller; returns ``(network, margin, the min-width result)``."""
-    from margintheory.solvers.width import min_width_network, prune_to_width
+def _max_width(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
+    """``--max-width M``: the smallest family network (as ``--min-width`` builds it, its rows included) pruned to at
+    most ``M`` neurons by backward elimination (:func:`margintheory.solvers.width.prune_to_width`; no column
+    generation).  Below the family's width the pruned network's margin is reported, not judged: below the proved
+    minimum width no network reaches ``gamma*`` (the verdict is then ``not-applicable``), and between the two the
+    elimination is a heuristic whose shortfall refutes nothing."""
+    from margintheory.engines.margins import exhaustive_margin
+    from margintheory.solvers.width import prune_to_width
+
+    p, k, M = problem.p, problem.k, args.max_width
+    g = gamma_star_of(p, k)
+    res = VerificationResult(f"best network found with at most {M} neurons, p={p}, k={k}: the smallest max-margin "
+                             "network known, pruned by backward elimination")
+    info: dict[str, object] = {}
+    mw = _width(problem, args, res, info)
+    net, margin, seconds = mw.network, mw.margin, 0.0
+    status = f"not pruned: the family network has {net.m} <= {M} neurons"
+    if net.m > M:
+        pr = prune_to_width(net, M, args.time_limit)
+        net, margin, status, seconds = pr.network, pr.margin, pr.status, pr.seconds
+    pruned = net is not mw.network
+    res.add(bool_check(f"width <= {M}", net.m <= M, exactness="proved", detail=f"width {net.m}; {status}",
+                       statement=f"the network has at most {M} neurons"))
+    # weak duality: no network exceeds gamma* (a float comparison of the recomputed margin)
+    res.add(bool_check("margin <= gamma*", margin <= g * (1 + EVAL_RTOL), tolerance=EVAL_RTOL,
+                       detail=f"margin {margin:.15g}, gamma* {g:.15g}",
+                       statement="the network's normalized margin <= gamma* (weak duality, Lemma C.6)"))
+    em = exhaustive_margin(net, args.max_memory)
+    res.add(close_check("margin recomputed", margin, float(em.normalized_margin),
+                        max(1e-9, float(em.normalized_tolerance) / max(margin, 1e-300)),
+                        statement="margin recomputed by the exhaustive engine (margins.exhaustive_margin)"))
+    lb = mw.lower_bound
+    minimum = lb.total(p) if lb.applies_to(p) else None
+    below = minimum is not None and M < minimum
+    why = (f"below the proved minimum width {minimum} no network reaches gamma*" if below else
+           "backward elimination is a heuristic: a margin below gamma* at this width refutes nothing")
+    res.add(close_check("pruned margin = gamma*" if pruned else "network margin = gamma*", g, margin, GAP_TOL,
+                        detail=f"ratio {margin / g:.6g}" + (f"; {why}" if pruned else ""),
+                        statement=f"the network of width <= {M} reaches gamma* (relative 1e-6)"
+                                  + (f" -- reported, not judged: {why}" if pruned else "")))
+    res.checks[-1].informational = pruned
+    if pruned and not below:
+        res.notes.append(f"the pruned network's margin ({margin / g:.6g} gamma*) is reported, not judged: backward "
+                         f"elimination is a heuristic, and whether a max-margin network of width <= {M} exists is "
+                         "not decided here")
+    if below:
+        res.applicable = False
+        res.notes.append(f"--max-width {M} is below the proved minimum width {minimum} of a max-margin network "
+                         f"for (p, k) = ({p}, {k}): gamma* is out of reach, so the verdict is not-applicable (exit 0 "
+                         "when the family's and the pruned network's checks pass); the margin found is reported")
+    res.fields.update(_common_fields(p, k, g, margin, None, False, 0, net.m, {
+        "name": "HIGHS (the margin LP, re-solved per neuron dropped)", "status": status, "time": seconds}))
+    res.fields.update(upper_bound_certified=None, rounds=None)  # no upper bound computed, no column generation
+    res.fields.update(info, theorem_width=construction_width_of(p, k), family_width=mw.width,
+                      upper_bound_note="not computed: no bound on the best margin at width <= M; every network's "
+                      "margin is <= gamma* (weak duality)", column_generation="not run (--max-width prunes the "
+                      "smallest family network)")
+    res.fields["width_search"]["pruned"] = status
+    _hypothesis_note(res, p)
+    if args.out is not None:
+        _save(net, args.out, res)
+    return res
+
+
+def _width(problem: ModularAddition, args: argparse.Namespace, res: VerificationResult,
+           info: dict[str, object]) -> MinWidthResult:
+    """The smallest max-margin network (:func:`margintheory.solvers.width.min_width_network`) with its rows: the
+    phase moments vanish, it reaches ``gamma*``, the width lower bound (informational); ``info`` gets its fields."""
+    from margintheory.solvers.width import min_width_network
 
     p, k = problem.p, problem.k
     mw = min_width_network(problem, time_limit=args.time_limit or 30.0)
@@ -453,7 +609,7 @@ def _width(problem: ModularAddition, args: argparse.Namespace, res: Verification
                  "theorem_width_per_frequency": 2 ** (2 * k - 1),
                  "lower_bound_width": lb.total(p), "lower_bound_width_per_frequency": lb.per_frequency,
                  "width_lower_bound_exactness": lb.exactness if applies else None, "width_lower_bound_applies": applies,
-                 "width_lower_bound_method": lb.method, "width_lower_bound_ratio": lb.ratio,
+                 "width_lower_bound_method": lb.description, "width_lower_bound_ratio": lb.ratio,
                  "width_lower_bound_assumes": lb.assumes,
                  "width_search": {"attempts": mw.attempts, "seconds": mw.seconds, "frequencies": nf}})
     cm = mw.compact
@@ -467,21 +623,14 @@ def _width(problem: ModularAddition, args: argparse.Namespace, res: Verification
         minimal = mw.per_frequency == lb.per_frequency
         res.add(bool_check(f">= {lb.per_frequency} per frequency",
                            mw.per_frequency >= lb.per_frequency, exactness="proved", informational=True,
-                           detail=f"{lb.method}; ratio {lb.ratio}; width >= {lb.total(p)}"
+                           detail=f"{lb.description}; width >= {lb.total(p)}"
                            + ("; the width found is minimal" if minimal else ""),
                            statement=f"lower bound: every max-margin network has >= {lb.per_frequency} neurons per "
                                      "frequency"))
     else:
         res.notes.append(f"width lower bound ({lb.per_frequency} per frequency) needs p prime and p > 2k: "
                          f"not applicable to p = {p} (frequencies may alias)")
-    net, margin = mw.network, mw.margin
-    if args.max_width and net.m > args.max_width:
-        pr = prune_to_width(net, args.max_width, args.time_limit)
-        net, margin = pr.network, pr.margin
-        info["width_search"]["pruned"] = pr.status  # type: ignore[index]
-    if args.max_width:
-        res.add(bool_check(f"width <= {args.max_width}", net.m <= args.max_width, exactness="proved"))
-    return net, margin, mw
+    return mw
 
 
 def _reach_check(problem: ModularAddition, mw, detail: str) -> Check:
@@ -517,7 +666,8 @@ def _uniform_dual_bound(problem: ModularAddition, args: argparse.Namespace, pric
 
 
 def _common_fields(p, k, g, lower, upper, certified, rounds, width, solver) -> dict[str, object]:
-    gap = (upper - lower) / abs(lower) if lower > 0 else float("inf")
+    """The fields every network result has (``upper=None``: no upper bound computed, no gap)."""
+    gap = None if upper is None else (upper - lower) / abs(lower) if lower > 0 else float("inf")
     return {"p": p, "k": k, "gamma_star": g, "lower_bound": lower, "upper_bound": upper,
             "upper_bound_certified": bool(certified), "relative_gap": gap, "rounds": rounds, "width": width,
             "solver": solver}

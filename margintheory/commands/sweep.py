@@ -174,7 +174,8 @@ def _solve_parser(inner: argparse._SubParsersAction) -> None:
     parser.add_argument("--method", choices=METHODS, default="column-generation",
                         help="column generation (default), the single-neuron bracket, or the smallest width")
     parser.add_argument("--pricing", default=None, choices=("fourier", "sos"),
-                        help="column-generation pricing (default fourier); --method column-generation only")
+                        help="column-generation pricing (default: solve's, fourier for odd p and sos for even p); "
+                        "--method column-generation only")
     parser.add_argument("--time-limit", type=positive_float, default=None, metavar="SEC",
                         help="time limit of each cell")
     _run_options(parser, budget=False)
@@ -262,8 +263,8 @@ def run_solve(args: argparse.Namespace) -> int:
         raise InputError("--seeds does not apply to --method min-width (no random start)")
     if args.pricing is not None and args.method != "column-generation":
         raise InputError(f"--pricing does not apply to --method {args.method}")
-    if args.method == "column-generation":
-        fixed["pricing"] = args.pricing or "fourier"
+    if args.pricing is not None:  # else each cell takes solve's default for its p (fourier; sos for even p)
+        fixed["pricing"] = args.pricing
     # the time limit and the memory are the cell's budget, not its identity (sweep.grid): a cell that ran out of time
     # is the same cell rerun with a larger --time-limit and --retry-failed, which replaces its failed row
     budget = {name: value for name, value in (("time_limit", args.time_limit), ("max_memory", args.max_memory))

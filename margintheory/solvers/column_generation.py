@@ -256,7 +256,7 @@ def exact_normalised_margin(net: PolyNetwork) -> float:
 def column_generation(p: int | ModularAddition, k: int | None = None, *, seed: int = 0, initial_columns: int = 4,
                       n_starts: int = 8, add_per_round: int = 4, max_rounds: int = 60, rtol: float = 1e-9,
                       time_limit: float | None = None, lp_solver: str = "HIGHS", certify: bool = True,
-                      max_warm_starts: int = 8, pricing: str = "fourier",
+                      max_warm_starts: int = 8, pricing: str | None = None,
                       progress: Callable[[RoundRecord], None] | None = None,
                       max_memory: int = 2 * 2**30) -> ColumnGenerationResult:
     """Column generation for the problem ``p`` (a :class:`~margintheory.core.problems.ModularAddition`, or an integer
@@ -267,10 +267,10 @@ def column_generation(p: int | ModularAddition, k: int | None = None, *, seed: i
     local maxima above the LP value are added as new orbits.  Stops when the priced lower value is
     ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front).
 
-    ``pricing="fourier"`` (default, odd ``p``) prices by the closed form of :mod:`margintheory.solvers.fourier_pricing`
-    (exact under the LP's translation-invariant dual; its rounding-safe value is the certified bound) and adds the
-    maximiser of each of the ``add_per_round`` best frequencies; ``pricing="sos"`` uses :func:`solve_single_neuron`
-    as described above (also for even ``p``)."""
+    ``pricing="fourier"`` (the default for odd ``p``; refused for even ``p``) prices by the closed form of
+    :mod:`margintheory.solvers.fourier_pricing` (exact under the LP's translation-invariant dual; its rounding-safe
+    value is the certified bound) and adds the maximiser of each of the ``add_per_round`` best frequencies;
+    ``pricing="sos"`` (the default for even ``p``) uses :func:`solve_single_neuron` as described above."""
     problem = as_problem(p, k)
     p, k, pricing = problem.p, problem.k, _pricing_for(problem.p, pricing)
     t0 = time.perf_counter()
@@ -319,12 +319,17 @@ def column_generation(p: int | ModularAddition, k: int | None = None, *, seed: i
 FOURIER_PRICING_INFO = {"name": "closed-form Fourier pricing (fourier_pricing.price)", "status": "exact"}
 
 
-def _pricing_for(p: int, pricing: str) -> str:
-    """``pricing`` checked; the closed form needs odd ``p`` (frequency ``p/2`` is real), so even ``p`` is priced by
-    SOS."""
+def _pricing_for(p: int, pricing: str | None) -> str:
+    """``pricing`` checked (``None``: the default for ``p``); the closed form needs odd ``p`` (frequency ``p/2`` is
+    real and not priced by it), so even ``p`` is priced by SOS and ``"fourier"`` is refused there, not replaced."""
+    if pricing is None:
+        return "fourier" if p % 2 == 1 else "sos"
     if pricing not in ("fourier", "sos"):
         raise InputError(f"pricing must be 'fourier' or 'sos', got {pricing!r}")
-    return "sos" if pricing == "fourier" and p % 2 == 0 else pricing
+    if pricing == "fourier" and p % 2 == 0:
+        raise InputError(f"fourier pricing needs odd p (the closed form does not price the real frequency p/2); "
+                         f"p = {p}: use pricing 'sos'")
+    return pricing
 
 
 def _final_network(gens: np.ndarray, profiles: list[np.ndarray], sv: np.ndarray | None, tau: np.ndarray | None,

@@ -167,10 +167,12 @@ def decoupled(split: BlockSplit) -> bool:
     return split.remainder_l1 <= DECOUPLED_RTOL * split.total_l1
 
 
-def estimate_memory(p: int, k: int, method: str) -> int:
+def estimate_memory(p: int, k: int, method: str, solver: str = "CLARABEL") -> float:
     """Peak bytes of a bracket by ``method`` (the float expansion of ``F`` in ``(k+1) p`` variables and the SOS
-    relaxation), from the sizes alone.  The ``fourier-exact`` path is bounded by the block SOS estimate."""
+    relaxation, :func:`margintheory.solvers.cost.sos_cost`), from the sizes alone.  The ``fourier-exact`` path is
+    bounded by the block SOS estimate."""
     from margintheory.certificate.block_sos import estimate_memory as block_estimate
+    from margintheory.solvers.cost import sos_cost
 
     if method == "fourier-exact":  # the SOS of the block form, and the neuron (k+1, p) with its DFT and frequencies
         # ... and, up to DIRECT_LIMIT inputs, the direct sum of the lower bound (pair weights and activations over
@@ -182,20 +184,18 @@ def estimate_memory(p: int, k: int, method: str) -> int:
     expansion = 8 * nk * n * (3 * n + 4)
     if method == "none":
         return 64 * 2**20 + 8 * p**k * (p + 4 * k) * 4
-    h = math.ceil((k + 1) / 2)
-    vars_ = n if method == "generic" else 2 * (k + 1)
-    s = math.comb(vars_ + h, h)
-    return 64 * 2**20 + expansion + 60 * 8 * s * s
+    relaxation, _ = sos_cost(n if method == "generic" else 2 * (k + 1), k + 1, solver)
+    return 64 * 2**20 + expansion + relaxation
 
 
-def _require(p: int, k: int, method: str, max_memory: int) -> None:
+def _require(p: int, k: int, method: str, max_memory: int, solver: str = "CLARABEL") -> None:
     from margintheory.runtime.budget import memory_refusal
 
     if method == "fourier-exact":
         from margintheory.certificate.block_sos import require_memory
 
         require_memory(k, max_memory)  # an unsupported k is refused as such
-    est = estimate_memory(p, k, method)
+    est = estimate_memory(p, k, method, solver)
     if est > max_memory:
         raise memory_refusal(f"the single-neuron bracket by {method} for (p, k) = ({p}, {k})", est, max_memory)
 
@@ -330,8 +330,9 @@ def solve_single_neuron(p: int | ModularAddition, k: int | None = None, weights:
             raise InputError("the fourier-exact bracket needs uniform weights (Lemma C.14)")
         _require(p, k, method, max_memory)
         return _solve_fourier_exact(problem, n_starts, seed, max_memory, time_limit)
-    for m in ("fourier-blocks", "generic") if method == "auto" else (method,):
-        _require(p, k, m, max_memory)
+    # auto: the expansion and the per-frequency relaxations up front; the generic relaxation (far larger) only once
+    # the split shows that the frequencies do not decouple, before it is built
+    _require(p, k, "fourier-blocks" if method == "auto" else method, max_memory, solver)
     t0 = time.perf_counter()
     weights = weights or pair_weights(problem)
     if (weights.p, weights.k) != (p, k):
@@ -346,6 +347,8 @@ def solve_single_neuron(p: int | ModularAddition, k: int | None = None, weights:
         split = split_by_frequency(obj) if method in ("auto", "fourier-blocks") else None
         if method == "auto" and split is not None:
             method = "fourier-blocks" if decoupled(split) else "generic"
+            if method == "generic":
+                _require(p, k, method, max_memory, solver)
         out.method = method
         runner = _bound_blocks if method == "fourier-blocks" else _bound_generic
         remaining = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))

@@ -277,6 +277,18 @@ class WidthLowerBound:
                 "> 2k (no aliasing); the per-frequency bound is an exactly checked certificate "
                 "(docs/theory.md#smaller-networks)")
 
+    @property
+    def description(self) -> str:
+        """``method`` with how the certificate's ratio gives the bound: every certificate proves
+        ``N >= ceil(ratio)``; a clique of ``n`` vectors is checked as ``G = J + I/n^2`` (:func:`clique_certificate`),
+        whose ratio ``(n^3 + 1)/(n^2 + 1)`` lies just below ``n`` (``217/37 ~ 5.86`` for the 6-clique of ``k = 2``)."""
+        ratio = self.ratio.split(" ~ ")[0]
+        how = ""
+        if self.method.startswith("clique of"):
+            n = self.per_frequency
+            how = f"; its certificate G = J + I/{n}^2 on the clique has ratio (n^3 + 1)/(n^2 + 1) = {ratio}"
+        return f"{self.method}{how}; N >= ceil({ratio}) = {self.per_frequency} neurons per frequency"
+
     def applies_to(self, p: int) -> bool:
         from margintheory.core.theory import is_prime
 
