@@ -526,24 +526,6 @@ def test_gap_row_allows_the_float_error_bound_of_L_and_no_more():
     assert not row(g * (1 - 2e-9)).passed  # a margin 2e-9 below gamma* is not explained by the error bound
 
 
-def test_a_network_files_gap_row_does_not_advise_exact():
-    """``--exact`` checks the construction and the families; for a network (a file) the gap row does not
-    recommend it (the command would refuse it); for the construction it does."""
-    import numpy as np
-
-    from margintheory import ModularAddition, verify
-    from margintheory.core.construction import build_construction
-    from margintheory.core.network import PolyNetwork
-
-    net = build_construction(5, 2)
-    rounded = PolyNetwork(net.U.astype(np.float32).astype(np.float64), net.W)  # goes to the float engine
-    row = {c.name: c for c in verify(ModularAddition(5, 2), network=rounded).checks}["network margin = optimum"]
-    assert "float64 error bound of L" in row.statement and "--exact" not in row.statement
-    exhaustive = verify(ModularAddition(5, 2), exhaustive=True)
-    row = {c.name: c for c in exhaustive.checks}["network margin = optimum"]
-    assert "--exact decides 1e-09 exactly" in row.statement
-
-
 def test_no_certificate_file_for_a_network_whose_margin_is_not_positive(tmp_path, capsys):
     """A network with negative margin (the construction with W negated) has an interval [L, U] with L < 0: no file
     is written (check would refuse its lower end as unreadable), stderr and the notes say why, the verdict stands."""

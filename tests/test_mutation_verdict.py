@@ -225,6 +225,10 @@ def test_gap_row_tolerances_and_their_boundaries():
     gap_float = maxmin.relative_gap(at.upper, L3)[0]
     assert gap_float > GAP_TOL  # (float64 rounds this gap up)
     assert rows(at, L3, rtol=GAP_TOL)["network margin = optimum"].passed is True
+    # ... with the rational 1/10^9, not the float 1e-9 (larger by 6e-26): just beyond the one, within the other
+    beyond = upper_bound(U=F(3, 100) * (1 + GAP_TOL_EXACT + F(1, 10**30)))
+    assert F(3, 100) * (1 + F(GAP_TOL)) > beyond.upper
+    assert rows(beyond, L3)["network margin = optimum"].passed is False
     assert rows(ub, exact, rtol=1e-10)["network margin = optimum"].passed is True
     # a float L widens the tolerance by its error bound, relative to L, and says so where it matters
     L = LowerBound(0.03, None, "float", "", error_bound=3e-9)
@@ -346,9 +350,13 @@ def test_attach_maxmin_adds_the_rows_and_the_interval(monkeypatch):
 
     monkeypatch.setattr(maxmin, "prove_upper_bound", fake)
     result = measured(0.0304, 1e-15)
-    ub = maxmin.attach_maxmin(result, ModularAddition(5, 2), max_memory=2**30, rtol=1e-3)
+    ub = maxmin.attach_maxmin(result, ModularAddition(5, 2), max_memory=2**30, rtol=1e-3, exact_available=True)
     gap_row = {c.name: c for c in result.checks}["network margin = optimum"]
     assert gap_row.tolerance == pytest.approx(1e-3 + 1e-15 / 0.0304, rel=1e-9, abs=0)  # rtol passed on
+    assert "; --exact decides 0.001 exactly where it fits" in gap_row.statement  # exact_available passed on
+    other = measured(0.0304, 1e-15)
+    maxmin.attach_maxmin(other, ModularAddition(5, 2), max_memory=2**30, rtol=1e-3, exact_available=False)
+    assert "--exact" not in {c.name: c for c in other.checks}["network margin = optimum"].statement
     assert gap_row.informational is False  # (5, 2) is applicable
     assert ub.upper == U_5_2 and [c.name for c in result.checks][:3] == [
         "max margin >= L", "max margin <= U, gamma* <= U", "network margin = optimum"]
@@ -356,7 +364,8 @@ def test_attach_maxmin_adds_the_rows_and_the_interval(monkeypatch):
     L = maxmin.lower_bound_from(result)
     assert result.fields["max_margin_interval"] == (f"[{L.value:.15g}, {float(U_5_2):.15g}]  (L float, U proved; "
                                                     f"gap {result.certificate['relative_gap']:.2e})")
-    assert maxmin.attach_maxmin(VerificationResult("t"), ModularAddition(5, 2), max_memory=1) is None
+    no_margin = VerificationResult("t")
+    assert maxmin.attach_maxmin(no_margin, ModularAddition(5, 2), max_memory=1, exact_available=True) is None
 
 
 # -- the margin engine's tolerances --------------------------------------------------------------------------------
@@ -635,3 +644,22 @@ def test_a_square_is_rational_only_when_proved_so():
     assert not sp.expand(nested**2).is_Rational and maxmin.rational_square(nested) == F(2)
     L = LowerBound(float(GAMMA_5_2), GAMMA_5_2 - sp.sqrt(2) / 10**20, "proved", "")
     assert L.exact_square is None and maxmin.relative_gap(U_5_2, L)[2] is False  # not decided on squares
+
+
+def test_a_network_files_gap_row_does_not_advise_exact():
+    """``--exact`` checks the construction and the families; for a network (a file) the gap row does not
+    recommend it (the command would refuse it); for the construction it does."""
+    import numpy as np
+
+    from margintheory import ModularAddition, verify
+    from margintheory.core.construction import build_construction
+    from margintheory.core.network import PolyNetwork
+
+    net = build_construction(5, 2)
+    rounded = PolyNetwork(net.U.astype(np.float32).astype(np.float64), net.W)  # goes to the float engine
+    row = {c.name: c for c in verify(ModularAddition(5, 2), network=rounded).checks}["network margin = optimum"]
+    assert "float64 error bound of L" in row.statement and "--exact" not in row.statement
+    exhaustive = verify(ModularAddition(5, 2), exhaustive=True)
+    row = {c.name: c for c in exhaustive.checks}["network margin = optimum"]
+    assert "--exact decides 1e-09 exactly" in row.statement
+

@@ -256,7 +256,7 @@ def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
 
 
 def attach_maxmin(result: VerificationResult, problem: ModularAddition, *, max_memory: int,
-                  rtol: float | None = None, exact_available: bool = True) -> ProvedUpperBound | None:
+                  rtol: float | None = None, exact_available: bool) -> ProvedUpperBound | None:
     """Compute ``U`` for the problem, add the rows and the ``certificate`` object to ``result``
     (``exact_available``: the network is one ``--exact`` can check, the construction or a family)."""
     L = lower_bound_from(result)
