@@ -560,7 +560,27 @@ def _max_width(problem: ModularAddition, args: argparse.Namespace) -> Verificati
                         max(1e-9, float(em.normalized_tolerance) / max(margin, 1e-300)),
                         statement="margin recomputed by the exhaustive engine (margins.exhaustive_margin)"))
     lb = mw.lower_bound
-    minimum = lb.total(p) if lb.applies_to(p) else None
+    _pruned_margin_row(res, problem, M, margin, pruned, lb.total(p) if lb.applies_to(p) else None)
+    res.fields.update(_common_fields(p, k, g, margin, None, False, 0, net.m, {
+        "name": "HIGHS (the margin LP, re-solved per neuron dropped)", "status": status, "time": seconds}))
+    res.fields.update(upper_bound_certified=None, rounds=None)  # no upper bound computed, no column generation
+    res.fields.update(info, theorem_width=construction_width_of(p, k), family_width=mw.width,
+                      upper_bound_note="not computed: no bound on the best margin at width <= M; every network's "
+                      "margin is <= gamma* (weak duality)", column_generation="not run (--max-width prunes the "
+                      "smallest family network)")
+    res.fields["width_search"]["pruned"] = status
+    _hypothesis_note(res, p)
+    if args.out is not None:
+        _save(net, args.out, res)
+    return res
+
+
+def _pruned_margin_row(res: VerificationResult, problem: ModularAddition, M: int, margin: float, pruned: bool,
+                       minimum: int | None) -> None:
+    """The row "margin = gamma*" of ``--max-width M``: deciding for an unpruned network; for a pruned one reported,
+    not judged (below the proved ``minimum`` width the verdict is ``not-applicable``)."""
+    p, k = problem.p, problem.k
+    g = gamma_star_of(p, k)
     below = minimum is not None and M < minimum
     why = (f"below the proved minimum width {minimum} no network reaches gamma*" if below else
            "backward elimination is a heuristic: a margin below gamma* at this width refutes nothing")
@@ -578,18 +598,6 @@ def _max_width(problem: ModularAddition, args: argparse.Namespace) -> Verificati
         res.notes.append(f"--max-width {M} is below the proved minimum width {minimum} of a max-margin network "
                          f"for (p, k) = ({p}, {k}): gamma* is out of reach, so the verdict is not-applicable (exit 0 "
                          "when the family's and the pruned network's checks pass); the margin found is reported")
-    res.fields.update(_common_fields(p, k, g, margin, None, False, 0, net.m, {
-        "name": "HIGHS (the margin LP, re-solved per neuron dropped)", "status": status, "time": seconds}))
-    res.fields.update(upper_bound_certified=None, rounds=None)  # no upper bound computed, no column generation
-    res.fields.update(info, theorem_width=construction_width_of(p, k), family_width=mw.width,
-                      upper_bound_note="not computed: no bound on the best margin at width <= M; every network's "
-                      "margin is <= gamma* (weak duality)", column_generation="not run (--max-width prunes the "
-                      "smallest family network)")
-    res.fields["width_search"]["pruned"] = status
-    _hypothesis_note(res, p)
-    if args.out is not None:
-        _save(net, args.out, res)
-    return res
 
 
 def _width(problem: ModularAddition, args: argparse.Namespace, res: VerificationResult,

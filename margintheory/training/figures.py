@@ -327,7 +327,7 @@ def _summary_frequency_shares(ax: plt.Axes, nf, share: np.ndarray, p: int) -> No
     ax.set_ylim(0, max(float(mass.max()), 1.0 / max(len(freqs), 1)) * 1.5)
     ax.set_xlabel("frequency")
     ax.set_ylabel(r"share of $\|\theta\|^{k+1}$")
-    ax.set_title(f"(c) norm share: {used}/{len(freqs)} frequencies carry some", loc="left")
+    ax.set_title(f"(c) {used}/{len(freqs)} with norm share", loc="left")
     ax.legend(loc="best", fontsize=5.5)
 
 
