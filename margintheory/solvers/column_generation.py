@@ -28,6 +28,7 @@ from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError, SolverError
 from margintheory.solvers._quiet import native_stdout_silenced
+from margintheory.solvers.cost import DENSE_MARGIN_ENTRIES
 from margintheory.solvers.objective import (
     _wrong_mask,
     neuron_pair_contributions,
@@ -237,8 +238,6 @@ def orbit_network(generators: np.ndarray, weights: np.ndarray) -> PolyNetwork:
     return PolyNetwork(net.U, net.W, {"lp_weight": sv, "orbit": np.concatenate(orbit)})
 
 
-#: above this many float64 entries (neurons x inputs x classes) the margin is streamed by the exhaustive engine
-DENSE_MARGIN_ENTRIES = 2**25
 
 
 def exact_normalised_margin(net: PolyNetwork) -> float:

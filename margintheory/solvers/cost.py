@@ -15,6 +15,13 @@ import math
 
 from margintheory.runtime.budget import FLOPS_PER_SECOND, Estimate, grid_points
 
+#: above this many float64 entries (neurons x inputs x classes) column generation's margin is streamed by the
+#: exhaustive engine (:mod:`margintheory.solvers.column_generation`; here so that the estimates need not import it)
+DENSE_MARGIN_ENTRIES = 2**25
+#: the single-neuron bracket's lower bound is also evaluated by the direct sum over the p^k inputs up to this many
+#: inputs (:mod:`margintheory.solvers.single_neuron`)
+DIRECT_LIMIT = 2_000_000
+
 #: bound on the orbits column generation can hold (initial columns + add_per_round * max_rounds of its defaults)
 MAX_ORBITS = 4 + 4 * 60
 #: Clarabel on a SOS relaxation with a Gram matrix of side ``s``: bytes per ``t^2``, ``t = s (s+1) / 2`` (the dense
@@ -62,10 +69,30 @@ def expansion_cost(p: int, k: int) -> tuple[float, float]:
     return 24.0 * E * N * N + 16.0 * n_pts * N, 2.0 * n_pts * E * N / FLOPS_PER_SECOND
 
 
+def single_neuron_bracket_bytes(p: int, k: int, method: str, solver: str = "CLARABEL") -> float:
+    """Peak bytes of a single-neuron bracket by ``method`` (the float expansion of ``F`` in ``(k+1) p`` variables and
+    the SOS relaxation, :func:`sos_cost`), from the sizes alone.  The ``fourier-exact`` path is bounded by the block
+    SOS estimate, plus the direct sum of the lower bound up to :data:`DIRECT_LIMIT` inputs."""
+    from margintheory.certificate.block_sos import estimate_memory as block_estimate
+
+    if method == "fourier-exact":  # the SOS of the block form, and the neuron (k+1, p) with its DFT and frequencies
+        # ... and, up to DIRECT_LIMIT inputs, the direct sum of the lower bound (pair weights and activations over
+        # all p^k inputs and p classes: about three (p^k, p) float64 arrays)
+        direct = 24 * p**k * p if p**k <= DIRECT_LIMIT else 0
+        return block_estimate(k) + 64 * (k + 1) * p + 48 * p + direct
+    n = (k + 1) * p
+    nk = math.comb(n + k - 1, k)
+    expansion = 8 * nk * n * (3 * n + 4)
+    if method == "none":
+        return 64 * 2**20 + 8 * p**k * (p + 4 * k) * 4
+    relaxation, _ = sos_cost(n if method == "generic" else 2 * (k + 1), k + 1, solver)
+    return 64 * 2**20 + expansion + relaxation
+
+
 def single_neuron_estimate(p: int, k: int, *, solver: str = "CLARABEL", method: str = "fourier-blocks") -> Estimate:
     """Memory and time of :func:`margintheory.solvers.single_neuron.solve_single_neuron` with an upper bound by
     ``method`` (``fourier-exact``: that path's own estimate,
-    :func:`~margintheory.solvers.single_neuron.estimate_memory`; ``fourier-blocks`` / ``generic``: expansion and
+    :func:`single_neuron_bracket_bytes`; ``fourier-blocks`` / ``generic``: expansion and
     SOS relaxations as in the module docstring)."""
     what = f"the single-neuron bracket for p = {p}, k = {k}"
     n_pts = grid_points(p, k)
@@ -73,11 +100,10 @@ def single_neuron_estimate(p: int, k: int, *, solver: str = "CLARABEL", method: 
         return Estimate(what, math.inf, math.inf)
     if method == "fourier-exact":  # no expansion in (k+1) p variables: the torus-reduced relaxation of g_k only
         from margintheory.certificate.block_sos import require_supported
-        from margintheory.solvers.single_neuron import estimate_memory
 
         require_supported(k)  # beyond, no memory would do: refused as unsupported, not with a budget
 
-        return Estimate(what, estimate_memory(p, k, method), None)
+        return Estimate(what, single_neuron_bracket_bytes(p, k, method), None)
     exp_bytes, exp_secs = expansion_cost(p, k)
     objective = 64.0 * n_pts * p + 16.0 * ((k + 1) * p) ** 2
     if method == "none":
@@ -119,7 +145,6 @@ def final_network_bytes(p: int, k: int, n_pts: float) -> float:
     ``p = 7``, 10 at ``p = 11``).  The margin is a dense pair array (about 18 bytes per neuron x input x class
     entry, up to ``DENSE_MARGIN_ENTRIES``) or streamed by the exhaustive engine (the weights about 3.5 times)."""
     from margintheory.engines.margins import engine_bytes_per_point
-    from margintheory.solvers.column_generation import DENSE_MARGIN_ENTRIES
 
     m = min(MAX_ORBITS, p) * n_pts
     weights = 8.0 * m * (k + 1) * p
@@ -174,7 +199,6 @@ def max_width_estimate(p: int, k: int, max_width: int) -> Estimate:
     (:func:`margintheory.solvers.width.prune_to_width`: the dense pair contributions of its ``m`` neurons and one LP
     on them per neuron dropped, :data:`PRUNE_LP_BYTES_PER_ENTRY`), then the pruned network's margin (dense pair
     contributions, or streamed by the exhaustive engine)."""
-    from margintheory.solvers.column_generation import DENSE_MARGIN_ENTRIES
 
     what = f"the smallest max-margin network for p = {p}, k = {k} pruned to at most {max_width} neurons"
     n_pts = grid_points(p, k)

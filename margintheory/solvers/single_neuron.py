@@ -36,6 +36,7 @@ from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.fourier import neuron_fourier
 from margintheory.errors import InputError
 from margintheory.runtime import progress
+from margintheory.solvers.cost import DIRECT_LIMIT, single_neuron_bracket_bytes
 from margintheory.solvers.local import LocalMaxima, multistart_maximise
 from margintheory.solvers.objective import PairWeights, SingleNeuronObjective, pair_weights
 from margintheory.solvers.polynomial import Polynomial, power_times_linear_abs_mass
@@ -46,8 +47,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from margintheory.certificate.upper_bound import ProvedUpperBound
 
 METHODS = ("auto", "fourier-exact", "fourier-blocks", "generic", "none")
-#: the lower bound is also evaluated by the direct sum over the p^k inputs up to this many inputs
-DIRECT_LIMIT = 2_000_000
 #: cross-frequency coefficient mass (relative to the total) below which the block reduction is used by ``auto``
 DECOUPLED_RTOL = 1e-12
 
@@ -168,24 +167,9 @@ def decoupled(split: BlockSplit) -> bool:
 
 
 def estimate_memory(p: int, k: int, method: str, solver: str = "CLARABEL") -> float:
-    """Peak bytes of a bracket by ``method`` (the float expansion of ``F`` in ``(k+1) p`` variables and the SOS
-    relaxation, :func:`margintheory.solvers.cost.sos_cost`), from the sizes alone.  The ``fourier-exact`` path is
-    bounded by the block SOS estimate."""
-    from margintheory.certificate.block_sos import estimate_memory as block_estimate
-    from margintheory.solvers.cost import sos_cost
-
-    if method == "fourier-exact":  # the SOS of the block form, and the neuron (k+1, p) with its DFT and frequencies
-        # ... and, up to DIRECT_LIMIT inputs, the direct sum of the lower bound (pair weights and activations over
-        # all p^k inputs and p classes: about three (p^k, p) float64 arrays)
-        direct = 24 * p**k * p if p**k <= DIRECT_LIMIT else 0
-        return block_estimate(k) + 64 * (k + 1) * p + 48 * p + direct
-    n = (k + 1) * p
-    nk = math.comb(n + k - 1, k)
-    expansion = 8 * nk * n * (3 * n + 4)
-    if method == "none":
-        return 64 * 2**20 + 8 * p**k * (p + 4 * k) * 4
-    relaxation, _ = sos_cost(n if method == "generic" else 2 * (k + 1), k + 1, solver)
-    return 64 * 2**20 + expansion + relaxation
+    """Peak bytes of a bracket by ``method``, from the sizes alone
+    (:func:`margintheory.solvers.cost.single_neuron_bracket_bytes`)."""
+    return single_neuron_bracket_bytes(p, k, method, solver)
 
 
 def _require(p: int, k: int, method: str, max_memory: int, solver: str = "CLARABEL") -> None:
