@@ -41,12 +41,12 @@ class Path:
 
 
 PATHS = [
-    Path("exhaustive construction", "verification.estimate_construction_check",
+    Path("exhaustive construction", "tasks.modular_addition.estimate_construction_check",
          "from margintheory.tasks.modular_addition import verify_construction, estimate_construction_check",
          "verify_construction(P['p'], P['k'], exhaustive=True)",
          "estimate_construction_check(P['p'], P['k']).bytes",
          {"p": 5, "k": 2}, ({"p": 31, "k": 3}, {"p": 61, "k": 3}, {"p": 23, "k": 4})),
-    Path("exhaustive network file", "verification.estimate_network_check",
+    Path("exhaustive network file", "tasks.modular_addition.estimate_network_check",
          "import numpy as np\nfrom margintheory.core.network import PolyNetwork\n"
          "from margintheory.tasks.modular_addition import verify_network, estimate_network_check\n"
          "def net(P):\n    r = np.random.default_rng(0)\n"
