@@ -663,3 +663,18 @@ def test_a_network_files_gap_row_does_not_advise_exact():
     row = {c.name: c for c in exhaustive.checks}["network margin = optimum"]
     assert "--exact decides 1e-09 exactly" in row.statement
 
+
+
+def test_a_result_without_a_deciding_check_is_neither_verified_nor_refuted():
+    """No deciding check: nothing was claimed (it was 'refuted', exit 1, with every check passed or informational)."""
+    from margintheory.core.checks import Check, VerificationResult
+
+    r = VerificationResult("only informational rows")
+    assert r.verdict == "not-applicable" and r.exit_code == 0  # no check at all
+    r.add(Check(name="a", expected=0.0, measured=1.0, tolerance=0.0, passed=False, exactness="float",
+                informational=True))
+    assert r.verdict == "not-applicable" and r.exit_code == 0
+    r.add(Check(name="b", expected=0.0, measured=0.0, tolerance=0.0, passed=True, exactness="float"))
+    assert r.verdict == "verified" and r.exit_code == 0
+    r.add(Check(name="c", expected=0.0, measured=1.0, tolerance=0.0, passed=False, exactness="float"))
+    assert r.verdict == "refuted" and r.exit_code == 1

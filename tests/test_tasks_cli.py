@@ -94,3 +94,36 @@ def test_group_and_cogo_network_files(tmp_path, capsys) -> None:
     to_network(build_f6(5).z)[0].save(cogo)
     code, out = _json(capsys, ["verify", "--task", "cogo", "--network", str(cogo)])
     assert code == 0 and out["details"]["loss"] < 1e-12 and out["details"]["core_verdict"] == "verified"
+
+
+def test_a_cogo_network_is_judged_by_its_loss(tmp_path, capsys):
+    """A given CoGO network's claim is zero loss (a global optimizer of Theorem 1's objective): a random zero-mean
+    network, for which Theorem 1's identity holds, was 'verified' on that identity alone; the parameters hold only
+    what the task reads (verify's --fourier-tol and --min-share defaults were listed)."""
+    from margintheory.core.network import PolyNetwork
+
+    r = np.random.default_rng(1)
+    U = r.standard_normal((20, 2, 7))
+    U -= U.mean(axis=2, keepdims=True)  # zero-mean inputs: Theorem 1 applies
+    PolyNetwork(U, r.standard_normal((20, 7))).save(tmp_path / "random.npz")
+    code, out = _json(capsys, ["verify", "--task", "cogo", "--network", str(tmp_path / "random.npz")])
+    rows = {c["name"]: c for c in out["checks"]}
+    assert rows["Thm 1 loss = forward pass"]["passed"] and not rows["loss = 0"]["passed"]
+    assert not rows["loss = 0"]["informational"] and out["verdict"] == "refuted" and code == 1
+    assert "fourier_tolerance" not in out["parameters"] and "min_share" not in out["parameters"]
+
+
+def test_even_cyclic_groups_and_narrow_parity_networks_are_not_applicable(tmp_path, capsys):
+    """No closed form for an even cyclic group (as verify --p 4 --k 2), and Theorem 7.8 speaks of width >=
+    2^(k-1): neither is verified or refuted."""
+    from margintheory.tasks.parity import ParityNetwork, build_parity_construction
+
+    code, out = _json(capsys, ["verify", "--task", "group", "--group", "C4"])
+    assert out["verdict"] == "not-applicable" and code == 0
+    net = build_parity_construction(8, 3)
+    ParityNetwork(net.U[:3], net.W[:3], net.S).save(tmp_path / "narrow.npz")
+    code, out = _json(capsys, ["verify", "--task", "parity", "--network", str(tmp_path / "narrow.npz")])
+    assert out["verdict"] == "not-applicable"
+    code, out = _json(capsys, ["verify", "--task", "group", "--group", "S3"])
+    irreps_row = {c["name"]: c for c in out["checks"]}["all irreps used (7.9)"]
+    assert irreps_row["exactness"] == "float" and irreps_row["tolerance"] > 0  # a float power fraction decides it

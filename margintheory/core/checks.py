@@ -226,10 +226,12 @@ class VerificationResult:
 
     @property
     def verdict(self) -> Verdict:
-        if not self.applicable:
-            return "not-applicable"
+        """``verified`` when every deciding check passed, ``refuted`` when one failed; ``not-applicable`` when the
+        claims do not apply, or when no check decides (nothing was claimed: neither verified nor refuted)."""
         deciding = [c for c in self.checks if not c.informational]
-        return "verified" if deciding and all(c.passed for c in deciding) else "refuted"
+        if not self.applicable or not deciding:
+            return "not-applicable"
+        return "verified" if all(c.passed for c in deciding) else "refuted"
 
     @property
     def exit_code(self) -> int:

@@ -945,7 +945,7 @@ def _perturbed(star: CompactMargin, net: PolyNetwork, rec: Recognition, t0: floa
     slack = 2 * err + 2 * EPS * abs(h)
     lo, hi = ratio_bounds(h - slack, h + slack, norm * max(1 - grow, 0.5) * (1 - 4 * EPS),
                           norm * (1 + grow) * (1 + 4 * EPS))
-    how = (f"certified: the file's {net.m} neurons are, to {rec.max_relative_deviation:.1e} of their amplitudes "
+    how = (f"certified: the network's {net.m} neurons are, to {rec.max_relative_deviation:.1e} of their amplitudes "
            f"(rigorous, arb tables), the exact single-frequency network read off their DFT ({star.exactness} "
            f"margin {star.normalized_margin:.15g} from its phase moments, no input enumerated); every logit moves by "
            f"at most {delta:.2e} and the norm by a factor within 1 +- {grow:.1e}")

@@ -158,6 +158,8 @@ def single_irrep_checks(
         need = sorted(int(r) for r in required)
         checks.append(
             Check(name=required_name, expected=[irreps[r].name for r in need], measured=[irreps[r].name for r in used],
-                  tolerance=None, passed=set(need) <= set(used), exactness="proved", statement=required_label)
+                  tolerance=tol, passed=set(need) <= set(used), exactness="float",
+                  detail=f"an irrep counts as used by a neuron whose power fraction in it is >= 1 - {tol:g} (float64)",
+                  statement=required_label)
         )
     return checks, {"irreps_used": [irreps[r].name for r in used], "min_irrep_power": float(top.min())}

@@ -119,6 +119,11 @@ def verify_group(
         checks, f2 = cyclic_checks(G, max_memory, max_seconds)
         result.checks += checks
         result.fields.update(f2)
+        if G.order % 2 == 0:  # as for verify --p n --k 2 at even n: no closed form applies
+            result.applicable = False
+            result.notes.append(f"|{G.name}| = {G.order} is even: gamma*(n, 2) does not apply (the papers assume odd "
+                                "n), so the verdict is not-applicable; the group path is checked against modular "
+                                "addition only")
     return result
 
 

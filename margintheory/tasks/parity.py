@@ -275,6 +275,10 @@ def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None 
             informational=not construction,
             statement="width m >= 2^(k-1) (Thm 7.8 hypothesis)")
     )
+    if not construction and net.m < 2 ** (k - 1):  # Thm 7.8 speaks of width >= 2^(k-1): nothing to refute below
+        res.applicable = False
+        res.notes.append(f"width {net.m} < 2^(k-1) = {2 ** (k - 1)}: Theorem 7.8's hypothesis fails, so its max "
+                         "margin is not a claim about this network (verdict not-applicable); the margin is reported")
     checks, fields = parity_margin_checks(net, gamma, rtol)
     res.checks += checks
     res.fields.update(fields)

@@ -132,5 +132,6 @@ class Task:
         result.fields["seconds"] = time.perf_counter() - start
         result.fields.setdefault("task_description", self.describe())
         result.task = self.name
-        result.parameters = {**cast(Any, problem).parameters(), **options.non_default()}
+        used = {n: v for n, v in options.non_default().items() if n in self.options}  # what this task reads
+        result.parameters = {**cast(Any, problem).parameters(), **used}
         return result
