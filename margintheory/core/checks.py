@@ -82,12 +82,14 @@ def gamma_star_claims(measured: float, gamma: float, error_bound: float, rtol: f
     """The two claims every task makes about a network's normalized margin ``measured``: ``<= gamma*`` (weak
     duality) and ``= gamma*`` (the theorem), each ``(name, statement)``.
 
-    One tolerance rule for every task: ``tol = max(error_bound, rtol gamma*)``, where ``error_bound`` is a rigorous
-    bound on ``|measured - exact margin|`` from the task's engine and ``rtol`` the caller's relative tolerance
-    (``None``: the error bound alone).  Returns the two checks and ``tol``.
+    One tolerance rule for every task: ``tol = max(error_bound, rtol gamma*)`` for ``= gamma*``, where
+    ``error_bound`` is a rigorous bound on ``|measured - exact margin|`` from the task's engine and ``rtol`` the
+    caller's relative tolerance (``None``: the error bound alone).  ``<= gamma*`` (weak duality: no network exceeds
+    it) is held to the error bound alone: ``rtol`` loosens the "equals" claim only.  Returns the two checks and
+    ``tol``.
     """
     tol = max(error_bound, (rtol or 0.0) * gamma)
-    checks = [bool_check(at_most[0], measured <= gamma + tol, tolerance=tol / gamma,
+    checks = [bool_check(at_most[0], measured <= gamma + error_bound, tolerance=error_bound / gamma,
                          detail=f"margin/gamma* = {measured / gamma:.15g}", statement=at_most[1]),
               close_check(equal[0], gamma, measured, tol / gamma, statement=equal[1])]
     return checks, tol

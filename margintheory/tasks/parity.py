@@ -219,8 +219,10 @@ def parity_margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = 
         equal=("margin = gamma* (Thm 7.8)", "normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)"))
     on = g <= h + tol
     checks += [
-        Check(name="every input on margin", expected=1.0, measured=float(on.mean()), tolerance=tol,
-              passed=bool(on.all()), exactness="float", detail=f"{int((~on).sum())} of {len(g)} points off",
+        Check(name="every input on margin", expected=1.0, measured=float(on.mean()), tolerance=tol / gamma,
+              passed=bool(on.all()), exactness="float",
+              detail=f"fraction of points within {tol / gamma:.2g} gamma* of the least margin; "
+                     f"{int((~on).sum())} of {len(g)} points off",
               statement="every input on the margin (uniform q*)"),
         close_check(
             "mean margin = gamma* (7.5)", gamma, float(g.mean()), tol / gamma,
