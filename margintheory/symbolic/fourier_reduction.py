@@ -254,7 +254,7 @@ def fourier_derivation(p: int, k: int) -> Derivation:
     P, eta0, rest = sp.symbols("p eta_0 T", positive=True)
     d = Derivation(f"Fourier reduction of the single-neuron objective (Lemma C.14), p = {p}, k = {k}")
     c9 = sp.Eq(eta0 - rest / (P - 1), P / (P - 1) * (eta0 - (eta0 + rest) / P), evaluate=False)
-    d.exact(c9, "(C.9): with T = sum_{delta != 0} eta(delta), eta(0) - T/(p-1) = p/(p-1) (eta(0) - E_delta eta)",
+    d.exact(c9, "with T = sum_{delta != 0} eta(delta), eta(0) - T/(p-1) = p/(p-1) (eta(0) - E_delta eta)",
             "Lemma C.14, (C.9)", scope="all p")
     d.exact(sp.Eq(1 + 1 / (P - 1), P / (P - 1), evaluate=False), "the scalar identity behind (C.9); the text prints "
             "'1 - 1/(p-1) = p/(p-1)', which is false (1 - 1/(p-1) - p/(p-1) = -2/(p-1))",

@@ -90,7 +90,7 @@ def _basic_checks(
             "irreps of real type",
             real_type,
             tolerance=REP_TOL,
-            detail=f"indicators {np.round(fs, 12).tolist()}",
+            detail=f"indicators {(np.round(fs, 12) + 0.0).tolist()}",  # + 0.0: no -0.0
             informational=True,
             statement="all irreps of real type (Frobenius-Schur indicator 1; Thm 7.9's hypothesis)"),
     ]
