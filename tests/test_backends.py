@@ -460,3 +460,17 @@ def test_gpu_sizing_follows_the_devices_memory(monkeypatch):
     monkeypatch.setattr(jax_training, "devices", lambda backend: [NoStats(0)])
     rows, _ = jax_training._blocks(912673, 1536, 97, gpu, 4)
     assert rows * per_row <= jax_training.GPU_MEMORY_FRACTION * 4 * 2**30
+
+
+@pytest.mark.parametrize("platforms", ["bogus", "cuda"])
+def test_a_jax_platforms_setting_jax_cannot_start_is_one_line(platforms, tmp_path):
+    """JAX_PLATFORMS naming a platform that is not installed made jax raise (RuntimeError, or AssertionError for
+    cuda) past the device check: a traceback and exit 1 (read as 'refuted').  A fresh process: jax starts its
+    platforms once per process."""
+    env = dict(os.environ, JAX_PLATFORMS=platforms)
+    proc = subprocess.run([sys.executable, "-m", "margintheory.cli", "train", "--p", "3", "--k", "2", "--width", "2",
+                           "--steps", "1", "--backend", "jax", "--no-figures", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and f"JAX_PLATFORMS='{platforms}'" in proc.stderr
+    assert not (tmp_path / "run").exists()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -111,13 +112,20 @@ def float64(fn: Callable) -> Callable:
 def devices(backend: Backend) -> list[Any]:
     """The JAX devices of ``backend``'s kind (all of them: the engine shards its chunks over several)."""
     jax = import_jax()
+    platforms = os.environ.get("JAX_PLATFORMS")
     try:
         found = list(jax.devices(backend.device))
-    except RuntimeError:
+    except Exception:  # noqa: BLE001 - jax raises RuntimeError, or AssertionError for a JAX_PLATFORMS it cannot start
         found = []
     if not found:
-        available = sorted({d.platform for d in jax.devices()})
-        raise InputError(f"no {backend.device.upper()} is visible to jax (it sees: {', '.join(available)}); for a "
+        try:
+            available = ", ".join(sorted({d.platform for d in jax.devices()}))
+        except Exception as exc:  # noqa: BLE001 - no platform starts at all (e.g. JAX_PLATFORMS names a missing one)
+            why = type(exc).__name__ + (f": {str(exc).splitlines()[0]}" if str(exc).strip() else "")
+            raise InputError(f"jax could not start a platform (JAX_PLATFORMS={platforms!r}, {why}); unset "
+                             "JAX_PLATFORMS or install the platform's plugin") from None
+        where = f"; JAX_PLATFORMS={platforms!r} limits it" if platforms else ""
+        raise InputError(f"no {backend.device.upper()} is visible to jax (it sees: {available}{where}); for a "
                          "GPU install 'margintheory[gpu]' (jax with CUDA) on a machine with an NVIDIA GPU")
     return found
 
