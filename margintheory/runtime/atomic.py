@@ -64,6 +64,7 @@ def _atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = ""
     ``suffix`` is appended to the temporary name (``numpy.savez`` insists on a ``.npz`` ending).  Raises
     :class:`InputError` when ``path`` exists and is not a regular file (module docstring).
     """
+    _refuse_dangling_link(path)  # (also when the caller did not check the path first: PolyNetwork.save, a run dir)
     target = resolve_target(path)
     old = _regular_or_missing(target, path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -15,11 +15,12 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from margintheory.errors import InputError
-from margintheory.runtime.atomic import check_output_dir
+from margintheory.runtime.atomic import check_output_dir, check_output_file, file_kind
 from margintheory.training.checkpoint import checkpoint_progress
 
 #: files a run writes (the figures as ``<stem>.png`` / ``<stem>.pdf``)
@@ -29,8 +30,11 @@ FIGURE_STEMS = ("embeddings", "frequencies", "margin")
 
 def run_files(out: Path) -> list[Path]:
     """The files of a run in ``out`` that exist."""
-    names = list(RUN_FILES) + [f"{stem}.{ext}" for stem in FIGURE_STEMS for ext in ("png", "pdf")]
-    return [out / n for n in names if (out / n).exists()]
+    return [out / n for n in _run_names() if os.path.lexists(out / n)]  # (a dangling link too)
+
+
+def _run_names() -> list[str]:
+    return list(RUN_FILES) + [f"{stem}.{ext}" for stem in FIGURE_STEMS for ext in ("png", "pdf")]
 
 
 def previous_run(out: Path) -> str | None:
@@ -82,9 +86,16 @@ def claim_run_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
         raise InputError("resume and overwrite exclude each other: resume continues the previous run, overwrite "
                          "replaces it")
     held = previous_run(out)
-    if held is None or resume:
-        return
-    if not overwrite:
+    if held is not None and not (resume or overwrite):
         raise InputError(f"{out} already holds {held}; resume it, overwrite it, or choose another output directory")
-    for f in run_files(out):
-        f.unlink()
+    for name in _run_names():  # before the work: every file the run writes can be written (or, to overwrite, removed)
+        path = out / name
+        kind = os.lstat(path).st_mode if os.path.lexists(path) else None
+        if kind is not None and not (stat.S_ISREG(kind) or stat.S_ISLNK(kind)):
+            raise InputError(f"{path}: is {file_kind(kind)}; a run only replaces regular files (remove it or choose "
+                             "another output directory)")
+        if not overwrite:
+            check_output_file(path)  # a dangling link, or a link to anything but a regular file, is refused
+    if overwrite:
+        for f in run_files(out):
+            f.unlink()  # regular files and links (the link itself, not what it points to)

@@ -77,3 +77,32 @@ def test_the_checkpoint_says_how_far_a_run_is_when_history_json_is_older(tmp_pat
     assert previous_run(tmp_path / "run") == "an unfinished run (stopped after 5 of 6 steps)"
     again = run_cli(*TRAIN, cwd=tmp_path)
     assert_one_line_error(again, contains=("stopped after 5 of 6 steps", "--resume"))
+
+
+def test_a_run_never_removes_or_writes_through_anything_but_a_regular_file(tmp_path):
+    """--overwrite unlinked a FIFO in the run directory, and a dangling link there was written through (creating
+    its target's directories wherever it pointed): both are refused before any work, and left as they were."""
+    fifo_dir = tmp_path / "fifo"
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / "history.csv")
+    run = run_cli(*TRAIN[:-1], str(fifo_dir), "--overwrite", cwd=tmp_path)
+    assert_one_line_error(run, contains=("history.csv", "FIFO"))
+    assert (fifo_dir / "history.csv").is_fifo() and not (fifo_dir / "network.npz").exists()
+    link_dir = tmp_path / "link"
+    link_dir.mkdir()
+    far = tmp_path / "elsewhere" / "deep" / "x.npz"
+    (link_dir / "network.npz").symlink_to(far)
+    for extra in ((), ("--resume",)):
+        run = run_cli(*TRAIN[:-1], str(link_dir), *extra, cwd=tmp_path)
+        assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+        assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_atomic_writer_refuses_a_dangling_link_itself(tmp_path):
+    """PolyNetwork.save (no up-front check of its own) went through a dangling link and created its target."""
+    from margintheory.core.construction import build_construction
+
+    (tmp_path / "net.npz").symlink_to(tmp_path / "far" / "away" / "t.npz")
+    with pytest.raises(InputError, match="dangling link"):
+        build_construction(3, 2).save(tmp_path / "net.npz")
+    assert not (tmp_path / "far").exists()
