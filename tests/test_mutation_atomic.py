@@ -376,3 +376,18 @@ def test_fsync_directory_syncs_a_folder_closes_it_and_ignores_what_cannot_be_syn
     monkeypatch.setattr(os, "fsync", failing)
     atomic.fsync_directory(tmp_path)  # opened, the sync fails: ignored, and the descriptor is still closed
     assert len(opened) == 2 and closed == [opened[0][0], opened[1][0]]
+
+
+def test_the_writer_itself_refuses_a_dangling_link(tmp_path):
+    """atomic_write_bytes (callers that make no up-front check, e.g. PolyNetwork.save) never writes through a link
+    whose target does not exist: following it would create the target and its directories."""
+    link = tmp_path / "out.bin"
+    link.symlink_to(tmp_path / "far" / "x.bin")
+    with pytest.raises(InputError, match="which does not exist; not writing through a dangling link"):
+        atomic.atomic_write_bytes(link, b"data")
+    assert not (tmp_path / "far").exists() and link.is_symlink()
+    real = tmp_path / "real.bin"
+    real.write_bytes(b"old")
+    (tmp_path / "good").symlink_to(real)
+    atomic.atomic_write_bytes(tmp_path / "good", b"new")  # a link to a regular file: its target is replaced
+    assert real.read_bytes() == b"new" and (tmp_path / "good").is_symlink()
