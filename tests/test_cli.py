@@ -124,6 +124,12 @@ def test_bad_network_files(tmp_path):
     assert_clean_error(run("verify", "--network", str(truncated)))
     assert_clean_error(run("verify", "--network", str(good), "--p", "7"))
     assert_clean_error(run("verify", "--network", str(tmp_path / "missing.npz")))
+    zero = tmp_path / "zero.npz"
+    np.savez(zero, U=np.zeros((4, 2, 5)), W=np.zeros((4, 5)))
+    for command in (("verify", "--network", str(zero)), ("analyze", str(zero), "--p", "5", "--k", "2")):
+        proc = run(*command)
+        assert_clean_error(proc)
+        assert f"{zero}: the zero network" in proc.stderr  # the line names the file
 
 
 def test_report_keeps_square_brackets():

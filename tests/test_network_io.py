@@ -101,6 +101,21 @@ def test_layouts_a_and_b_map_to_the_same_network(tmp_path):
         assert_same_network(PolyNetwork.load(path), net)
 
 
+def test_two_tensors_differing_only_by_a_prefix_are_not_chosen_by_file_order(tmp_path):
+    """module.U and U in one file: the one read depended on the order of the file's entries (verified one way,
+    refuted the other); now the file is refused naming both, and a name map chooses."""
+    net = build_construction(5, 2)
+    for order in ({"module.U": net.U, "module.W": net.W, "U": 0 * net.U},
+                  {"U": 0 * net.U, "W": net.W, "module.U": net.U}):
+        path = _sd_file(tmp_path, order)
+        with pytest.raises(NetworkFormatError, match="differ only by a prefix") as info:
+            PolyNetwork.load(path)
+        assert "module.U and U" in str(info.value) or "U and module.U" in str(info.value)
+    chosen = PolyNetwork.load(_sd_file(tmp_path, {"module.U": net.U, "module.W": net.W, "U": 0 * net.U}),
+                              names="U=module.U,W=module.W")
+    assert_same_network(chosen, net)
+
+
 @pytest.mark.parametrize("sd,match", [
     ({"U": np.zeros((2, 2, 5)), "W": np.zeros((2, 4))}, "U must be"),
     ({"U": np.zeros((2, 2, 5)), "W": np.zeros((2, 5)), "b": np.zeros(5)}, "unexpected tensors"),

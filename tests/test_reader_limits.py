@@ -83,6 +83,24 @@ def test_a_safetensors_header_longer_than_the_file_is_refused_as_such(tmp_path):
         PolyNetwork.load(f)
 
 
+@pytest.mark.parametrize("metadata", [[], "", 0, False])
+def test_safetensors_metadata_that_is_not_an_object_is_refused(tmp_path, metadata):
+    """As the reference reader ("expected a map"): a falsy non-object __metadata__ was read as empty."""
+    import numpy as np
+
+    U, W = np.ones((1, 2, 3)), np.ones((1, 3))
+    header = {"__metadata__": metadata,
+              "U": {"dtype": "F64", "shape": [1, 2, 3], "data_offsets": [0, 48]},
+              "W": {"dtype": "F64", "shape": [1, 3], "data_offsets": [48, 72]}}
+    f = tmp_path / "m.safetensors"
+    f.write_bytes(nf.safetensors_bytes(header, U.tobytes() + W.tobytes()))
+    with pytest.raises(NetworkFormatError, match="__metadata__ must map strings to strings"):
+        PolyNetwork.load(f)
+    header["__metadata__"] = None  # null: no metadata
+    f.write_bytes(nf.safetensors_bytes(header, U.tobytes() + W.tobytes()))
+    assert PolyNetwork.load(f).m == 1
+
+
 def test_a_small_view_into_a_storage_over_the_budget_is_refused_before_reading(tmp_path):
     """Reading a view reads its whole storage: a (2, 2) view into a 1 MiB storage counts as 1 MiB."""
     numel = MIB // 8

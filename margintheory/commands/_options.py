@@ -166,3 +166,13 @@ def byte_size(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text}")
     return value
+
+
+def nonzero_network(net, path: str):  # noqa: ANN001, ANN201 - a PolyNetwork or a ParityNetwork, returned
+    """``net`` read from ``path``, or one line naming the file when it is the zero network (it has no normalized
+    margin: the message used to name no file)."""
+    from margintheory.errors import NetworkFormatError
+
+    if net.norm() == 0:
+        raise NetworkFormatError(f"{path}: the zero network (every weight 0) has no normalized margin")
+    return net

@@ -17,6 +17,7 @@ from margintheory.commands._options import (
     add_engine_options,
     add_network_file_options,
     engine_time_limit,
+    nonzero_network,
     note_unused_engine,
     selected_backend,
 )
@@ -75,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plots is not None:
         _check_plot_paths(Path(args.plots))
     backend = selected_backend(args)
-    net = PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory,
-                           max_seconds=engine_time_limit(args))
+    net = nonzero_network(PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory,
+                                           max_seconds=engine_time_limit(args)), args.network)
     with using(backend):
         result = analyze_network(net, args.p, args.k, max_memory=args.max_memory,
                                  max_seconds=engine_time_limit(args), rtol=rtol, tolerance=args.tolerance,

@@ -178,11 +178,11 @@ def problem_from_args(args: argparse.Namespace) -> Parsed:
 
 def load_network(args: argparse.Namespace) -> PolyNetwork:
     """``--network`` in any supported format, with ``--names``, the memory budget and the time budget (parsing)."""
-    from margintheory.commands._options import engine_time_limit
+    from margintheory.commands._options import engine_time_limit, nonzero_network
     from margintheory.core.network import PolyNetwork
 
-    return PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory,
-                            max_seconds=engine_time_limit(args))
+    return nonzero_network(PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory,
+                                            max_seconds=engine_time_limit(args)), args.network)
 
 
 def _modular(args: argparse.Namespace) -> Parsed:
@@ -198,7 +198,9 @@ def _parity(args: argparse.Namespace) -> Parsed:
     from margintheory.tasks.parity import ParityNetwork
 
     if args.network:
-        net = ParityNetwork.load(args.network, k=args.k, max_memory=args.max_memory)
+        from margintheory.commands._options import nonzero_network
+
+        net = nonzero_network(ParityNetwork.load(args.network, k=args.k, max_memory=args.max_memory), args.network)
         if args.n is not None and args.n != net.n:
             raise InputError(f"{args.network} has n = {net.n} but --n {args.n} was given")
         return SparseParity(net.n, net.k), net

@@ -286,8 +286,18 @@ def default_names(tf: TensorFile) -> NameMap:
     first_error: NetworkFormatError | None = None
     for container, sd in candidates:
         stripped: dict[str, str] = {}
+        clashes: list[tuple[str, str]] = []
         for name, full in _flat_tensors(sd, container):
-            stripped.setdefault(_strip(name), full)
+            key = _strip(name)
+            if key in stripped:
+                clashes.append((stripped[key], full))
+            stripped.setdefault(key, full)
+        if clashes:  # two tensors would be read under one name: which one is meant is not for the file order to say
+            shown = "; ".join(f"{a} and {b}" for a, b in clashes[:3])
+            first_error = first_error or NetworkFormatError(
+                f"{tf.path}: tensors whose names differ only by a prefix ({shown}); choose them with a name map",
+                parameter="names")
+            continue
         try:
             found = _layout(stripped, tf.path)
         except NetworkFormatError as exc:

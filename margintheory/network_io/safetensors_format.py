@@ -47,7 +47,8 @@ def scan_safetensors(fh: BinaryIO, path: str, size: int) -> tuple[dict[str, Lazy
         raise NetworkFormatError(f"{path}: safetensors header is not valid JSON ({str(exc)[:120]})") from None
     if not isinstance(header, dict):
         raise NetworkFormatError(f"{path}: safetensors header must be a JSON object")
-    metadata = header.pop("__metadata__", None) or {}
+    metadata = header.pop("__metadata__", None)
+    metadata = {} if metadata is None else metadata  # absent or null; [] or "" are refused below (as safetensors does)
     if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                                  for k, v in metadata.items()):
         raise NetworkFormatError(f"{path}: safetensors __metadata__ must map strings to strings")
