@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 from typing import NoReturn
 
 
@@ -11,15 +13,35 @@ class OneLineParser(argparse.ArgumentParser):
     sub-command parsers inherit the class."""
 
     def error(self, message: str) -> NoReturn:
+        message = _unknown_option_before(self, message) or message
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
     def parse_args(self, args=None, namespace=None):  # argparse's signature
         """As argparse's, but an unrecognized argument is reported by the (sub-)command it was given to
         (``margintheory verify: error: unrecognized arguments: --bogus``), not by the top-level parser."""
+        _ARGV[:] = list(sys.argv[1:] if args is None else args)
         ns, extras = self.parse_known_args(args, namespace)
         if extras:
             _innermost(self, ns).error(f"unrecognized arguments: {' '.join(extras)}")
         return ns
+
+
+#: the arguments being parsed (for the message of an optional positional that took an unknown option's value)
+_ARGV: list[str] = []
+
+
+def _unknown_option_before(parser: argparse.ArgumentParser, message: str) -> str | None:
+    """``verify --bogus 3`` made argparse read ``3`` as the optional positional TASK ("invalid choice: '3'"): when
+    the word follows an option this parser does not have, say that instead."""
+    match = re.match(r"argument [A-Z_]+: invalid choice: '(.*)' \(", message)
+    if match is None or match.group(1) not in _ARGV:
+        return None
+    at = _ARGV.index(match.group(1))
+    before = _ARGV[at - 1] if at > 0 else ""
+    name = before.split("=", 1)[0]
+    if before.startswith("-") and name not in parser._option_string_actions:
+        return f"unrecognized arguments: {before} {match.group(1)}"
+    return None
 
 
 def _innermost(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse.ArgumentParser:

@@ -29,6 +29,9 @@ def one_line_error(capsys, argv, *words):
     (["verify", "--network", "x.npz", "--min-share", "2"], ("--min-share", "[0, 1)")),
     (["verify", "--p", "5", "--k", "2", "--min-share", "0.1"], ("--min-share", "--network")),
     (["verify", "--p", "5", "--k", "2", "--names", "U=a,W=b"], ("--names", "--network")),  # was ignored, exit 0
+    # an unknown option's value was read as the optional TASK ("argument TASK: invalid choice: 'float32'")
+    (["verify", "--p", "5", "--k", "2", "--dtype", "float32"], ("unrecognized arguments: --dtype float32",)),
+    (["verify", "nonsense"], ("argument TASK: invalid choice: 'nonsense'",)),
     (["verify", "--task", "group", "--group", "S3", "--names", "U=U,W=W"], ("--names", "--network")),
     (["train", "--p", "5", "--k", "2", "--width", "4", "--schedule", "doubling"], ("doubling", "milestones")),
     (["verify", "--task", "group", "--group", "S3", "--construction", "F6"], ("--construction", "group")),
