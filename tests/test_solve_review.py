@@ -199,3 +199,23 @@ def test_width_bound_description_matches_its_certificate(capsys):
     assert code == 0 and d["width_lower_bound_ratio"].startswith("217/37")
     assert "217/37" in d["width_lower_bound_method"] and "ceil(217/37) = 6" in d["width_lower_bound_method"]
     assert "G = J + I/6^2" in d["width_lower_bound_method"]
+
+
+def test_sos_pricing_uses_the_sdp_solver_given(monkeypatch):
+    """--sdp-solver reached only the uniform-dual row: column generation's SOS pricing always used Clarabel."""
+    from margintheory.solvers import single_neuron
+    from margintheory.solvers.column_generation import column_generation
+
+    seen: dict = {}
+
+    class Priced(Exception):
+        pass
+
+    def fake(*args, **kwargs):
+        seen.update(kwargs)
+        raise Priced
+
+    monkeypatch.setattr(single_neuron, "solve_single_neuron", fake)
+    with pytest.raises(Priced):
+        column_generation(4, 2, pricing="sos", sdp_solver="SCS")
+    assert seen["solver"] == "SCS"

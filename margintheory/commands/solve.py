@@ -405,7 +405,7 @@ def _column_generation(problem: ModularAddition, args: argparse.Namespace) -> Co
 
     with _progress(sys.stderr.isatty()) as report:
         cg = column_generation(problem, seed=args.seed, time_limit=args.time_limit, pricing=args.pricing,
-                               progress=report, max_memory=args.max_memory)
+                               progress=report, max_memory=args.max_memory, sdp_solver=args.sdp_solver)
     if not cg.converged:
         raise SolverError(f"column generation stopped ({cg.status}) after {len(cg.rounds)} rounds: bracket "
                           f"[{cg.primal_margin:.12g}, {cg.dual_bound:.12g}]; raise --time-limit")

@@ -257,14 +257,15 @@ def column_generation(p: int | ModularAddition, k: int | None = None, *, seed: i
                       time_limit: float | None = None, lp_solver: str = "HIGHS", certify: bool = True,
                       max_warm_starts: int = 8, pricing: str | None = None,
                       progress: Callable[[RoundRecord], None] | None = None,
-                      max_memory: int = 2 * 2**30) -> ColumnGenerationResult:
+                      max_memory: int = 2 * 2**30, sdp_solver: str = "CLARABEL") -> ColumnGenerationResult:
     """Column generation for the problem ``p`` (a :class:`~margintheory.core.problems.ModularAddition`, or an integer
     with ``k``) over translation-closed dictionaries, from random unit neurons (never the construction).  Each round:
     the reduced LP over orbits; its dual ``tau`` defines pair weights ``lam``; the single-neuron problem under ``lam``
     is bracketed by :func:`solve_single_neuron` (multi-start lower value; certified SOS upper bound when ``certify``);
     the priced upper value is a certified bound on the max margin (weak duality); up to ``add_per_round`` distinct
     local maxima above the LP value are added as new orbits.  Stops when the priced lower value is
-    ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front).
+    ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front); ``sdp_solver``:
+    the conic solver of the SOS pricing.
 
     ``pricing="fourier"`` (the default for odd ``p``; refused for even ``p``) prices by the closed form of
     :mod:`margintheory.solvers.fourier_pricing` (exact under the LP's translation-invariant dual; its rounding-safe
@@ -296,7 +297,7 @@ def column_generation(p: int | ModularAddition, k: int | None = None, *, seed: i
             heavy = support[np.argsort(-sv[support])][:max_warm_starts]  # warm starts: the heaviest columns
             X, rec, done, upper_certified, solver_info = _sos_round(
                 problem, tau, lp_value, rtol, add_per_round, rng, gens[heavy], (r, len(gens), len(support), t0),
-                certify=certify, n_starts=n_starts, time_limit=left, max_memory=max_memory)
+                certify=certify, n_starts=n_starts, time_limit=left, max_memory=max_memory, solver=sdp_solver)
         heur_ub = min(heur_ub, rec.priced_lower)
         dual_ub = min(dual_ub, rec.priced_upper) if upper_certified else dual_ub
         rounds.append(rec)
@@ -353,7 +354,7 @@ def _initial_orbits(p: int, k: int, count: int, rng: np.random.Generator) -> tup
 
 def _sos_round(problem: ModularAddition, tau: np.ndarray, lp_value: float, rtol: float, add: int,
                rng: np.random.Generator, warm: np.ndarray, record: tuple[int, int, int, float], *, certify: bool,
-               n_starts: int, time_limit: float | None, max_memory: int
+               n_starts: int, time_limit: float | None, max_memory: int, solver: str = "CLARABEL"
                ) -> tuple[np.ndarray, RoundRecord, bool, bool, dict[str, Any]]:
     """One pricing step by :func:`solve_single_neuron` under the LP dual ``tau`` (warm-started from the generators
     ``warm``): ``(new generators, the round's record, converged, upper bound certified, solver summary)``;
@@ -365,7 +366,7 @@ def _sos_round(problem: ModularAddition, tau: np.ndarray, lp_value: float, rtol:
     starts = warm.reshape(len(warm), -1) if len(warm) else None
     bracket = solve_single_neuron(problem, None, weights, method="auto" if certify else "none", n_starts=n_starts,
                                   seed=int(rng.integers(2**31)), extra_starts=starts, time_limit=time_limit,
-                                  max_memory=max_memory)
+                                  max_memory=max_memory, solver=solver)
     loc = bracket.local
     new = _distinct(loc.points, loc.values, lp_value * (1 + rtol), add)
     X = loc.points[new].reshape(len(new), k + 1, p)
