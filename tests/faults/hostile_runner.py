@@ -19,7 +19,10 @@ from pathlib import Path
 
 
 def _rss() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """This process's peak resident size: ``VmHWM`` of its own memory map (``ru_maxrss`` would carry the peak of the
+    test worker that started it across ``exec``, hiding any growth below that)."""
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
 
 
 def run_one(path: Path, extra: list[str]) -> dict:
