@@ -264,8 +264,7 @@ def column_generation(p: int | ModularAddition, k: int | None = None, *, seed: i
     is bracketed by :func:`solve_single_neuron` (multi-start lower value; certified SOS upper bound when ``certify``);
     the priced upper value is a certified bound on the max margin (weak duality); up to ``add_per_round`` distinct
     local maxima above the LP value are added as new orbits.  Stops when the priced lower value is
-    ``<= lp_value (1 + rtol)``.  ``max_memory``: the budget of the SOS pricing (refused up front); ``sdp_solver``:
-    the conic solver of the SOS pricing.
+    ``<= lp_value (1 + rtol)``.  ``max_memory``, ``sdp_solver``: the SOS pricing's budget (refused up front), solver.
 
     ``pricing="fourier"`` (the default for odd ``p``; refused for even ``p``) prices by the closed form of
     :mod:`margintheory.solvers.fourier_pricing` (exact under the LP's translation-invariant dual; its rounding-safe
