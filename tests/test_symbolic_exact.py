@@ -144,6 +144,7 @@ def test_exact_family_check_has_the_rows_of_the_other_paths():
     assert rows["hypothesis: odd prime"].informational and not rows["hypothesis: odd prime"].passed  # 9 = 3^2
     assert rows["f^(j..,-j) > 0 (C.20)"].passed and rows["margin = gamma* (C.22)"].passed
     assert odd.fields["relative_error_exact"] == "0" and odd.verdict == "verified"
+    assert odd.fields["frequencies_covered"] == [1, 2, 3, 4]  # read off f^(j..,-j), not copied from the theory
     even = verify_family_exact(6, 3, "cyclic-lattice")
     assert even.margin is not None and sp.Rational(even.margin.exact) == sp.Rational(1, 192)
     floats = verify(ModularAddition(6, 3), family="cyclic-lattice", certificate=False)

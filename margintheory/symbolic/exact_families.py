@@ -211,4 +211,5 @@ def _margin_checks(res: VerificationResult, problem: ModularAddition, num: np.nd
                   detail="multidimensional DFT of the unnormalized logits, computed in Q(omega_N) for j = 1..p-1; "
                          "by Lemma C.20 every frequency is then used",
                   statement="f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20)"))
-    res.fields["frequencies_covered"] = theory.frequencies(p) if covered else None
+    # Lemma C.20: f^(j,...,j,-j) != 0 needs a neuron of frequency |j| (read off the logits, not the construction)
+    res.fields["frequencies_covered"] = sorted({min(j, p - j) for j, v in enumerate(values, start=1) if v})

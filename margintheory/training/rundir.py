@@ -15,12 +15,11 @@ import contextlib
 import fcntl
 import json
 import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from margintheory.errors import InputError
-from margintheory.runtime.atomic import check_output_dir, check_output_file, file_kind
+from margintheory.runtime.atomic import check_output_dir, check_output_file
 from margintheory.training.checkpoint import checkpoint_progress
 
 #: files a run writes (the figures as ``<stem>.png`` / ``<stem>.pdf``)
@@ -89,13 +88,8 @@ def claim_run_dir(out: Path, *, resume: bool, overwrite: bool) -> None:
     if held is not None and not (resume or overwrite):
         raise InputError(f"{out} already holds {held}; resume it, overwrite it, or choose another output directory")
     for name in _run_names():  # before the work: every file the run writes can be written (or, to overwrite, removed)
-        path = out / name
-        kind = os.lstat(path).st_mode if os.path.lexists(path) else None
-        if kind is not None and not (stat.S_ISREG(kind) or stat.S_ISLNK(kind)):
-            raise InputError(f"{path}: is {file_kind(kind)}; a run only replaces regular files (remove it or choose "
-                             "another output directory)")
-        if not overwrite:
-            check_output_file(path)  # a dangling link, or a link to anything but a regular file, is refused
+        if not (overwrite and (out / name).is_symlink()):  # a link to be removed is not written through
+            check_output_file(out / name)  # a FIFO, device, directory or dangling link is refused as such
     if overwrite:
         for f in run_files(out):
             f.unlink()  # regular files and links (the link itself, not what it points to)
