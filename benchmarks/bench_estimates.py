@@ -41,14 +41,14 @@ class Path:
 
 
 PATHS = [
-    Path("exhaustive construction", "tasks.modular_addition.estimate_construction_check",
-         "from margintheory.tasks.modular_addition import verify_construction, estimate_construction_check",
+    Path("exhaustive construction", "tasks.modular_addition.checks.estimate_construction_check",
+         "from margintheory.tasks.modular_addition.checks import verify_construction, estimate_construction_check",
          "verify_construction(P['p'], P['k'], exhaustive=True)",
          "estimate_construction_check(P['p'], P['k']).bytes",
          {"p": 5, "k": 2}, ({"p": 31, "k": 3}, {"p": 61, "k": 3}, {"p": 23, "k": 4})),
-    Path("exhaustive network file", "tasks.modular_addition.estimate_network_check",
+    Path("exhaustive network file", "tasks.modular_addition.checks.estimate_network_check",
          "import numpy as np\nfrom margintheory.core.network import PolyNetwork\n"
-         "from margintheory.tasks.modular_addition import verify_network, estimate_network_check\n"
+         "from margintheory.tasks.modular_addition.checks import verify_network, estimate_network_check\n"
          "def net(P):\n    r = np.random.default_rng(0)\n"
          "    return PolyNetwork(r.standard_normal((P['m'], P['k'], P['p'])), r.standard_normal((P['m'], P['p'])))",
          "verify_network(net(P))",
@@ -66,7 +66,7 @@ PATHS = [
          # the warm-up runs on numpy: JAX's import, runtime and compilation are part of what the estimate counts
          {"p": 5, "k": 2, "b": "numpy"}, ({"p": 47, "k": 3}, {"p": 97, "k": 3}, {"p": 23, "k": 4})),
     Path("compact construction", "engines.fourier_margin.estimate_compact_construction",
-         "from margintheory.tasks.modular_addition import verify_construction\n"
+         "from margintheory.tasks.modular_addition.checks import verify_construction\n"
          "from margintheory.engines.fourier_margin import estimate_compact_construction\n"
          "from margintheory.core.problems import ModularAddition",
          "verify_construction(P['p'], P['k'], family=P['f'])",
@@ -76,7 +76,7 @@ PATHS = [
                                                {"p": 199, "k": 7, "f": "lemma-c18"})),
     Path("compact network file", "engines.fourier_margin.estimate_compact (network weights)",
          "from margintheory.core.construction import build_construction\n"
-         "from margintheory.tasks.modular_addition import verify_network\n"
+         "from margintheory.tasks.modular_addition.checks import verify_network\n"
          "from margintheory.engines.fourier_margin import estimate_compact\n"
          "def net(P):\n    return build_construction(P['p'], P['k'], family='smallest-known')",
          "N = net(P); verify_network(N)",
@@ -142,9 +142,9 @@ PATHS = [
          {"p": 5, "k": 2, "m": 8, "s": 2}, ({"p": 31, "k": 3, "m": 128, "s": 4},
                                             {"p": 47, "k": 3, "m": 128, "s": 2},
                                             {"p": 19, "k": 4, "m": 64, "s": 2})),
-    Path("sparse parity", "tasks.parity.estimate_parity_check",
+    Path("sparse parity", "tasks.parity.checks.estimate_parity_check",
          "from margintheory import verify\nfrom margintheory.core.problems import SparseParity\n"
-         "from margintheory.tasks.parity import estimate_parity_check",
+         "from margintheory.tasks.parity.checks import estimate_parity_check",
          "verify(SparseParity(P['n'], P['k']))",
          "estimate_parity_check(P['n'], P['k'], 2 ** (P['k'] - 1)).bytes",
          {"n": 6, "k": 2}, ({"n": 16, "k": 4}, {"n": 19, "k": 5}, {"n": 21, "k": 6})),

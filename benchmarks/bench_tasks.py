@@ -17,10 +17,10 @@ from margintheory.core.groups import parse_group, symmetric_group
 from margintheory.core.network import PolyNetwork
 from margintheory.core.representations import character_table, real_irreps
 from margintheory.engines.margins import class_weighted_margins, logits
-from margintheory.tasks import group_margin as gm
-from margintheory.tasks import parity
-from margintheory.tasks.cogo_task import verify_cogo
-from margintheory.tasks.group_task import verify_group
+from margintheory.tasks.cogo.task import verify_cogo
+from margintheory.tasks.groups import margin as gm
+from margintheory.tasks.groups.task import verify_group
+from margintheory.tasks.parity import checks as parity
 
 
 def timed(f, *a, **kw):

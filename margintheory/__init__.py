@@ -25,7 +25,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from margintheory import _compat
 from margintheory._version import __version__
+
+_compat.install()  # the 0.1.0 import paths, deprecated (docs/API.md)
 
 __all__ = [
     "Check", "CoGO", "GroupComposition", "ModularAddition", "PolyNetwork", "SparseParity", "VerificationResult",

@@ -26,7 +26,7 @@ from margintheory.core.construction import construction_neuron_specs
 from margintheory.presentation.report import render_text
 from margintheory.symbolic.exact import per_frequency_cosine_sum_exact, verify_construction_exact
 from margintheory.symbolic.fourier_reduction import check_fourier_reduction
-from margintheory.tasks.modular_addition import verify_construction
+from margintheory.tasks.modular_addition.checks import verify_construction
 
 # %% [markdown]
 # Your choice of `(p, k)` (the exact check is fast up to about `p = 13, k = 3` or `p = 7, k = 4`):

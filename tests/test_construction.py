@@ -12,7 +12,7 @@ from margintheory.core import theory
 from margintheory.core.construction import build_construction, construction_neuron_specs
 from margintheory.core.expansions import cosine_expansion_terms, half_sum_to_product_terms, sum_to_product_terms
 from margintheory.engines.margins import logits
-from margintheory.tasks.modular_addition import verify_construction, verify_network
+from margintheory.tasks.modular_addition.checks import verify_construction, verify_network
 from margintheory.testing import moduli_and_inputs, seeds
 
 

@@ -18,7 +18,7 @@ import pytest
 from margintheory import GroupComposition, ModularAddition, SparseParity, verify
 from margintheory.core.construction import build_construction
 from margintheory.core.network import PolyNetwork
-from margintheory.tasks.parity import ParityNetwork, build_parity_construction
+from margintheory.tasks.parity.checks import ParityNetwork, build_parity_construction
 
 
 def gamma_formula(p: int, k: int) -> float:
@@ -124,7 +124,7 @@ def s3_labels():
 def theorem79_network(name: str = "S3") -> PolyNetwork:
     from margintheory.core.groups import parse_group
     from margintheory.core.representations import real_irreps
-    from margintheory.tasks import group_margin as gm
+    from margintheory.tasks.groups import margin as gm
 
     irreps = real_irreps(parse_group(name))
     return gm.mixture_network(irreps, gm.theorem79_weights(np.array([R.dim for R in irreps])))
@@ -146,7 +146,7 @@ def test_group_network_margin_is_measured():
 def test_group_construction_margin_is_measured_on_the_network_built(monkeypatch):
     """Swap the Theorem 7.9 network for a slightly perturbed one: the construction check must report the margin
     of the network it was handed (computed), not the closed form, and fail its "equals" claim."""
-    from margintheory.tasks import group_margin as gm
+    from margintheory.tasks.groups import margin as gm
 
     built: list[PolyNetwork] = []
     original = gm.mixture_network
@@ -170,8 +170,8 @@ def test_group_construction_margin_is_measured_on_the_network_built(monkeypatch)
 @pytest.mark.parametrize("name", ["F6", "memorize"])
 def test_cogo_margin_is_the_brute_force_margin_of_its_network(name):
     from margintheory.core.problems import CoGO
-    from margintheory.tasks import cogo_constructions as cc
-    from margintheory.tasks.cogo_algebra import to_network
+    from margintheory.tasks.cogo import constructions as cc
+    from margintheory.tasks.cogo.algebra import to_network
 
     d = 5
     con = cc.build_f6(d, 1.0) if name == "F6" else cc.build_memorization(d)

@@ -2,7 +2,8 @@
 measured margin minus its error bound and is never labelled ``proved``), the rows that compare ``U`` with ``gamma*``
 (squares compared exactly: a ``U`` below ``gamma*`` fails) and the gap ``(U - L)/L`` (its tolerance at its exact
 boundary), the ``certificate`` object, and the margin engine's tolerances (:mod:`margintheory.engines.margins`,
-:func:`margintheory.tasks.modular_addition.margin_checks`).  Everything is built by hand (no solver, no exhaustive
+:func:`margintheory.tasks.modular_addition.checks.margin_checks`).  Everything is built by hand (no solver, no
+exhaustive
 pass over
 a large grid), so the module runs in about a second; it is the test selection of the mutation gate's ``verdict``
 area (``tools/mutation.sh verdict``)."""
@@ -24,7 +25,7 @@ from margintheory.core.checks import MarginMeasurement, VerificationResult
 from margintheory.core.network import PolyNetwork
 from margintheory.engines import margins
 from margintheory.errors import InputError
-from margintheory.tasks.modular_addition import margin_checks
+from margintheory.tasks.modular_addition.checks import margin_checks
 
 F = Fraction
 EPS = float(np.finfo(float).eps)

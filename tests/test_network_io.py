@@ -437,7 +437,7 @@ def test_training_checkpoints_go_through_the_same_reader(tmp_path):
 
 
 def test_parity_networks_in_both_formats(tmp_path):
-    from margintheory.tasks.parity import ParityNetwork, build_parity_construction
+    from margintheory.tasks.parity.checks import ParityNetwork, build_parity_construction
 
     net = build_parity_construction(6, 3)
     for name in ("par.npz", "par.safetensors"):

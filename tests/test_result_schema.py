@@ -53,8 +53,8 @@ def _network_files(tmp_path: Path) -> dict[str, Path]:
     from margintheory.core.groups import symmetric_group
     from margintheory.core.network import PolyNetwork
     from margintheory.core.representations import real_irreps
-    from margintheory.tasks import group_margin as gm
-    from margintheory.tasks.parity import build_parity_construction
+    from margintheory.tasks.groups import margin as gm
+    from margintheory.tasks.parity.checks import build_parity_construction
 
     files = {name: tmp_path / f"{name}.npz" for name in ("modular", "random", "parity", "group")}
     build_construction(5, 2).save(files["modular"])

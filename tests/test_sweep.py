@@ -27,7 +27,7 @@ from margintheory.execution.executors import InProcessExecutor, open_executor
 from margintheory.sweep.grid import Cell, grid_cells, prime_values
 from margintheory.sweep.runner import run_sweep
 from margintheory.sweep.store import SCHEMA, ResultStore
-from margintheory.tasks.modular_addition import margin_engine
+from margintheory.tasks.modular_addition.checks import margin_engine
 from tests.sweep_cells import fail_once_cell, quick_cell
 
 

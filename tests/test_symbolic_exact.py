@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from margintheory.core import theory
 from margintheory.errors import InputError, RefusedError
 from margintheory.symbolic import exact
-from margintheory.tasks.modular_addition import verify_construction
+from margintheory.tasks.modular_addition.checks import verify_construction
 
 SHARED_KEYS = {"p", "k", "gamma_star", "gamma_star_exact", "width", "normalized_margin", "relative_error",
                "all_on_margin", "wrong_logits_equal", "neurons_in_optimal_set", "frequencies_covered", "verdict",

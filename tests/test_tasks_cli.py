@@ -40,7 +40,7 @@ def test_refuted_cogo_reports_correction(capsys) -> None:
 
 
 def test_parity_network_file(tmp_path, capsys) -> None:
-    from margintheory.tasks.parity import build_parity_construction
+    from margintheory.tasks.parity.checks import build_parity_construction
 
     path = tmp_path / "p.npz"
     build_parity_construction(7, 3).save(path)
@@ -78,9 +78,9 @@ def test_library_verify_modular_addition_wraps_core() -> None:
 def test_group_and_cogo_network_files(tmp_path, capsys) -> None:
     from margintheory.core.groups import symmetric_group
     from margintheory.core.representations import real_irreps
-    from margintheory.tasks import group_margin as gm
-    from margintheory.tasks.cogo_algebra import to_network
-    from margintheory.tasks.cogo_constructions import build_f6
+    from margintheory.tasks.cogo.algebra import to_network
+    from margintheory.tasks.cogo.constructions import build_f6
+    from margintheory.tasks.groups import margin as gm
 
     irreps = real_irreps(symmetric_group(3))
     net = gm.mixture_network(irreps, gm.theorem79_weights(np.array([R.dim for R in irreps])))
@@ -116,7 +116,7 @@ def test_a_cogo_network_is_judged_by_its_loss(tmp_path, capsys):
 def test_even_cyclic_groups_and_narrow_parity_networks_are_not_applicable(tmp_path, capsys):
     """No closed form for an even cyclic group (as verify --p 4 --k 2), and Theorem 7.8 speaks of width >=
     2^(k-1): neither is verified or refuted."""
-    from margintheory.tasks.parity import ParityNetwork, build_parity_construction
+    from margintheory.tasks.parity.checks import ParityNetwork, build_parity_construction
 
     code, out = _json(capsys, ["verify", "--task", "group", "--group", "C4"])
     assert out["verdict"] == "not-applicable" and code == 0

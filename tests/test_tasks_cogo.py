@@ -11,8 +11,8 @@ from margintheory.core import theory
 from margintheory.core.network import PolyNetwork
 from margintheory.engines.margins import exhaustive_margin
 from margintheory.errors import InputError
-from margintheory.tasks import cogo_constructions as cc
-from margintheory.tasks.cogo_algebra import (
+from margintheory.tasks.cogo import constructions as cc
+from margintheory.tasks.cogo.algebra import (
     A,
     B,
     Z,
@@ -24,9 +24,9 @@ from margintheory.tasks.cogo_algebra import (
     theorem1_loss,
     to_network,
 )
-from margintheory.tasks.cogo_lemma1_checks import potential_sets
-from margintheory.tasks.cogo_margin import memorization_margin
-from margintheory.tasks.cogo_task import verify_cogo
+from margintheory.tasks.cogo.lemma1_checks import potential_sets
+from margintheory.tasks.cogo.margin import memorization_margin
+from margintheory.tasks.cogo.task import verify_cogo
 
 
 @settings(max_examples=25, deadline=None)

@@ -18,8 +18,8 @@ from margintheory.core.representations import (
 )
 from margintheory.engines.margins import class_weighted_margins, exhaustive_margin, logits
 from margintheory.errors import InputError
-from margintheory.tasks import group_margin as gm
-from margintheory.tasks.group_task import verify_group, verify_group_network
+from margintheory.tasks.groups import margin as gm
+from margintheory.tasks.groups.task import verify_group, verify_group_network
 from margintheory.testing import group_elements
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from margintheory.core import theory
 from margintheory.errors import InputError, NetworkFormatError
-from margintheory.tasks import parity
+from margintheory.tasks.parity import checks as parity
 
 
 @settings(max_examples=15, deadline=None)

@@ -64,10 +64,10 @@ def test_low_level_results_carry_their_task():
     from margintheory.core.groups import parse_group
     from margintheory.symbolic.exact import verify_construction_exact
     from margintheory.symbolic.exact_families import verify_family_exact
-    from margintheory.tasks.cogo_task import verify_cogo, verify_cogo_network
-    from margintheory.tasks.group_task import verify_group, verify_group_network
-    from margintheory.tasks.modular_addition import verify_construction, verify_network
-    from margintheory.tasks.parity import build_parity_construction, verify_parity
+    from margintheory.tasks.cogo.task import verify_cogo, verify_cogo_network
+    from margintheory.tasks.groups.task import verify_group, verify_group_network
+    from margintheory.tasks.modular_addition.checks import verify_construction, verify_network
+    from margintheory.tasks.parity.checks import build_parity_construction, verify_parity
 
     problem = ModularAddition(3, 2)
     results = [verify_construction(problem), verify_network(build_construction(problem)),

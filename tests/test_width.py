@@ -167,7 +167,7 @@ def test_family_networks_reach_gamma_star(p, k, family, per_freq):
 def test_a_broken_family_network_is_refuted(monkeypatch):
     """A measure with one atom dropped builds a network below gamma*: the verifier must say so."""
     from margintheory.core import phase_measures
-    from margintheory.tasks.modular_addition import verify_construction
+    from margintheory.tasks.modular_addition.checks import verify_construction
 
     mu = design16_measure()
     broken = PhaseMeasure(3, 8, mu.points[1:], tuple([Fraction(1, 15)] * 15), "broken", "one atom dropped")
@@ -397,7 +397,7 @@ def test_construction_logit_checks_use_the_rigorous_float_bound():
     """The correct- and wrong-label logit checks allow the logits' rigorous float error bound (at k = 5, p = 23 the
     parity-design network measures 2.2e-12 relative, above a fixed 1e-12, and `verify --family` said refuted):
     a deviation inside the bound passes, one beyond it fails."""
-    from margintheory.tasks.modular_addition import construction_logit_checks
+    from margintheory.tasks.modular_addition.checks import construction_logit_checks
 
     p, k = 5, 3
     raw = build_construction(p, k, normalize=False, family="parity-design")

@@ -488,7 +488,7 @@ def _min_width_direct(problem: ModularAddition, args: argparse.Namespace) -> Ver
     network reported, saved and certified is the family's."""
     from margintheory.certificate.maxmin import certificate_field, lower_bound_from, maxmin_checks
     from margintheory.certificate.upper_bound import prove_upper_bound
-    from margintheory.tasks.modular_addition_compact import compact_measurement
+    from margintheory.tasks.modular_addition.compact import compact_measurement
     p, k = problem.p, problem.k
     cg = _column_generation(problem, args) if args.search else None
     res = VerificationResult(f"smallest max-margin network known, p={p}, k={k}: built directly and verified "

@@ -1,7 +1,8 @@
 """``margintheory verify``: check the theorem for a task's construction or for a given network.
 
 Wiring only: the flags are turned into a problem object (:mod:`margintheory.core.problems`) and typed options, and
-:func:`margintheory.verification.verify` does the rest (modular addition: :mod:`margintheory.tasks.modular_addition` in
+:func:`margintheory.verification.verify` does the rest (modular addition:
+:mod:`margintheory.tasks.modular_addition.checks` in
 float64, :mod:`margintheory.symbolic.exact` with ``--exact``; the other tasks' checkers).  Every flag-specific message
 is here.
 """
@@ -32,7 +33,7 @@ from margintheory.runtime.process import say
 
 if TYPE_CHECKING:  # pragma: no cover
     from margintheory.core.network import PolyNetwork
-    from margintheory.tasks.parity import ParityNetwork
+    from margintheory.tasks.parity.checks import ParityNetwork
 
     Parsed = tuple[Problem, PolyNetwork | ParityNetwork | None]
 
@@ -102,7 +103,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the tasks other than modular addition."""
-    from margintheory.tasks.cogo_constructions import CONSTRUCTIONS
+    from margintheory.tasks.cogo.constructions import CONSTRUCTIONS
 
     g = parser.add_argument_group("task options (--task parity | group | cogo)")
     g.add_argument("--n", type=int, help="parity: number of input bits n (with --k = |S| = activation degree)")
@@ -160,7 +161,7 @@ def _verify_where(args: argparse.Namespace, problem: Problem, network, options: 
         return tasks.verify(problem, network=network, **options)
     from margintheory.engines.split_margin import SplitMarginEngine
     from margintheory.execution.executors import open_executor
-    from margintheory.tasks.modular_addition import margin_engine
+    from margintheory.tasks.modular_addition.checks import margin_engine
 
     with open_executor(workers=args.workers, scheduler=args.scheduler) as executor, \
             margin_engine(SplitMarginEngine(executor)):
@@ -195,7 +196,7 @@ def _modular(args: argparse.Namespace) -> Parsed:
 
 
 def _parity(args: argparse.Namespace) -> Parsed:
-    from margintheory.tasks.parity import ParityNetwork
+    from margintheory.tasks.parity.checks import ParityNetwork
 
     if args.network:
         from margintheory.commands._options import nonzero_network

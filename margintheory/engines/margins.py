@@ -182,7 +182,8 @@ def estimate_cost(p: int, k: int, m: int, max_memory: int = DEFAULT_MAX_MEMORY, 
 
 def engine_bytes_per_point() -> int:
     """Memory the engine and the checks built on it hold per input point (margins, spreads, flags, per-point
-    checks), calibrated against the peak resident size of :func:`margintheory.tasks.modular_addition.verify_network`
+    checks), calibrated against the peak resident size of
+    :func:`margintheory.tasks.modular_addition.checks.verify_network`
     (``benchmarks/bench_estimates.py``)."""
     return 36
 

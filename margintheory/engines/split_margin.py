@@ -13,7 +13,8 @@ per-point array is gathered.  The checks' "every point on the margin" count need
 without a second pass when the largest margin lies within the band, else a second distributed pass counts the
 points above it.
 
-:class:`SplitMarginEngine` plugs this into the checks (:func:`margintheory.tasks.modular_addition.margin_engine`), so
+:class:`SplitMarginEngine` plugs this into the checks
+(:func:`margintheory.tasks.modular_addition.checks.margin_engine`), so
 that
 ``verify`` on a network or a construction reports the same verdicts and values as the single-process engine.
 """
@@ -118,7 +119,7 @@ def _run_ranges(executor: Executor, shared: Any, cuts: list[tuple[int, int]], th
 
 
 class SplitMarginEngine:
-    """The checks' exhaustive pass (:class:`margintheory.tasks.modular_addition.MarginEngine`) split over
+    """The checks' exhaustive pass (:class:`margintheory.tasks.modular_addition.checks.MarginEngine`) split over
     ``executor``."""
 
     holds_points = False

@@ -304,7 +304,8 @@ def verify_construction_exact(p: int | ModularAddition, k: int | None = None, *,
                               max_seconds: float | None = None) -> VerificationResult:
     """The claims of Theorem C.22 on the Lemma C.18 construction for ``ModularAddition(p, k)`` (or the problem
     ``p``), in exact arithmetic (same shape as the float
-    :func:`margintheory.tasks.modular_addition.verify_construction`; every check has ``exactness="proved"``).  Sizes
+    :func:`margintheory.tasks.modular_addition.checks.verify_construction`; every check has
+    ``exactness="proved"``).  Sizes
     beyond ``max_entries``, ``max_memory`` bytes or
     ``max_seconds`` are refused before anything is built."""
     problem = as_problem(p, k)

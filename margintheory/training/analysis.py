@@ -1,6 +1,6 @@
 """Analysis of any network against the max-margin theory: how close is it to the characterisation of Theorem C.22?
 
-Builds on :func:`margintheory.tasks.modular_addition.verify_network` (margin = ``gamma*``, points on the margin,
+Builds on :func:`margintheory.tasks.modular_addition.checks.verify_network` (margin = ``gamma*``, points on the margin,
 condition C.1, Lemma C.15's optimal neurons, Lemma C.20's coverage and multidimensional DFT; strict float tolerances
 unless
 ``rtol`` is given) and adds the measurements that say *how far* a trained network is from a max-margin one:
@@ -33,7 +33,7 @@ from margintheory.engines.fourier import neuron_fourier
 from margintheory.engines.margins import DEFAULT_MAX_MEMORY, exhaustive_margin
 from margintheory.errors import InputError
 from margintheory.runtime.budget import Estimate, require
-from margintheory.tasks.modular_addition import (
+from margintheory.tasks.modular_addition.checks import (
     as_problem,
     estimate_construction_check,
     estimate_network_check,

@@ -30,7 +30,7 @@ from margintheory.verification.base import Task, VerifyOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from margintheory.core.network import PolyNetwork
-    from margintheory.tasks.parity import ParityNetwork
+    from margintheory.tasks.parity.checks import ParityNetwork
 
 __all__ = ["TASK_NAMES", "TASKS", "Task", "VerifyOptions", "verify"]
 
@@ -73,7 +73,7 @@ def _first_refusal(*size_checks: Callable[[], object]) -> None:
 
 def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
     """The up-front size check that the checks of :func:`_check_modular` make first (nothing is allocated)."""
-    from margintheory.tasks import modular_addition as verification
+    from margintheory.tasks.modular_addition import checks as verification
 
     p, k = problem.p, problem.k
     if o.network is not None:
@@ -101,7 +101,7 @@ def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
 def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
     """The checks of the construction (float64 or exact) or of a given network (no solver)."""
     from margintheory.core.network import PolyNetwork
-    from margintheory.tasks import modular_addition as verification
+    from margintheory.tasks.modular_addition import checks as verification
 
     if o.network is not None:
         if not isinstance(o.network, PolyNetwork):
@@ -125,7 +125,7 @@ def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationRe
 
 
 def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResult:
-    from margintheory.tasks import parity
+    from margintheory.tasks.parity import checks as parity
 
     if o.network is None:
         require(parity.estimate_parity_check(problem.n, problem.k, 2 ** (problem.k - 1)), o.max_memory,
@@ -148,7 +148,7 @@ def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResul
 
 def _verify_group(problem: GroupComposition, o: VerifyOptions) -> VerificationResult:
     from margintheory.core.network import PolyNetwork
-    from margintheory.tasks import group_task
+    from margintheory.tasks.groups import task as group_task
 
     if o.network is None:
         result = group_task.verify_group(problem.G, max_memory=o.max_memory, max_seconds=o.max_seconds)
@@ -207,7 +207,7 @@ def _group_common_fields(problem: GroupComposition, result: VerificationResult, 
 
 def _verify_cogo(problem: CoGO, o: VerifyOptions) -> VerificationResult:
     from margintheory.core.network import PolyNetwork
-    from margintheory.tasks import cogo_task
+    from margintheory.tasks.cogo import task as cogo_task
 
     if o.network is not None:
         net = o.network
@@ -302,3 +302,9 @@ def verify(problem: Problem, *, network: PolyNetwork | ParityNetwork | None = No
                             min_share=min_share, max_memory=max_memory, max_seconds=max_seconds, family=family,
                             certificate=certificate, exhaustive=exhaustive)
     return task_for(problem).run(problem, options)
+
+
+def __getattr__(name: str) -> object:  # the 0.1.0 module margintheory.verification's names (deprecated; docs/API.md)
+    from margintheory._compat import forwarded_attribute
+
+    return forwarded_attribute(__name__, name)

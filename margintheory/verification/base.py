@@ -20,7 +20,7 @@ from margintheory.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from margintheory.core.network import PolyNetwork
-    from margintheory.tasks.parity import ParityNetwork
+    from margintheory.tasks.parity.checks import ParityNetwork
 
 #: options a task may or may not use (the engine budget is used by every task)
 VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive")
@@ -31,7 +31,8 @@ class VerifyOptions:
     """How to verify (as opposed to *what*: the problem object).
 
     ``network``: check this network instead of the task's construction (a
-    :class:`~margintheory.core.network.PolyNetwork`, or a :class:`~margintheory.tasks.parity.ParityNetwork` for parity);
+    :class:`~margintheory.core.network.PolyNetwork`, or a
+    :class:`~margintheory.tasks.parity.checks.ParityNetwork` for parity);
     ``exact``: check the construction in exact
     arithmetic (modular addition); ``rtol``: relative tolerance of the "equals gamma*" claims (default: the float64
     error bound only); ``fourier_tolerance``: leakage allowed in the per-neuron Fourier checks of a network;
@@ -41,7 +42,7 @@ class VerifyOptions:
     ``certificate`` (modular addition): also compute the proved upper bound ``U`` and report the max margin as
     ``[L, U]`` (:mod:`margintheory.certificate.maxmin`); ``exhaustive`` (modular addition): compute the lower end
     ``L`` on all ``p^k`` inputs even where the network's Fourier structure proves it without enumeration
-    (:mod:`margintheory.tasks.modular_addition_compact`).
+    (:mod:`margintheory.tasks.modular_addition.compact`).
     """
 
     network: PolyNetwork | ParityNetwork | None = None

@@ -9,7 +9,7 @@ import pytest
 
 from margintheory.core.construction import build_construction
 from margintheory.core.network import PolyNetwork
-from margintheory.tasks.modular_addition import verify_network
+from margintheory.tasks.modular_addition.checks import verify_network
 from tests.faults.helpers import run_cli
 
 

@@ -80,7 +80,8 @@ def test_long_stages_report_progress():
 
     from margintheory.certificate import checker, upper_bound
     from margintheory.core.construction import build_construction
-    from margintheory.tasks import cogo_constructions, cogo_lemma1_checks
+    from margintheory.tasks.cogo import constructions as cogo_constructions
+    from margintheory.tasks.cogo import lemma1_checks as cogo_lemma1_checks
 
     got = _reports(lambda: build_construction(5, 2))
     assert got[0][:2] == ("building the construction", 0) and got[-1] == ("building the construction", 16, 16)

@@ -66,7 +66,7 @@ def test_estimate_is_checked_before_allocation_in_process(monkeypatch):
 
 
 def test_library_refuses_a_network_check_beyond_budget():
-    from margintheory.tasks.modular_addition import verify_network
+    from margintheory.tasks.modular_addition.checks import verify_network
 
     net = PolyNetwork(np.ones((3, 2, 5)), np.ones((3, 5)))
     with pytest.raises(RefusedError):

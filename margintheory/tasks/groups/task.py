@@ -20,11 +20,11 @@ from margintheory.core.network import PolyNetwork
 from margintheory.core.representations import Irrep, character_table, frobenius_schur_indicator, real_irreps
 from margintheory.engines.margins import DEFAULT_MAX_MEMORY, EPS, exhaustive_margin
 from margintheory.errors import InputError
-from margintheory.tasks import group_condition_checks as cond_checks
-from margintheory.tasks import group_construction_checks as net_checks
-from margintheory.tasks import group_margin as gm
-from margintheory.tasks.group_representation_checks import REP_TOL, representation_checks
-from margintheory.tasks.modular_addition import margin_checks
+from margintheory.tasks.groups import condition_checks as cond_checks
+from margintheory.tasks.groups import construction_checks as net_checks
+from margintheory.tasks.groups import margin as gm
+from margintheory.tasks.groups.representation_checks import REP_TOL, representation_checks
+from margintheory.tasks.modular_addition.checks import margin_checks
 
 
 def theorem79_checks(

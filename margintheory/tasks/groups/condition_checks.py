@@ -16,7 +16,7 @@ import numpy as np
 from margintheory.core import theory
 from margintheory.core.checks import Check, bool_check, close_check
 from margintheory.core.representations import Irrep
-from margintheory.tasks import group_margin as gm
+from margintheory.tasks.groups import margin as gm
 
 LP_REL_TOL = 1e-9
 

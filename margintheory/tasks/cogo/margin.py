@@ -9,9 +9,9 @@ import math
 
 from margintheory.core import theory
 from margintheory.core.checks import Check
-from margintheory.tasks import cogo_constructions as cc
-from margintheory.tasks.cogo_algebra import to_network
-from margintheory.tasks.modular_addition import verify_network
+from margintheory.tasks.cogo import constructions as cc
+from margintheory.tasks.cogo.algebra import to_network
+from margintheory.tasks.modular_addition.checks import verify_network
 
 
 def margin_connection(

@@ -24,12 +24,12 @@ from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import CoGO
 from margintheory.engines.margins import DEFAULT_MAX_MEMORY
 from margintheory.errors import InputError
-from margintheory.tasks import cogo_constructions as cc
-from margintheory.tasks.cogo_algebra import forward_loss, from_network, theorem1_loss
-from margintheory.tasks.cogo_algebra_checks import algebra_checks, theorem1_loss_check
-from margintheory.tasks.cogo_lemma1_checks import SET_LABELS, SET_SHORT, ZERO_TOL, construction_checks, potential_sets
-from margintheory.tasks.cogo_margin import margin_connection
-from margintheory.tasks.modular_addition import verify_network
+from margintheory.tasks.cogo import constructions as cc
+from margintheory.tasks.cogo.algebra import forward_loss, from_network, theorem1_loss
+from margintheory.tasks.cogo.algebra_checks import algebra_checks, theorem1_loss_check
+from margintheory.tasks.cogo.lemma1_checks import SET_LABELS, SET_SHORT, ZERO_TOL, construction_checks, potential_sets
+from margintheory.tasks.cogo.margin import margin_connection
+from margintheory.tasks.modular_addition.checks import verify_network
 
 MAX_D = 64
 

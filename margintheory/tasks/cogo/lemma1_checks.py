@@ -9,8 +9,8 @@ import numpy as np
 
 from margintheory.core.checks import Check
 from margintheory.runtime import progress
-from margintheory.tasks import cogo_constructions as cc
-from margintheory.tasks.cogo_algebra import (
+from margintheory.tasks.cogo import constructions as cc
+from margintheory.tasks.cogo.algebra import (
     A,
     B,
     LossTerms,

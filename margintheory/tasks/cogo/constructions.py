@@ -17,7 +17,7 @@ import numpy as np
 
 from margintheory.core.problems import CoGO
 from margintheory.errors import InputError
-from margintheory.tasks.cogo_algebra import A, B, Z, r_abc, r_pp, single_frequency
+from margintheory.tasks.cogo.algebra import A, B, Z, r_abc, r_pp, single_frequency
 
 W3 = cmath.exp(2j * math.pi / 3)
 MP_NAMES = ("ābc", "ab̄c", "abc̄", "āac", "b̄bc", "aac", "bbc", "āāc", "b̄b̄c")

@@ -9,9 +9,9 @@ import numpy as np
 
 from margintheory.core.checks import Check, bool_check
 from margintheory.core.network import PolyNetwork
-from margintheory.tasks import cogo_constructions as cc
-from margintheory.tasks.cogo_algebra import A, B, Z, forward_loss, from_network, r_abc, r_pp, theorem1_loss
-from margintheory.tasks.cogo_lemma1_checks import ZERO_TOL
+from margintheory.tasks.cogo import constructions as cc
+from margintheory.tasks.cogo.algebra import A, B, Z, forward_loss, from_network, r_abc, r_pp, theorem1_loss
+from margintheory.tasks.cogo.lemma1_checks import ZERO_TOL
 
 SEED = 0
 

@@ -15,9 +15,9 @@ from margintheory.core.groups import FiniteGroup
 from margintheory.core.network import PolyNetwork
 from margintheory.core.representations import Irrep, basis_vectors
 from margintheory.engines.margins import exhaustive_margin
-from margintheory.tasks import group_margin as gm
-from margintheory.tasks.group_condition_checks import LP_REL_TOL
-from margintheory.tasks.modular_addition import margin_checks
+from margintheory.tasks.groups import margin as gm
+from margintheory.tasks.groups.condition_checks import LP_REL_TOL
+from margintheory.tasks.modular_addition.checks import margin_checks
 
 SINGLE_IRREP_TOL = 1e-9
 SAMPLED_TRIPLES = 4000

@@ -38,7 +38,7 @@ from margintheory.engines.margins import (
 )
 from margintheory.errors import InputError
 from margintheory.runtime.budget import Estimate, grid_points, require
-from margintheory.tasks import modular_addition_compact as compact_verification
+from margintheory.tasks.modular_addition import compact as compact_verification
 
 
 class MarginEngine(Protocol):
@@ -296,7 +296,7 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
 
     The problem is ``problem`` or ``ModularAddition(p, k)`` (each defaulting to the network's own ``p``, ``k``).
     A network that is, up to float64 rounding, an exact single-frequency cosine network is checked without
-    enumerating the inputs (:mod:`margintheory.tasks.modular_addition_compact`); any other network, or every network
+    enumerating the inputs (:mod:`margintheory.tasks.modular_addition.compact`); any other network, or every network
     with
     ``exhaustive``, by the exhaustive engine (``result.margin.method`` says which, ``result.margin.how`` why).
 
@@ -437,7 +437,7 @@ def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_m
                         exhaustive: bool = False) -> VerificationResult:
     """Check every claim of Theorem C.22 on the Lemma C.18 network for ``ModularAddition(p, k)`` (or the problem
     ``p``) or on another ``family`` (:mod:`margintheory.core.phase_measures`): as the exact network, from its phase
-    moments, without enumerating inputs (:mod:`margintheory.tasks.modular_addition_compact`); with ``exhaustive`` (or if
+    moments, without enumerating inputs (:mod:`margintheory.tasks.modular_addition.compact`); with ``exhaustive`` (or if
     the moments did not qualify) the float64 network is built and checked on all ``p^k`` inputs."""
     problem = as_problem(p, k)
     why = "the exhaustive engine was requested"
