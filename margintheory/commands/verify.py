@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             say(not_written or f"wrote {args.certificate}")
     if args.network:
         result.parameters["network"] = args.network
-    summary = SUMMARY_FIELDS if args.task == MODULAR else None
+    summary = SUMMARY_FIELDS if args.task == MODULAR else ["max_margin_interval"]
     return emit(result, args.json, summary)
 
 
