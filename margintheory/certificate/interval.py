@@ -68,17 +68,28 @@ def upper_at_most_check(measured: float, error_bound: float, ub: TaskUpperBound,
                  statement=statement)
 
 
+def gamma_below_upper_exact(gamma: float, gamma_squared: Fraction, ub: TaskUpperBound, statement: str) -> Check:
+    """The closed form against the computed ``U`` when its square is rational: ``gamma*^2 <= U^2`` exactly."""
+    same = "equal to" if gamma_squared == ub.upper_squared else "different from"
+    return Check(name="gamma* <= U", expected=gamma, measured=ub.upper_float, tolerance=0.0,
+                 passed=bool(ub.upper * ub.upper >= gamma_squared), exactness="proved",
+                 detail=f"gamma*^2 = {gamma_squared}, {same} the bound's square; U/gamma* - 1 = "
+                        f"{ub.upper_float / gamma - 1:.3e}; squares compared exactly", statement=statement)
+
+
 def interval_gap(ub: TaskUpperBound, L: LowerBound, tol: float) -> tuple[float, bool, bool]:
-    """``((U - L)/L, gap <= tol, decided exactly)``: exactly on squares when ``L^2`` and the bound's square are
-    rational, else in rational arithmetic on the float ``L`` (itself ``<= L``)."""
+    """``((U - L)/L, L <= U and gap <= tol, decided exactly)``: exactly on squares when ``L^2`` and the bound's square
+    are rational, else in rational arithmetic on the float ``L`` (itself ``<= L``).  An interval with ``U < L`` (a
+    tampered or wrong end) is never within tolerance."""
     L2 = L.exact_square
     U2 = ub.upper_squared if ub.upper_squared is not None else ub.upper * ub.upper
-    if L2 is not None and L2 > 0:
-        bound = (1 + Fraction(tol)) ** 2 * L2
-        return math.sqrt(float(U2 / L2)) - 1, U2 <= bound, True
+    if L2 is not None and L2 > 0 and L.exact is not None and L.exact.is_positive:
+        within = L2 <= U2 <= (1 + Fraction(tol)) ** 2 * L2
+        return math.sqrt(float(U2 / L2)) - 1, within, True
     if L.value <= 0:
         return math.inf, False, False
-    return (ub.upper_float - L.value) / L.value, ub.upper <= (1 + Fraction(tol)) * Fraction(L.value), False
+    Lq = Fraction(L.value)
+    return (ub.upper_float - L.value) / L.value, Lq <= ub.upper <= (1 + Fraction(tol)) * Lq, False
 
 
 def interval_checks(ub: TaskUpperBound, L: LowerBound, *, gamma: float | None, gamma_below_upper: Check | None,

@@ -39,10 +39,10 @@ import numpy as np
 
 from margintheory.certificate.am_gm import prove_am_gm
 from margintheory.certificate.checker import ceil_sqrt
-from margintheory.certificate.interval import TaskUpperBound
+from margintheory.certificate.interval import TaskUpperBound, gamma_below_upper_exact
 from margintheory.certificate.upper_bound import ProofStep
 from margintheory.core.checks import Check
-from margintheory.core.theory import validate_nk
+from margintheory.core.theory import gamma_star_parity, validate_nk
 
 #: exact integer evaluation of the construction up to this k (2^(2k-1) products; int64 holds 2^(k-1) k^k)
 MAX_EXACT_CONSTRUCTION_K = 13
@@ -166,10 +166,5 @@ def gamma_below_upper_check(k: int, ub: TaskUpperBound) -> Check:
     """The closed form against the computed ``U``: ``gamma*^2 = 2 (k!)^2 (k+1)^-(k+1)`` (Thm 7.8) ``<= U^2``, squares
     compared exactly."""
     g2 = Fraction(2 * math.factorial(k) ** 2, (k + 1) ** (k + 1))
-    gamma = math.factorial(k) * math.sqrt(2.0 * (k + 1.0) ** -(k + 1))
-    assert ub.upper_squared is not None
-    return Check(name="gamma* <= U", expected=gamma, measured=ub.upper_float, tolerance=0.0,
-                 passed=bool(ub.upper * ub.upper >= g2), exactness="proved",
-                 detail=f"gamma*^2 = {g2}, bound U^2 = {ub.upper_squared} ("
-                        f"{'equal' if g2 == ub.upper_squared else 'different'}); squares compared exactly",
-                 statement="closed form gamma* = k! sqrt(2 (k+1)^-(k+1)) <= U (Thm 7.8 against the computed U)")
+    return gamma_below_upper_exact(gamma_star_parity(k), g2, ub, "closed form gamma* = k! sqrt(2 (k+1)^-(k+1)) <= "
+                                                                  "U (Thm 7.8 against the computed U)")
