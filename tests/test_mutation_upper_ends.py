@@ -1,0 +1,292 @@
+"""The computed upper ends ``U`` of sparse parity and finite groups, the exact AM-GM certificate, the exact characters
+and the interval rows, pinned so that a weakened check fails: every step with its exactness and wording, the exact
+constants, the rejection of a tampered or inconsistent interval, the outward roundings.  This module is the test
+selection of the mutation gate's ``upper-ends`` area (docs/MUTATION.md); it runs in a few seconds."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from margintheory.certificate import am_gm, interval
+from margintheory.certificate.checker import ceil_sqrt
+from margintheory.certificate.maxmin import LowerBound
+from margintheory.certificate.upper_bound import ProofStep
+from margintheory.core.checks import VerificationResult
+from margintheory.core.groups import symmetric_group
+from margintheory.core.representations import character_table, real_irreps
+from margintheory.errors import SolverError
+from margintheory.tasks.groups import characters
+from margintheory.tasks.groups import margin as gm
+from margintheory.tasks.groups import upper_bound as gub
+from margintheory.tasks.parity import maxmin
+
+
+# -- AM-GM ------------------------------------------------------------------------------------------------------
+def test_am_gm_polynomials_quotients_and_remainders():
+    assert am_gm.step_polynomial(2) == [1, -2, 1]
+    assert am_gm.step_polynomial(3) == [8, -15, 6, 1]  # (2 + t)^3 - 27 t
+    assert am_gm.step_quotient(2) == ([1], (0, 0))
+    assert am_gm.step_quotient(3) == ([8, 1], (0, 0))
+    assert am_gm.step_quotient(4) == ([81, 14, 1], (0, 0))  # (3 + t)^4 - 256 t = (t - 1)^2 (t^2 + 14 t + 81)
+    assert am_gm._divide_by_t_minus_1([-1, 0, 1]) == ([1, 1], 0)  # t^2 - 1 = (t - 1)(t + 1)
+    assert am_gm._divide_by_t_minus_1([3, 0, 1]) == ([1, 1], 4)
+    for bad in (1, 0, -3):
+        with pytest.raises(ValueError, match=f"the AM-GM step needs M >= 2, got {bad}"):
+            am_gm.step_polynomial(bad)
+    for M in range(2, 16):
+        q, rem = am_gm.step_quotient(M)
+        assert rem == (0, 0) and min(q) >= 0 and len(q) == M - 1 and q[-1] == 1
+
+
+def test_am_gm_step_and_proof_text():
+    assert am_gm.am_gm_step_holds(3) == (True, "M = 3: remainders (0, 0), min coefficient of q_M 1")
+    step = am_gm.prove_am_gm(3)
+    assert step == ProofStep(
+        "AM-GM: prod_(i<=N) a_i <= (sum_i a_i / N)^N for a >= 0, N = 3", "proved", True,
+        "N = 3: by induction on M = 2..3, prod_(i<=M) a_i <= A^(M-1) a_M <= (((M-1)A + a_M)/M)^M with A the mean of "
+        "the first M-1 terms; each step is p_M(t) = (M-1+t)^M - M^M t = (t-1)^2 q_M(t) >= 0 for t = a_M/A >= 0, "
+        "checked in exact integers: 2 quotients q_M, every coefficient >= 0")
+    assert am_gm.prove_am_gm(1).passed and "0 quotients" in am_gm.prove_am_gm(1).detail
+
+
+def test_a_broken_am_gm_step_fails(monkeypatch):
+    real = am_gm.step_polynomial
+    monkeypatch.setattr(am_gm, "step_polynomial", lambda M: [c + (1 if i == 1 and M == 3 else 0)
+                                                               for i, c in enumerate(real(M))])
+    ok, text = am_gm.am_gm_step_holds(3)
+    assert not ok and text == "M = 3: remainders (1, 1), min coefficient of q_M 1"
+    step = am_gm.prove_am_gm(4)
+    assert not step.passed and step.detail.endswith("; FAILED: M = 3: remainders (1, 1), min coefficient of q_M 1")
+    monkeypatch.setattr(am_gm, "step_quotient", lambda M: ([1, -1], (0, 0)))
+    assert am_gm.am_gm_step_holds(5) == (False, "M = 5: remainders (0, 0), min coefficient of q_M -1")
+    with pytest.raises(SolverError, match=r"upper bound for \(n, k\) = \(6, 3\): step failed: AM-GM"):
+        maxmin.parity_upper_bound.__wrapped__(6, 3)
+
+
+# -- parity ------------------------------------------------------------------------------------------------------
+def test_parity_series_moments_and_multinomials():
+    assert maxmin.power_series_product([[1, 1], [1, 1]], 3) == [1, 2, 1, 0]
+    assert maxmin.power_series_product([[0, 1, 0, 1]] * 2, 4) == [0, 0, 1, 0, 2]
+    assert maxmin.power_series_product([], 2) == [1, 0, 0]
+    assert [maxmin.surviving_exponents(n, k) for n, k in ((1, 1), (3, 2), (8, 5))] == [1, 1, 1]
+    assert maxmin.rademacher_moments(3) == [1, 0, 1, 0]
+    assert maxmin.multinomial([1, 1, 1]) == 6 and maxmin.multinomial([2, 1]) == 3 and maxmin.multinomial([0]) == 1
+
+
+def test_parity_steps_exactly():
+    ub = maxmin.parity_upper_bound.__wrapped__(7, 3)
+    red, coef = maxmin.reduction_step(7, 3)
+    assert coef == 6
+    assert red == ProofStep(
+        "reduction: F(u, w) = k! (w . b) prod_(j in S) u_j (uniform q, exact count of the surviving monomials)",
+        "proved", True,
+        "E[x^m] on {+1,-1} = 1 for even m, 0 for odd m (m = 0..4, exact); exponent vectors of degree 3 odd on S and "
+        "even off S among 7 coordinates: 1 (power-series coefficient, exact integers), namely 1_S with multinomial "
+        "coefficient 6 = 3!; so F(u, w) = 6 (w_0 - w_1) prod_(j in S) u_j")
+    assert maxmin.cauchy_schwarz_step() == ProofStep(
+        "Cauchy-Schwarz: (w . b)^2 <= 2 |w|^2 (exact identity)", "proved", True,
+        "2 (w0^2 + w1^2) - (w0 - w1)^2 - (w0 + w1)^2 expands to 0")
+    U2 = F(2 * 36, 4**4)
+    assert ub.upper_squared == U2 and ub.upper == ceil_sqrt(U2) and ub.upper_algebraic == f"sqrt({U2})"
+    assert ub.steps == [
+        ProofStep(*maxmin.PARITY_WEAK_DUALITY[:1], "argued", True, maxmin.PARITY_WEAK_DUALITY[1]), red,
+        ProofStep(maxmin.PARITY_HOMOGENEITY[0], "argued", True, maxmin.PARITY_HOMOGENEITY[1]),
+        maxmin.cauchy_schwarz_step(), am_gm.prove_am_gm(4),
+        ProofStep("U^2 = 2 (k!)^2 (k+1)^-(k+1) (exact), U rational >= sqrt(U^2)", "proved", True,
+                  f"U^2 = {U2}; U = {ub.upper}")]
+    assert ub.task == "parity" and ub.details == {"single_neuron_form": "6 (w_0 - w_1) prod_(j in S) u_j",
+                                                  "relevant_coordinates": "u_S (k = 3) and w (2)"}
+    assert ub.how.startswith("weak duality (uniform q) + exact reduction") and ub.seconds >= 0
+
+
+def test_parity_reduction_fails_on_a_wrong_count(monkeypatch):
+    monkeypatch.setattr(maxmin, "surviving_exponents", lambda n, k: 2)
+    assert not maxmin.reduction_step(5, 2)[0].passed
+    monkeypatch.undo()
+    monkeypatch.setattr(maxmin, "rademacher_moments", lambda top: [F(1)] * (top + 1))
+    assert not maxmin.reduction_step(5, 2)[0].passed
+
+
+def test_construction_margin_is_exact_and_refuses_outside_its_range():
+    for k in (1, 2, 5):
+        L2, patterns = maxmin.construction_margin_squared(k)
+        assert L2 == F(2 * math.factorial(k) ** 2, (k + 1) ** (k + 1)) and patterns == 2**k
+    for bad in (0, maxmin.MAX_EXACT_CONSTRUCTION_K + 1):
+        with pytest.raises(ValueError, match="exact construction margin for 1 <= k <= 13"):
+            maxmin.construction_margin_squared(bad)
+
+
+def test_gamma_rows_compare_squares_exactly():
+    ub = maxmin.parity_upper_bound(5, 2)
+    row = maxmin.gamma_below_upper_check(2, ub)
+    assert row.passed and row.exactness == "proved" and row.tolerance == 0.0 and row.name == "gamma* <= U"
+    assert row.detail.startswith(f"gamma*^2 = {ub.upper_squared}, equal to the bound's square; U/gamma* - 1 = ")
+    lowered = dataclasses.replace(ub, upper=ub.upper * F(10**12 - 1, 10**12))
+    assert not maxmin.gamma_below_upper_check(2, lowered).passed
+    other = interval.gamma_below_upper_exact(0.5, F(1, 5), ub, "s")
+    assert "different from the bound's square" in other.detail and other.statement == "s"
+
+
+# -- the interval rows -------------------------------------------------------------------------------------------
+def _ub(U2=F(1, 4), upper=None, steps=None):
+    return interval.TaskUpperBound("t", upper if upper is not None else ceil_sqrt(U2), U2,
+                                   steps if steps is not None else [ProofStep("a", "proved", True, "d")], "how")
+
+
+def test_require_proved_and_float_rounding():
+    ub = _ub()
+    assert ub.require_proved("x") is ub and ub.upper_float == 0.5 and ub.proved
+    with pytest.raises(SolverError, match="upper bound for x: step failed: bad"):
+        _ub(steps=[ProofStep("ok", "argued", True, ""), ProofStep("bad", "proved", False, "")]).require_proved("x")
+    with pytest.raises(SolverError, match="upper bound for x: the rational U is below the proved bound"):
+        _ub(upper=F(1, 2) - F(1, 10**30)).require_proved("x")
+    assert _ub(U2=F(1, 3)).upper_float >= math.sqrt(1 / 3) and F(_ub(U2=F(1, 3)).upper_float) >= _ub(U2=F(1, 3)).upper
+    assert interval.TaskUpperBound("t", F(1), None, [], "h").require_proved("y").upper_float == 1.0
+
+
+def test_interval_gap_exact_and_float():
+    half = LowerBound(0.5, sp.Rational(1, 2), "proved", "h")
+    assert interval.interval_gap(_ub(), half, 1e-9) == (0.0, True, True)
+    assert interval.interval_gap(_ub(U2=F(1, 4) * (1 + F(1, 10**6))), half, 1e-9)[1:] == (False, True)
+    assert interval.interval_gap(_ub(U2=F(1, 4) * (1 + F(1, 10**12))), half, 1e-9)[1:] == (True, True)
+    assert interval.interval_gap(_ub(U2=F(1, 5)), half, 1e-9)[1] is False  # U below L: inconsistent
+    neg = LowerBound(-0.5, -sp.Rational(1, 2), "proved", "h")
+    assert interval.interval_gap(_ub(), neg, 1e-9) == (math.inf, False, False)
+    fl = LowerBound(0.5 - 1e-12, None, "float", "h", 1e-12)
+    gap, within, exact = interval.interval_gap(_ub(), fl, 1e-9)
+    assert not exact and within and gap == pytest.approx(2e-12, rel=1e-3)
+    assert interval.interval_gap(_ub(), LowerBound(0.6, None, "float", "h"), 1e-9)[1] is False
+    assert interval.interval_gap(_ub(), LowerBound(0.4, None, "float", "h"), 1e-9)[1] is False
+    assert interval.interval_gap(_ub(), LowerBound(0.0, None, "float", "h"), 1e-9) == (math.inf, False, False)
+    no_square = interval.TaskUpperBound("t", F(1, 2), None, [], "h")
+    assert interval.interval_gap(no_square, half, 1e-9) == (0.0, True, True)
+
+
+def test_interval_rows_and_certificate_object():
+    ub = _ub(steps=[ProofStep("weak duality (Lemma 7.6): x", "argued", True, "why"),
+                    ProofStep("U^2 = 2 (k!)^2 stuff", "proved", True, "d")])
+    L = LowerBound(0.5, sp.Rational(1, 2), "proved", "exact how")
+    rows = interval.interval_checks(ub, L, gamma=0.5, gamma_below_upper=None, applicable=True, rtol=None)
+    assert [r.name for r in rows] == ["max margin >= L", "max margin <= U", "network margin = optimum",
+                                      "U: weak duality (7.6)", "U: U^2 exact, U rational"]
+    low, up, gap, wd, last = rows
+    assert low.informational and low.passed and low.exactness == "proved" and low.detail == "L = 1/2; exact how"
+    assert up.passed and not up.informational and up.exactness == "proved" and up.measured == 0.5
+    assert up.detail == "U = None (rational 1/2); how" or up.detail.startswith("U = ")
+    assert gap.passed and gap.exactness == "proved" and gap.tolerance == 1e-9 and "(decided exactly)" in gap.detail
+    assert wd.informational and wd.expected == "argument" and not last.informational and last.expected == "holds"
+    rows2 = interval.interval_checks(ub, LowerBound(0.5 - 1e-12, None, "float", "f", 1e-12), gamma=None,
+                                     gamma_below_upper=rows[0], applicable=False, rtol=1e-6)
+    gap2 = rows2[3]
+    assert rows2[2] is rows[0] and gap2.informational and gap2.exactness == "float"
+    assert gap2.tolerance == pytest.approx(1e-6 + 2e-12, rel=1e-6) and "hypothesis fails" in gap2.detail
+    cert = interval.certificate_object(ub, L)
+    assert cert["lower"] == 0.5 and cert["upper"] == 0.5 and cert["relative_gap"] == 0.0
+    assert cert["upper_exact"] == "1/2" and cert["upper_squared"] == "1/4" and cert["lower_exact"] == "1/2"
+    assert cert["lower_exactness"] == "proved" and cert["upper_exactness"] == "proved" and len(cert["steps"]) == 2
+    res = VerificationResult("t")
+    assert interval.attach_interval(res, ub, gamma=None, gamma_below_upper=None, applicable=True, rtol=None) is None
+    assert res.checks == [] and res.certificate is None
+
+
+def test_upper_at_most_row():
+    ub = _ub()
+    ok = interval.upper_at_most_check(0.5, 1e-15, ub, "st")
+    assert ok.passed and ok.expected == 0.5 and ok.tolerance == 2e-15 and ok.statement == "st"
+    assert ok.detail == "margin/U = 1; U computed (proved), not the closed form"
+    assert not interval.upper_at_most_check(0.5 + 1e-9, 1e-15, ub, "st").passed
+    assert interval.upper_at_most_check(0.5 + 1e-16, 1e-15, ub, "st").passed
+
+
+# -- groups ------------------------------------------------------------------------------------------------------
+def test_rational_dual_kappa_and_brackets():
+    pi = gub.rational_dual(np.array([0.25, -1e-17, 0.75]))
+    assert pi == [F(1, 4), F(0), F(3, 4)]
+    assert gub.rational_dual(np.array([1.0, 1.0])) == [F(1, 2), F(1, 2)]
+    with pytest.raises(ValueError, match="the dual class weights have no positive entry"):
+        gub.rational_dual(np.array([-1.0, 0.0]))
+    assert gub.kappa_squared(6, 2) == F(4, 8 * 18**3)
+    assert float(gub.kappa_squared(24, 3)) == pytest.approx(gm.kappa(24, 3) ** 2, rel=1e-15)
+    table = characters.exact_character_table(symmetric_group(3))  # trivial, (2,1), sign
+    U2, brackets, ok = gub.dual_bound_squared(table, 6, [F(1, 2), F(1, 2)])
+    assert brackets == [F(5, 2), F(1)] and ok  # 2 - (-1/2 + 0), 1 - (1/2 - 1/2)
+    assert U2 == max(gub.kappa_squared(6, 2) * F(25, 4), gub.kappa_squared(6, 1))
+    assert gub.dual_bound_squared([[1, 1], [1, 5]], 2, [F(1)])[2] is False
+
+
+def test_group_chain_exactly():
+    G = symmetric_group(3)
+    irreps = real_irreps(G)
+    X = character_table(G, irreps)
+    dims = np.array([R.dim for R in irreps])
+    lp = gm.solve_class_lp(X, G.order, dims)
+    ub = gub.real_group_upper_bound(G, irreps, lp.pi)
+    names = [s.name for s in ub.steps]
+    assert names == [gub.GROUP_WEAK_DUALITY[0],
+                     "character table: exact integers (Murnaghan-Nakayama), orthogonal, every irrep of real type",
+                     "checked dual: pi >= 0 and sum_C pi_C = 1 exactly (the LP dual rounded to rationals)",
+                     gub.D11[0], gub.BLOCK_MAX[0], am_gm.prove_am_gm(3).name,
+                     "U^2 = max_R kappa_R^2 (d_R - sum_C pi_C chi_R(C))^2 (exact), U rational >= sqrt(U^2)"]
+    assert [s.exactness for s in ub.steps] == ["argued", "proved", "proved", "argued", "argued", "proved", "proved"]
+    pi = gub.rational_dual(lp.pi)
+    U2, _, _ = gub.dual_bound_squared(characters.exact_character_table(G), 6, pi)
+    assert ub.upper_squared == U2 and ub.upper == ceil_sqrt(U2) and ub.details["dual_class_weights"] == [
+        str(p) for p in pi]
+    assert ub.details["class_sizes"] == [1, 2, 3] and ub.details["character_table"] == [[1, 1, 1], [2, -1, 0],
+                                                                                         [1, 1, -1]]
+    assert ub.steps[2].detail == "2 of 2 classes weighted; grid 2^-60, scaled to sum 1"
+    assert ub.steps[6].detail.startswith("brackets d_R - pi . chi_R all >= 0: True (min ")
+    row = gub.formula_below_upper_check(list(dims), G.order, ub)
+    assert row.passed and row.exactness == "proved" and row.name == "gamma* <= U"
+    low = dataclasses.replace(ub, upper=ub.upper * F(10**9 - 1, 10**9))
+    assert not gub.formula_below_upper_check(list(dims), G.order, low).passed
+
+
+def test_group_dual_check_fails_on_bad_weights(monkeypatch):
+    G = symmetric_group(3)
+    irreps = real_irreps(G)
+    monkeypatch.setattr(gub, "rational_dual", lambda pi: [F(1, 2), F(1, 3)])  # sums to 5/6
+    with pytest.raises(SolverError, match="checked dual"):
+        gub.real_group_upper_bound(G, irreps, np.array([0.5, 0.5]))
+    monkeypatch.setattr(gub, "rational_dual", lambda pi: [F(3, 2), F(-1, 2)])  # a negative weight
+    with pytest.raises(SolverError, match="checked dual"):
+        gub.real_group_upper_bound(G, irreps, np.array([0.5, 0.5]))
+
+
+def test_cyclic_bounds():
+    ub = gub.cyclic_upper_bound(5, 2 * 2**30)
+    assert ub.upper_squared is None and ub.task == "group" and ub.how.startswith("C_5 = Z_5: modular addition's")
+    row = gub.cyclic_gamma_check(5, ub)
+    assert row.passed and row.detail.startswith("gamma*^2 = 1/1080, ")  # 16 / (216 * 4^2 * 5)
+    assert gub.cyclic_gamma_check(6, ub) is None
+
+
+def test_exact_characters_pinned():
+    assert characters.cycle_type([1, 0, 2, 4, 3]) == (2, 2, 1) and characters.cycle_type([0, 1]) == (1, 1)
+    assert characters.cycle_type([1, 2, 0]) == (3,)
+    assert characters.murnaghan_nakayama((2, 1), (1, 1, 1)) == 2 and characters.murnaghan_nakayama((2, 1), (3,)) == -1
+    assert characters.murnaghan_nakayama((2, 1), (2, 1)) == 0 and characters.murnaghan_nakayama((1, 1, 1), (2, 1)) == -1
+    assert characters.murnaghan_nakayama((2, 2), (2, 2)) == 2 and characters.murnaghan_nakayama((3, 1), (4,)) == -1
+    with pytest.raises(ValueError, match="partitions of different sizes"):
+        characters.murnaghan_nakayama((2,), (1,))
+    with pytest.raises(ValueError, match="exact characters are computed for the symmetric groups"):
+        from margintheory.core.groups import cyclic_group
+
+        characters.exact_character_table(cyclic_group(5))
+    G = symmetric_group(4)
+    facts = characters.exact_character_facts(G, real_irreps(G))
+    assert facts.holds and facts.orthogonal and facts.square and facts.dims_match and facts.real_type
+    assert facts.table == [[1, 1, 1, 1, 1], [3, -1, 1, -1, 0], [2, 2, 0, 0, -1], [3, -1, -1, 1, 0], [1, 1, -1, -1, 1]]
+    assert facts.summary().startswith("5 irreps x 5 classes (Murnaghan-Nakayama, integers); row orthogonality "
+                                      "sum_C |C| chi chi' = |G| delta exact; chi(e) = d_R yes; Frobenius-Schur "
+                                      "indicators ['1'] (1 = real type)")
+    assert characters.frobenius_schur_exact(G, [[1, -1, 1, 1, 1]], facts.sizes) == [F(1, 2)]
+    broken = dataclasses.replace(facts, trace_error=1e-8)
+    assert not broken.holds and not dataclasses.replace(facts, real_type=False).holds
+    assert not characters.exact_character_facts(G, real_irreps(G)[:-1]).holds
