@@ -104,7 +104,8 @@ def test_exact_characters_of_s5_and_their_checks():
     table = characters.exact_character_table(G)
     assert table[1] == [4, 2, 0, 1, -1, -1, 0]  # standard: fixed points - 1
     assert characters.murnaghan_nakayama((3, 2), (5,)) == 0 and characters.murnaghan_nakayama((2, 2, 1), (5,)) == 0
-    assert characters.murnaghan_nakayama((5,), (2, 2, 1)) == 1 and characters.murnaghan_nakayama((1,) * 5, (2, 1, 1, 1)) == -1
+    assert characters.murnaghan_nakayama((5,), (2, 2, 1)) == 1
+    assert characters.murnaghan_nakayama((1,) * 5, (2, 1, 1, 1)) == -1
     facts = characters.exact_character_facts(G, real_irreps(G))
     assert facts.holds and facts.indicators == [1] * 7
     facts.table[2][3] += 1  # a tampered table is not orthogonal
@@ -211,8 +212,8 @@ def test_condition_failing_group_is_not_applicable_with_both_ends():
     G, irreps, X, dims, lp = _setup(6)
     ub = gub.real_group_upper_bound(G, irreps, lp.pi)
     margin = float(gm.class_margins(lp.mu, X, G.order, dims).min())
-    res = VerificationResult("S6", task="group", fields={"condition_holds": False,
-                                                         "gamma_star_formula": theory.gamma_star_theorem79(G.order, dims)})
+    formula = theory.gamma_star_theorem79(G.order, dims)
+    res = VerificationResult("S6", task="group", fields={"condition_holds": False, "gamma_star_formula": formula})
     attach_group_interval(res, G, ub, margin, 1e-21, "characters")
     assert res.verdict == "not-applicable" and res.exit_code == 0
     assert res.certificate["relative_gap"] <= 1e-12 and res.certificate["upper_exactness"] == "proved"

@@ -95,9 +95,10 @@ class ExactCharacters:
         return self.orthogonal and self.square and self.dims_match and self.real_type and self.trace_error <= TRACE_TOL
 
     def summary(self) -> str:
+        indicators = sorted({str(i) for i in self.indicators})
         return (f"{len(self.table)} irreps x {len(self.sizes)} classes (Murnaghan-Nakayama, integers); row "
                 f"orthogonality sum_C |C| chi chi' = |G| delta {'exact' if self.orthogonal else 'FAILS'}; chi(e) = d_R "
-                f"{'yes' if self.dims_match else 'NO'}; Frobenius-Schur indicators {sorted({str(i) for i in self.indicators})} "
+                f"{'yes' if self.dims_match else 'NO'}; Frobenius-Schur indicators {indicators} "
                 f"(1 = real type); max |trace of the computed representation - chi| = {self.trace_error:.2e} "
                 f"(tolerance {TRACE_TOL:g})")
 
