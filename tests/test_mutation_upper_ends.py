@@ -17,7 +17,7 @@ from margintheory.certificate import am_gm, interval
 from margintheory.certificate.checker import ceil_sqrt
 from margintheory.certificate.maxmin import LowerBound
 from margintheory.certificate.upper_bound import ProofStep
-from margintheory.core.checks import VerificationResult
+from margintheory.core.checks import Check, MarginMeasurement, VerificationResult
 from margintheory.core.groups import symmetric_group
 from margintheory.core.representations import character_table, real_irreps
 from margintheory.errors import SolverError
@@ -115,18 +115,33 @@ def test_parity_reduction_fails_on_a_wrong_count(monkeypatch):
 
 def test_construction_margin_is_exact_and_refuses_outside_its_range():
     for k in (1, 2, 5):
-        L2, patterns = maxmin.construction_margin_squared(k)
-        assert L2 == F(2 * math.factorial(k) ** 2, (k + 1) ** (k + 1)) and patterns == 2**k
+        L2, patterns, all_on = maxmin.construction_margin_squared(k)
+        assert L2 == F(2 * math.factorial(k) ** 2, (k + 1) ** (k + 1)) and patterns == 2**k and all_on is True
     for bad in (0, maxmin.MAX_EXACT_CONSTRUCTION_K + 1):
         with pytest.raises(ValueError, match="exact construction margin for 1 <= k <= 13"):
             maxmin.construction_margin_squared(bad)
+    assert maxmin.MAX_EXACT_CONSTRUCTION_K == 13
+
+
+def test_construction_margin_at_its_limit_and_in_chunks(monkeypatch):
+    monkeypatch.setattr(maxmin, "MAX_EXACT_CONSTRUCTION_K", 3)
+    assert maxmin.construction_margin_squared(3)[0] == F(2 * 36, 4**4)
+    with pytest.raises(ValueError, match="exact construction margin for 1 <= k <= 3, got 4"):
+        maxmin.construction_margin_squared(4)
+    monkeypatch.undo()
+    L2, patterns, all_on = maxmin.construction_margin_squared(12)  # 2^12 patterns in chunks of 2^20 / 2^11 rows
+    assert L2 == F(2 * math.factorial(12) ** 2, 13**13) and patterns == 4096 and all_on
 
 
 def test_gamma_rows_compare_squares_exactly():
     ub = maxmin.parity_upper_bound(5, 2)
     row = maxmin.gamma_below_upper_check(2, ub)
-    assert row.passed and row.exactness == "proved" and row.tolerance == 0.0 and row.name == "gamma* <= U"
-    assert row.detail.startswith(f"gamma*^2 = {ub.upper_squared}, equal to the bound's square; U/gamma* - 1 = ")
+    gamma = math.factorial(2) * math.sqrt(2.0 * 3.0**-3)
+    assert row == Check(name="gamma* <= U", expected=gamma, measured=ub.upper_float, tolerance=0.0, passed=True,
+                        exactness="proved", detail=f"gamma*^2 = 8/27, equal to the bound's square; U/gamma* - 1 = "
+                        f"{ub.upper_float / gamma - 1:.3e}; squares compared exactly",
+                        statement="closed form gamma* = k! sqrt(2 (k+1)^-(k+1)) <= U (Thm 7.8 against the computed U)")
+    assert ub.upper_squared == F(8, 27)
     lowered = dataclasses.replace(ub, upper=ub.upper * F(10**12 - 1, 10**12))
     assert not maxmin.gamma_below_upper_check(2, lowered).passed
     other = interval.gamma_below_upper_exact(0.5, F(1, 5), ub, "s")
@@ -168,40 +183,87 @@ def test_interval_gap_exact_and_float():
     assert interval.interval_gap(no_square, half, 1e-9) == (0.0, True, True)
 
 
-def test_interval_rows_and_certificate_object():
+def test_interval_rows_exactly():
     ub = _ub(steps=[ProofStep("weak duality (Lemma 7.6): x", "argued", True, "why"),
                     ProofStep("U^2 = 2 (k!)^2 stuff", "proved", True, "d")])
+    ub.upper_algebraic = "sqrt(1/4)"
     L = LowerBound(0.5, sp.Rational(1, 2), "proved", "exact how")
-    rows = interval.interval_checks(ub, L, gamma=0.5, gamma_below_upper=None, applicable=True, rtol=None)
-    assert [r.name for r in rows] == ["max margin >= L", "max margin <= U", "network margin = optimum",
-                                      "U: weak duality (7.6)", "U: U^2 exact, U rational"]
-    low, up, gap, wd, last = rows
-    assert low.informational and low.passed and low.exactness == "proved" and low.detail == "L = 1/2; exact how"
-    assert up.passed and not up.informational and up.exactness == "proved" and up.measured == 0.5
-    assert up.detail == "U = None (rational 1/2); how" or up.detail.startswith("U = ")
-    assert gap.passed and gap.exactness == "proved" and gap.tolerance == 1e-9 and "(decided exactly)" in gap.detail
-    assert wd.informational and wd.expected == "argument" and not last.informational and last.expected == "holds"
-    rows2 = interval.interval_checks(ub, LowerBound(0.5 - 1e-12, None, "float", "f", 1e-12), gamma=None,
-                                     gamma_below_upper=rows[0], applicable=False, rtol=1e-6)
-    gap2 = rows2[3]
-    assert rows2[2] is rows[0] and gap2.informational and gap2.exactness == "float"
-    assert gap2.tolerance == pytest.approx(1e-6 + 2e-12, rel=1e-6) and "hypothesis fails" in gap2.detail
-    cert = interval.certificate_object(ub, L)
-    assert cert["lower"] == 0.5 and cert["upper"] == 0.5 and cert["relative_gap"] == 0.0
-    assert cert["upper_exact"] == "1/2" and cert["upper_squared"] == "1/4" and cert["lower_exact"] == "1/2"
-    assert cert["lower_exactness"] == "proved" and cert["upper_exactness"] == "proved" and len(cert["steps"]) == 2
+    g = Check(name="gamma* <= U", expected=0.5, measured=0.5, tolerance=0.0, passed=True)
+    rows = interval.interval_checks(ub, L, gamma=0.5, gamma_below_upper=g, applicable=True, rtol=None)
+    assert rows == [
+        Check(name="max margin >= L", expected=0.5, measured=0.5, tolerance=None, passed=True, exactness="proved",
+              detail="L = 1/2; exact how", informational=True,
+              statement="max margin >= L: normalized margin of the checked network"),
+        Check(name="max margin <= U", expected=0.5, measured=0.5, tolerance=None, passed=True, exactness="proved",
+              detail="U = sqrt(1/4) (rational 1/2); how",
+              statement="max margin of every network of any width <= U (computed)"),
+        g,
+        Check(name="network margin = optimum", expected=1e-9, measured=0.0, tolerance=1e-9, passed=True,
+              exactness="proved", detail="L = 0.5 (proved), U = 0.5 (proved); tolerance 1e-09 (decided exactly)",
+              statement="network margin = max margin: (U - L)/L <= 1e-09 (decided exactly)"),
+        Check(name="U: weak duality (7.6)", expected="argument", measured="argued", tolerance=None, passed=True,
+              exactness="argued", detail="why", informational=True,
+              statement="upper-bound step: weak duality (Lemma 7.6): x"),
+        Check(name="U: U^2 exact, U rational", expected="holds", measured="proved", tolerance=None, passed=True,
+              exactness="proved", detail="d", statement="upper-bound step: U^2 = 2 (k!)^2 stuff")]
+    failed = dataclasses.replace(ub, steps=[ProofStep("x", "proved", False, "")])
+    assert not interval.interval_checks(failed, L, gamma=None, gamma_below_upper=None, applicable=True,
+                                        rtol=None)[1].passed
+    fl = LowerBound(0.5 - 1e-12, None, "certified", "f", 1e-12)
+    gap = interval.interval_checks(ub, fl, gamma=None, gamma_below_upper=None, applicable=True, rtol=1e-6)[2]
+    assert gap.exactness == "certified" and gap.tolerance == 1e-6 and gap.detail.endswith("tolerance 1e-06")
+    assert gap.passed and not gap.informational
+    fl2 = LowerBound(0.5 - 1e-12, None, "float", "f", 1e-12)
+    gap2 = interval.interval_checks(ub, fl2, gamma=None, gamma_below_upper=None, applicable=False, rtol=None)[2]
+    slack = 1e-12 / (0.5 - 1e-12)
+    assert gap2.exactness == "float" and gap2.informational and gap2.tolerance == 1e-9 + slack
+    assert gap2.detail == (f"L = {0.5 - 1e-12:.15g} (float), U = 0.5 (proved); tolerance 1e-09 + {slack:.3g} = "
+                           f"{1e-9 + slack:.6g} (1e-09 plus the float64 error bound of L, relative); the theorem's "
+                           "hypothesis fails: reported")
+    assert gap2.statement == (f"network margin = max margin: (U - L)/L <= 1e-09 + {slack:.3g} = {1e-9 + slack:.6g} "
+                              "(1e-09 plus the float64 error bound of L, relative)")
+    inexact = LowerBound(0.5, sp.sqrt(2) / 3, "proved", "h")  # L^2 rational; not the float branch
+    assert interval.interval_checks(ub, inexact, gamma=None, gamma_below_upper=None, applicable=True,
+                                    rtol=None)[2].exactness == "proved"
+
+
+def test_certificate_object_and_attach():
+    ub = _ub()
+    ub.upper_algebraic, ub.details, ub.seconds = "sqrt(1/4)", {"extra": 1}, 0.25
+    L = LowerBound(0.5, sp.Rational(1, 2), "proved", "exact how", method="exhaustive")
+    assert interval.certificate_object(ub, L) == {
+        "lower": 0.5, "upper": 0.5, "relative_gap": 0.0, "lower_exactness": "proved", "upper_exactness": "proved",
+        "lower_exact": "1/2", "upper_exact": "1/2", "lower_algebraic": "1/2", "upper_algebraic": "sqrt(1/4)",
+        "upper_squared": "1/4", "lower_how": "exact how", "lower_method": "exhaustive", "upper_how": "how",
+        "steps": [{"name": "a", "exactness": "proved", "passed": True, "reason": "d"}], "seconds": 0.25, "extra": 1}
+    no_sq = dataclasses.replace(ub, upper_squared=None)
+    cert = interval.certificate_object(no_sq, LowerBound(0.25, None, "float", "h"))
+    assert cert["upper_squared"] is None and cert["lower_algebraic"] is None and cert["lower_exact"] is None
     res = VerificationResult("t")
     assert interval.attach_interval(res, ub, gamma=None, gamma_below_upper=None, applicable=True, rtol=None) is None
     assert res.checks == [] and res.certificate is None
+    res.set_margin(MarginMeasurement(value=0.5, error_bound=1e-16, exactness="float", method="exhaustive", how="m"))
+    got = interval.attach_interval(res, ub, gamma=0.5, gamma_below_upper=None, applicable=True, rtol=None)
+    assert got is not None and got.value < 0.5 and got.exactness == "float"
+    assert [c.name for c in res.checks] == ["max margin >= L", "max margin <= U", "network margin = optimum",
+                                            "U: a"]
+    assert res.certificate == interval.certificate_object(ub, got)
+    assert res.fields["max_margin_interval"] == (f"[{got.value:.15g}, 0.5]  (L float, U proved; gap "
+                                                 f"{res.certificate['relative_gap']:.2e})")
+    assert res.verdict == "verified"
 
 
 def test_upper_at_most_row():
     ub = _ub()
-    ok = interval.upper_at_most_check(0.5, 1e-15, ub, "st")
-    assert ok.passed and ok.expected == 0.5 and ok.tolerance == 2e-15 and ok.statement == "st"
-    assert ok.detail == "margin/U = 1; U computed (proved), not the closed form"
+    assert interval.upper_at_most_check(0.25, 1e-15, ub, "st") == Check(
+        name="margin <= U", expected=0.5, measured=0.25, tolerance=2e-15, passed=True, exactness="float",
+        detail="margin/U = 0.5; U computed (proved), not the closed form", statement="st")
+    assert interval.upper_at_most_check(0.75, 0.25, ub, "st").passed  # at the boundary: <=
     assert not interval.upper_at_most_check(0.5 + 1e-9, 1e-15, ub, "st").passed
-    assert interval.upper_at_most_check(0.5 + 1e-16, 1e-15, ub, "st").passed
+    zero = interval.TaskUpperBound("t", F(0), None, [], "h", exactness="certified")
+    row = interval.upper_at_most_check(0.0, 0.0, zero, "s")
+    assert row.tolerance is None and row.passed
+    assert row.detail == "margin = 0, U = 0; U computed (certified), not the closed form"
 
 
 # -- groups ------------------------------------------------------------------------------------------------------
@@ -290,3 +352,77 @@ def test_exact_characters_pinned():
     broken = dataclasses.replace(facts, trace_error=1e-8)
     assert not broken.holds and not dataclasses.replace(facts, real_type=False).holds
     assert not characters.exact_character_facts(G, real_irreps(G)[:-1]).holds
+
+
+def test_group_steps_and_texts_exactly():
+    G = symmetric_group(3)
+    irreps = real_irreps(G)
+    X = character_table(G, irreps)
+    lp = gm.solve_class_lp(X, G.order, np.array([R.dim for R in irreps]))
+    ub = gub.real_group_upper_bound(G, irreps, lp.pi)
+    facts = characters.exact_character_facts(G, irreps)
+    pi = gub.rational_dual(lp.pi)
+    U2, brackets, _ = gub.dual_bound_squared(facts.table, 6, pi)
+    assert ub.steps == [
+        ProofStep(gub.GROUP_WEAK_DUALITY[0], "argued", True, gub.GROUP_WEAK_DUALITY[1]),
+        ProofStep("character table: exact integers (Murnaghan-Nakayama), orthogonal, every irrep of real type",
+                  "proved", True, facts.summary()),
+        ProofStep("checked dual: pi >= 0 and sum_C pi_C = 1 exactly (the LP dual rounded to rationals)", "proved",
+                  True, "2 of 2 classes weighted; grid 2^-60, scaled to sum 1"),
+        ProofStep(gub.D11[0], "argued", True, gub.D11[1]),
+        ProofStep(gub.BLOCK_MAX[0], "argued", True, gub.BLOCK_MAX[1]),
+        am_gm.prove_am_gm(3),
+        ProofStep("U^2 = max_R kappa_R^2 (d_R - sum_C pi_C chi_R(C))^2 (exact), U rational >= sqrt(U^2)", "proved",
+                  True, f"brackets d_R - pi . chi_R all >= 0: True (min {float(min(brackets)):.6g}); U^2 = "
+                  f"{float(U2):.17g}; U = {ub.upper}")]
+    assert ub.how == ("weak duality (uniform q, class weights pi = the class LP's dual, rounded to rationals and "
+                      "checked exactly) + Lemma D.11's irrep blocks (factor 2) + Lemmas D.12-D.13 (Cauchy-Schwarz, "
+                      "exact AM-GM) + exact characters")
+    assert ub.task == "group" and ub.upper_algebraic == f"sqrt({U2})" and ub.exactness == "proved"
+    assert set(ub.details) == {"dual_class_weights", "character_table", "class_sizes"} and ub.seconds > 0
+    assert facts.summary() == ("3 irreps x 3 classes (Murnaghan-Nakayama, integers); row orthogonality sum_C |C| chi "
+                               "chi' = |G| delta exact; chi(e) = d_R yes; Frobenius-Schur indicators ['1'] (1 = real "
+                               "type); max |trace of the computed representation - chi| = 0.00e+00 (tolerance 1e-09)")
+    import flint
+
+    before = flint.ctx.prec
+    row = gub.formula_below_upper_check([1, 2, 1], 6, ub)
+    assert flint.ctx.prec == before
+    formula = 2 / (3 * math.sqrt(18) * (2**2.5 + 1))
+    assert row.expected == formula and row.measured == ub.upper_float and row.tolerance == 0.0
+    assert row.detail.startswith("27 |G| U^2 (sum d^2.5)^2 = [4.00000000000000") and row.detail.endswith(
+        f"vs 4 (ball arithmetic); U/gamma* - 1 = {ub.upper_float / formula - 1:.3e}")
+    assert row.statement == "closed form of Thm 7.9, 2/(3 sqrt(3|G|) sum d_R^2.5) <= U (against the computed U)"
+
+
+def test_cyclic_texts_exactly():
+    from margintheory.certificate.upper_bound import prove_upper_bound
+    from margintheory.core.problems import ModularAddition
+
+    ub = gub.cyclic_upper_bound(5, 2 * 2**30)
+    mod = prove_upper_bound(ModularAddition(5, 2), max_memory=2 * 2**30)
+    assert ub.upper == mod.upper and ub.steps == mod.steps and ub.seconds == mod.seconds
+    assert ub.how == ("C_5 = Z_5: modular addition's proved bound at (p, k) = (5, 2): weak duality (uniform q, tau) + "
+                      "Lemma C.14 frequency blocks (the irrep blocks of Z_n) + SOS certificate checked in exact "
+                      "rational arithmetic")
+    assert ub.details == {"block_bound": str(mod.block_bound), "sos_solver": mod.solver}
+    row = gub.cyclic_gamma_check(5, ub)
+    assert row.statement == "gamma*(5, 2) of modular addition <= U (Thm C.22 against the computed U)"
+    assert row.expected == pytest.approx(0.03042903097250922, rel=1e-15)
+
+
+def test_exact_character_facts_each_condition(monkeypatch):
+    G = symmetric_group(3)
+    irreps = real_irreps(G)
+    good = characters.exact_character_facts(G, irreps)
+    assert characters.frobenius_schur_exact(G, good.table, good.sizes) == [1, 1, 1]
+    for field in ("orthogonal", "square", "dims_match", "real_type"):
+        assert not dataclasses.replace(good, **{field: False}).holds
+    assert dataclasses.replace(good, trace_error=1e-9).holds and not dataclasses.replace(good, trace_error=2e-9).holds
+    monkeypatch.setattr(characters, "exact_character_table", lambda g: [[1, 1, 1], [2, -1, 0], [1, 1, 1]])
+    bad = characters.exact_character_facts(G, irreps)
+    assert not bad.orthogonal and bad.dims_match and bad.square and not bad.holds
+    assert bad.trace_error == 2.0 and "FAILS" in bad.summary()
+    monkeypatch.setattr(characters, "exact_character_table", lambda g: [[1, 1, 1], [3, -1, 0], [1, 1, -1]])
+    assert not characters.exact_character_facts(G, irreps).dims_match
+    assert "chi(e) = d_R NO" in characters.exact_character_facts(G, irreps).summary()

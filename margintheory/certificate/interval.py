@@ -62,10 +62,10 @@ def upper_at_most_check(measured: float, error_bound: float, ub: TaskUpperBound,
     """``margin <= U``: the network's normalized margin against the computed ``U`` (weak duality), within the
     margin's own error bound only."""
     U = ub.upper_float
+    ratio = f"margin/U = {measured / U:.15g}" if U > 0 else f"margin = {measured:.15g}, U = 0"
     return Check(name="margin <= U", expected=U, measured=measured, tolerance=error_bound / U if U > 0 else None,
                  passed=bool(measured <= U + error_bound), exactness="float",
-                 detail=f"margin/U = {measured / U:.15g}; U computed ({ub.exactness}), not the closed form",
-                 statement=statement)
+                 detail=f"{ratio}; U computed ({ub.exactness}), not the closed form", statement=statement)
 
 
 def gamma_below_upper_exact(gamma: float, gamma_squared: Fraction, ub: TaskUpperBound, statement: str) -> Check:

@@ -294,12 +294,13 @@ def parity_margin_measurement(construction: bool, k: int, fields: dict) -> Margi
     if construction and k <= MAX_EXACT_CONSTRUCTION_K:
         import sympy as sp
 
-        L2, patterns = construction_margin_squared(k)
+        L2, patterns, all_on = construction_margin_squared(k)
         exact = sp.sqrt(sp.Rational(abs(L2.numerator), L2.denominator)) * (1 if L2 >= 0 else -1)
         value = float(sp.N(exact, 30))
         how = (f"exact: the construction of D.7 (u = sigma/sqrt(k+1) on S, w = prod(sigma) b/sqrt(2(k+1))) has margin "
                f"sqrt(2) (k+1)^-(k+1)/2 y(x) sum_sigma prod(sigma) (sigma . x_S)^k at x, an integer sum evaluated on "
-               f"all {patterns} patterns of x_S (the weights vanish off S); L^2 = {L2}")
+               f"all {patterns} patterns of x_S (the weights vanish off S); L^2 = {L2}; every pattern on the margin: "
+               f"{all_on}")
         return MarginMeasurement(value=value, error_bound=2 * math.ulp(value), exactness="proved",
                                  method="exhaustive", how=how, exact=str(exact))
     return MarginMeasurement(

@@ -25,7 +25,7 @@ problem on the relevant coordinates:
 ``w = prod(sigma) b / sqrt(2(k+1))``, every neuron of norm 1): its margin at ``x`` is ``sqrt 2 (k+1)^-(k+1)/2`` times
 the integer ``y(x) sum_sigma prod(sigma) (sigma . x_S)^k``, which depends on ``x_S`` only (the weights vanish off
 ``S``); :func:`construction_margin_squared` evaluates it on all ``2^k`` patterns in exact integers, so
-``L^2 = 2 min^2 / ((k+1)^(k+1) 4^(k-1))`` is exact.
+``L^2 = 2 min^2 / ((k+1)^(k+1) 4^(k-1))`` is exact, and so is "every input on the margin" (all patterns equal).
 """
 
 from __future__ import annotations
@@ -139,9 +139,10 @@ def parity_upper_bound(n: int, k: int) -> TaskUpperBound:
     return ub.require_proved(f"(n, k) = ({n}, {k})")
 
 
-def construction_margin_squared(k: int) -> tuple[Fraction, int]:
-    """``(L^2, patterns)``: the exact squared normalized margin of D.7's construction, from the integer margins on all
-    ``2^k`` patterns of ``x_S`` (module docstring; ``k <= MAX_EXACT_CONSTRUCTION_K``)."""
+def construction_margin_squared(k: int) -> tuple[Fraction, int, bool]:
+    """``(L^2, patterns, every pattern on the margin)``: the exact squared normalized margin of D.7's construction from
+    the integer margins on all ``2^k`` patterns of ``x_S`` (module docstring; ``k <= MAX_EXACT_CONSTRUCTION_K``), and
+    whether every pattern attains it (then every input is on the margin, exactly)."""
     if not 1 <= k <= MAX_EXACT_CONSTRUCTION_K:
         raise ValueError(f"exact construction margin for 1 <= k <= {MAX_EXACT_CONSTRUCTION_K}, got {k}")
     r = np.arange(2**k)[:, None]
@@ -150,16 +151,17 @@ def construction_margin_squared(k: int) -> tuple[Fraction, int]:
     sig = np.concatenate([np.ones((len(t), 1), np.int64), 1 - 2 * ((t >> np.arange(k - 1)[None, :]) & 1)], 1)
     sign = np.prod(sig, axis=1)
     y = np.prod(X, axis=1)
-    least = None
+    least, most = None, None
     step = max(1, 2**20 // len(sig))
     for r0 in range(0, len(X), step):
         vals = y[r0: r0 + step] * ((X[r0: r0 + step] @ sig.T) ** k @ sign)  # y(x) sum_sigma prod(sigma)(sigma.x)^k
-        low = int(vals.min())
+        low, high = int(vals.min()), int(vals.max())
         least = low if least is None else min(least, low)
+        most = high if most is None else max(most, high)
     assert least is not None
     m = 2 ** (k - 1)  # neurons of norm 1: ||theta||^(k+1) = m
     L2 = Fraction(2 * least * abs(least), (k + 1) ** (k + 1) * m * m)
-    return L2, len(X)
+    return L2, len(X), least == most
 
 
 def gamma_below_upper_check(k: int, ub: TaskUpperBound) -> Check:
