@@ -82,7 +82,7 @@ def attach_group_interval(result: VerificationResult, G: FiniteGroup, ub: TaskUp
     gamma_row: Check | None
     if "condition_holds" in f:
         applicable = bool(f["condition_holds"])
-        dims = [R.dim for R in real_irreps(G)]
+        dims = [row[0] for row in ub.details["character_table"]]  # chi_R(e) = d_R, exact
         gamma = f["gamma_star_formula"] if applicable else None
         gamma_row = formula_below_upper_check(dims, G.order, ub) if applicable else None
     else:
