@@ -6,6 +6,7 @@ selection of the mutation gate's ``upper-ends`` area (docs/MUTATION.md); it runs
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from fractions import Fraction as F
 
@@ -391,7 +392,7 @@ def test_group_steps_and_texts_exactly():
     formula = 2 / (3 * math.sqrt(18) * (2**2.5 + 1))
     assert row.expected == formula and row.measured == ub.upper_float and row.tolerance == 0.0
     assert row.detail.startswith("27 |G| U^2 (sum d^2.5)^2 = [4.00000000000000") and row.detail.endswith(
-        f"vs 4 (ball arithmetic); U/gamma* - 1 = {ub.upper_float / formula - 1:.3e}")
+        f"vs 4 (ball arithmetic, 256 bits); U/gamma* - 1 = {ub.upper_float / formula - 1:.3e}")
     assert row.statement == "closed form of Thm 7.9, 2/(3 sqrt(3|G|) sum d_R^2.5) <= U (against the computed U)"
 
 
@@ -422,7 +423,115 @@ def test_exact_character_facts_each_condition(monkeypatch):
     monkeypatch.setattr(characters, "exact_character_table", lambda g: [[1, 1, 1], [2, -1, 0], [1, 1, 1]])
     bad = characters.exact_character_facts(G, irreps)
     assert not bad.orthogonal and bad.dims_match and bad.square and not bad.holds
-    assert bad.trace_error == 2.0 and "FAILS" in bad.summary()
+    assert bad.trace_error == 2.0 and "|G| delta FAILS; chi(e)" in bad.summary()
     monkeypatch.setattr(characters, "exact_character_table", lambda g: [[1, 1, 1], [3, -1, 0], [1, 1, -1]])
     assert not characters.exact_character_facts(G, irreps).dims_match
     assert "chi(e) = d_R NO" in characters.exact_character_facts(G, irreps).summary()
+
+
+def test_boundaries_that_survived_the_first_gate_run(monkeypatch):
+    """One assertion per weakened comparison found by the mutation gate (docs/MUTATION.md, area upper-ends)."""
+    monkeypatch.setattr(am_gm, "step_quotient", lambda M: ([1, 0, 1], (0, 0)))  # a zero coefficient is allowed
+    assert am_gm.am_gm_step_holds(4)[0] is True
+    monkeypatch.undo()
+    half = _ub()  # U = 1/2 exactly, U^2 = 1/4
+    assert interval.gamma_below_upper_exact(0.5, F(1, 4), half, "s").passed  # equality allowed
+    loose = dataclasses.replace(half, upper=F(1, 2) + F(1, 10**6))  # rational U above the proved bound
+    exact_half = LowerBound(0.5, sp.Rational(1, 2), "proved", "h")
+    assert interval.interval_gap(loose, exact_half, 1e-9)[1] is True  # decided on the bound's square, not U^2
+    tol = 2.0**-10
+    edge = _ub(U2=F(1, 4) * (1 + F(tol)) ** 2)
+    assert interval.interval_gap(edge, exact_half, tol)[1] is True
+    between = _ub(U2=F(1, 4) * (1 + F(tol)) ** 2 * (1 + F(tol) / 2))
+    assert interval.interval_gap(between, exact_half, tol)[1] is False
+    fl = LowerBound(0.5, None, "float", "h")
+    assert interval.interval_gap(half, fl, tol)[1] is True  # L = U allowed
+    top = interval.TaskUpperBound("t", F(1, 2) * (1 + F(tol)), None, [], "h")
+    assert interval.interval_gap(top, fl, tol)[1] is True  # U = (1 + tol) L allowed
+    zero = LowerBound(0.0, None, "float", "h", 1e-3)
+    assert interval.interval_checks(half, zero, gamma=None, gamma_below_upper=None, applicable=True,
+                                    rtol=None)[2].tolerance == 1e-9
+    irrational = LowerBound(0.5, sp.sqrt(sp.pi) / 4, "proved", "h")  # proved but L^2 not rational: the float route
+    assert interval.interval_checks(half, irrational, gamma=None, gamma_below_upper=None, applicable=True,
+                                    rtol=None)[2].exactness == "certified"
+
+
+def test_attach_passes_its_arguments():
+    ub = _ub()
+    res = VerificationResult("t")
+    res.set_margin(MarginMeasurement(value=0.3, error_bound=0.0, exactness="float", method="exhaustive", how="m"))
+    g = Check(name="gamma* <= U", expected=0.5, measured=0.5, tolerance=0.0, passed=True)
+    interval.attach_interval(res, ub, gamma=0.3, gamma_below_upper=g, applicable=False, rtol=0.99)
+    assert res.checks[0].expected == 0.3 and res.checks[2] is g
+    gap = res.checks[3]
+    assert gap.informational and gap.tolerance == 0.99 and gap.passed  # rtol reached the row: (0.5-0.3)/0.3 <= 0.99
+
+
+def test_group_boundaries_that_survived_the_first_gate_run(monkeypatch):
+    assert characters.exact_character_facts(symmetric_group(3), real_irreps(symmetric_group(3))).summary().count(
+        "delta exact;") == 1
+    table = [[1, 1, 1], [2, -1, 0], [1, 1, -1]]  # S_3: classes e, 3-cycles, transpositions
+    U2, brackets, ok = gub.dual_bound_squared(table, 6, [F(1), F(0)])
+    assert brackets == [F(3), F(0)] and ok is True and U2 == gub.kappa_squared(6, 2) * 9  # a zero bracket is fine
+    with pytest.raises(ValueError):
+        gub.dual_bound_squared(table, 6, [F(1)])  # a dual of the wrong length is refused
+    with pytest.raises(ValueError) as exc:
+        gub.rational_dual(np.array([0.0]))
+    assert str(exc.value) == "the dual class weights have no positive entry"
+
+    def facts(tab, order):
+        return characters.ExactCharacters(tab, [1] * len(tab), order, True, True, True, True, [F(1)] * len(tab), 0.0)
+
+    steps, U2, U = gub._dual_steps(facts([[1, 1], [1, 5]], 2), [F(1)])  # a negative bracket
+    assert not steps[2].passed
+    steps, U2, U = gub._dual_steps(facts([[1, 1], [1, 1]], 2), [F(1)])  # U = 0 exactly
+    assert steps[2].passed and U2 == 0 and U == 0
+    steps, U2, U = gub._dual_steps(facts([[1, 1], [1, -9]], 2), [F(1)])  # U^2 > 1
+    assert steps[2].passed and U2 == F(400, 216)
+    steps, U2, U = gub._dual_steps(facts([[1, 1], [1, -53]], 12), [F(1)])  # U^2 = 1/4: U = 1/2 exactly
+    assert steps[2].passed and U2 == F(1, 4) and U == F(1, 2)
+    steps, _, _ = gub._dual_steps(facts([[1, 1, 1], [1, 1, -1]], 2), [F(1), F(0)])  # a zero weight is valid
+    assert steps[1].passed and steps[1].detail == "1 of 2 classes weighted; grid 2^-60, scaled to sum 1"
+    G = symmetric_group(3)
+    irreps = real_irreps(G)
+    X = character_table(G, irreps)
+    lp = gm.solve_class_lp(X, 6, np.array([R.dim for R in irreps]))
+    assert gub.real_group_upper_bound(G, irreps, lp.pi).seconds < 60
+    monkeypatch.setattr(characters, "exact_character_table", lambda g: [[1, 1, 1], [2, 0, 0], [1, 1, -1]])
+    with pytest.raises(SolverError) as err:
+        gub.real_group_upper_bound(G, irreps, lp.pi)
+    assert str(err.value).startswith("upper bound for S3: step failed: character table")
+    monkeypatch.undo()
+    c5 = gub.cyclic_upper_bound(5, 2 * 2**30)
+    assert gub.cyclic_gamma_check(9, c5) is not None and gub.cyclic_gamma_check(4, c5) is None
+
+
+def test_formula_row_at_equality_and_below():
+    rational = interval.TaskUpperBound("t", F(2, 9), None, [], "h")  # dims (1, 1), |G| = 3: formula = 2/9 exactly
+    row = gub.formula_below_upper_check([1, 1], 3, rational)
+    assert row.passed and row.exactness == "proved" and row.expected == pytest.approx(2 / 9, rel=1e-15)
+    below = gub.formula_below_upper_check([1, 1], 3, dataclasses.replace(rational, upper=F(2, 9) - F(1, 10**30)))
+    assert not below.passed and below.exactness == "proved"
+
+
+def test_parity_boundaries_that_survived_the_first_gate_run():
+    for n, k in ((3, 1), (5, 2), (6, 3)):
+        for degree in (k + 2, k + 4):
+            brute = sum(1 for a in itertools.product(range(degree + 1), repeat=n) if sum(a) == degree
+                        and all(a[j] % 2 == 1 for j in range(k)) and all(a[j] % 2 == 0 for j in range(k, n)))
+            assert maxmin.surviving_exponents(n, k, degree) == brute
+    assert maxmin.surviving_exponents(6, 3) == maxmin.surviving_exponents(6, 3, 3) == 1
+    ub3 = maxmin.parity_upper_bound(4, 3)
+    assert maxmin.gamma_below_upper_check(3, ub3).detail.startswith("gamma*^2 = 9/32, equal")  # 2 * 36 / 4^4
+
+
+def test_construction_margin_counts_the_patterns_it_evaluated(monkeypatch):
+    assert maxmin.construction_margin_squared(4)[1] == 16
+    real_unique = np.unique
+    monkeypatch.setattr(np, "unique", lambda a, axis=None: real_unique(a, axis=axis)[:3])
+    assert maxmin.construction_margin_squared(4)[1] == 3  # the count is of distinct rows, not of the array's length
+    monkeypatch.undo()
+    real_ones = np.ones
+    monkeypatch.setattr(np, "ones", lambda shape, dtype=None: real_ones(shape, float))
+    with pytest.raises(TypeError, match="must be computed in integers"):
+        maxmin.construction_margin_squared(3)

@@ -71,12 +71,14 @@ def power_series_product(factors: list[list[int]], order: int) -> list[int]:
     return out
 
 
-def surviving_exponents(n: int, k: int) -> int:
-    """The number of exponent vectors ``alpha in N^n`` with ``|alpha| = k``, ``alpha_j`` odd for ``j in S`` and even
-    off ``S`` (``|S| = k``): the coefficient of ``t^k`` in ``(t + t^3 + ...)^k (1 + t^2 + ...)^(n-k)``."""
-    odd = [i % 2 for i in range(k + 1)]
-    even = [1 - i % 2 for i in range(k + 1)]
-    return power_series_product([odd] * k + [even] * (n - k), k)[k]
+def surviving_exponents(n: int, k: int, degree: int | None = None) -> int:
+    """The number of exponent vectors ``alpha in N^n`` with ``|alpha| = degree`` (default ``k``), ``alpha_j`` odd for
+    ``j in S`` and even off ``S`` (``|S| = k``): the coefficient of ``t^degree`` in
+    ``(t + t^3 + ...)^k (1 + t^2 + ...)^(n-k)``."""
+    d = k if degree is None else degree
+    odd = [i % 2 for i in range(d + 1)]
+    even = [1 - i % 2 for i in range(d + 1)]
+    return power_series_product([odd] * k + [even] * (n - k), d)[d]
 
 
 def rademacher_moments(top: int) -> list[Fraction]:
@@ -94,10 +96,8 @@ def reduction_step(n: int, k: int) -> tuple[ProofStep, int]:
     moments = rademacher_moments(k + 1)
     parity_ok = all(moments[m] == (1 if m % 2 == 0 else 0) for m in range(k + 2))
     count = surviving_exponents(n, k)
-    ones = [1] * k + [0] * (n - k)  # 1_S (S listed first): odd on S, even off S, degree k -- one of the survivors
-    admissible = all(a % 2 == 1 for a in ones[:k]) and all(a % 2 == 0 for a in ones[k:]) and sum(ones) == k
-    coefficient = multinomial(ones)
-    ok = parity_ok and count == 1 and admissible
+    coefficient = multinomial([1] * k)  # 1_S: odd (1) on S, even (0) off S, degree k -- so it is the one survivor
+    ok = parity_ok and count == 1
     detail = (f"E[x^m] on {{+1,-1}} = 1 for even m, 0 for odd m (m = 0..{k + 1}, exact); exponent vectors of degree "
               f"{k} odd on S and even off S among {n} coordinates: {count} (power-series coefficient, exact "
               f"integers), namely 1_S with multinomial coefficient {coefficient} = {k}!; so "
@@ -141,8 +141,9 @@ def parity_upper_bound(n: int, k: int) -> TaskUpperBound:
 
 def construction_margin_squared(k: int) -> tuple[Fraction, int, bool]:
     """``(L^2, patterns, every pattern on the margin)``: the exact squared normalized margin of D.7's construction from
-    the integer margins on all ``2^k`` patterns of ``x_S`` (module docstring; ``k <= MAX_EXACT_CONSTRUCTION_K``), and
-    whether every pattern attains it (then every input is on the margin, exactly)."""
+    the integer margins on all ``2^k`` patterns of ``x_S`` (module docstring; ``k <= MAX_EXACT_CONSTRUCTION_K``), the
+    number of distinct patterns evaluated (``2^k``), and whether every pattern attains it (then every input is on the
+    margin, exactly)."""
     if not 1 <= k <= MAX_EXACT_CONSTRUCTION_K:
         raise ValueError(f"exact construction margin for 1 <= k <= {MAX_EXACT_CONSTRUCTION_K}, got {k}")
     r = np.arange(2**k)[:, None]
@@ -151,17 +152,21 @@ def construction_margin_squared(k: int) -> tuple[Fraction, int, bool]:
     sig = np.concatenate([np.ones((len(t), 1), np.int64), 1 - 2 * ((t >> np.arange(k - 1)[None, :]) & 1)], 1)
     sign = np.prod(sig, axis=1)
     y = np.prod(X, axis=1)
-    least, most = None, None
+    least, most, visited = None, None, 0
     step = max(1, 2**20 // len(sig))
     for r0 in range(0, len(X), step):
         vals = y[r0: r0 + step] * ((X[r0: r0 + step] @ sig.T) ** k @ sign)  # y(x) sum_sigma prod(sigma)(sigma.x)^k
+        if vals.dtype.kind != "i":
+            raise TypeError(f"the construction's margins must be computed in integers, got {vals.dtype}")
         low, high = int(vals.min()), int(vals.max())
         least = low if least is None else min(least, low)
         most = high if most is None else max(most, high)
+        visited += len(vals)
     assert least is not None
     m = 2 ** (k - 1)  # neurons of norm 1: ||theta||^(k+1) = m
     L2 = Fraction(2 * least * abs(least), (k + 1) ** (k + 1) * m * m)
-    return L2, len(X), least == most
+    distinct = len(np.unique(X, axis=0))
+    return L2, min(visited, distinct), least == most
 
 
 def gamma_below_upper_check(k: int, ub: TaskUpperBound) -> Check:
