@@ -535,3 +535,15 @@ def test_construction_margin_counts_the_patterns_it_evaluated(monkeypatch):
     monkeypatch.setattr(np, "ones", lambda shape, dtype=None: real_ones(shape, float))
     with pytest.raises(TypeError, match="must be computed in integers"):
         maxmin.construction_margin_squared(3)
+
+
+def test_the_last_survivors_that_are_not_equivalent():
+    from margintheory.errors import RefusedError
+
+    with pytest.raises(RefusedError, match="max_memory = 1000 bytes"):
+        gub.cyclic_upper_bound(5, 1000)  # the budget reaches the SOS solve
+    res = VerificationResult("t")
+    res.set_margin(MarginMeasurement(value=0.5, error_bound=0.0, exactness="float", method="exhaustive", how="m"))
+    interval.attach_interval(res, _ub(), gamma=None, gamma_below_upper=None, applicable=True, rtol=None)
+    gap = res.checks[2]
+    assert gap.name == "network margin = optimum" and not gap.informational and "hypothesis" not in gap.detail

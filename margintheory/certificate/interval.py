@@ -64,8 +64,8 @@ def upper_at_most_check(measured: float, error_bound: float, ub: TaskUpperBound,
     U = ub.upper_float
     ratio = f"margin/U = {measured / U:.15g}" if U > 0 else f"margin = {measured:.15g}, U = 0"
     return Check(name="margin <= U", expected=U, measured=measured, tolerance=error_bound / U if U > 0 else None,
-                 passed=bool(measured <= U + error_bound), exactness="float",
-                 detail=f"{ratio}; U computed ({ub.exactness}), not the closed form", statement=statement)
+                 passed=bool(measured <= U + error_bound), statement=statement,  # exactness: float (the default)
+                 detail=f"{ratio}; U computed ({ub.exactness}), not the closed form")
 
 
 def gamma_below_upper_exact(gamma: float, gamma_squared: Fraction, ub: TaskUpperBound, statement: str) -> Check:
@@ -83,7 +83,7 @@ def interval_gap(ub: TaskUpperBound, L: LowerBound, tol: float) -> tuple[float, 
     tampered or wrong end) is never within tolerance."""
     L2 = L.exact_square
     U2 = ub.upper_squared if ub.upper_squared is not None else ub.upper * ub.upper
-    if L2 is not None and L2 > 0 and L.exact is not None and L.exact.is_positive:
+    if L2 is not None and L.exact is not None and L.exact.is_positive:  # then L2 > 0
         within = L2 <= U2 <= (1 + Fraction(tol)) ** 2 * L2
         return math.sqrt(float(U2 / L2)) - 1, within, True
     if L.value <= 0:

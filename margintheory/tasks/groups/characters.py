@@ -16,6 +16,7 @@ computed orthogonal representations.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -50,7 +51,7 @@ def murnaghan_nakayama(lam: tuple[int, ...], mu: tuple[int, ...]) -> int:
         raise ValueError(f"partitions of different sizes: {lam}, {mu}")
     ell = len(lam)
     beta = tuple(sorted(lam[i] + ell - 1 - i for i in range(ell)))
-    return _mn(beta, tuple(sorted(mu, reverse=True)))
+    return _mn(beta, tuple(mu))  # the rule holds for the hooks removed in any order of the parts of mu
 
 
 def cycle_type(perm: list[int]) -> tuple[int, ...]:
@@ -120,7 +121,7 @@ def exact_character_facts(G: FiniteGroup, irreps: list[Irrep]) -> ExactCharacter
     orthogonal = all(gram[r][s] == (G.order if r == s else 0) for r in range(K) for s in range(K))
     indicators = frobenius_schur_exact(G, table, sizes)
     dims_match = len(irreps) == K and all(table[r][0] == R.dim for r, R in enumerate(irreps))
-    trace_error = (float(np.abs(character_table(G, irreps) - np.array(table, dtype=float)).max())
-                   if len(irreps) == K else float("inf"))
+    trace_error = (float(np.abs(character_table(G, irreps) - np.array(table)).max())
+                   if len(irreps) == K else math.inf)
     return ExactCharacters(table, sizes, G.order, orthogonal, K == len(sizes), dims_match,
                            all(i == 1 for i in indicators), indicators, trace_error)

@@ -66,12 +66,11 @@ BLOCK_MAX = ("block maximum (D.12-D.13): tr(a b c^T) <= |a| |b| |c| (Cauchy-Schw
 def rational_dual(pi: np.ndarray) -> list[Fraction]:
     """The float class weights as exact rationals on the grid ``2^-DUAL_GRID_BITS``, negatives set to 0, scaled to
     sum exactly 1 (a probability vector whatever the solver returned; ``ValueError`` if nothing positive is left)."""
-    grid = 2**DUAL_GRID_BITS
-    raw = [Fraction(max(0, int(round(float(x) * grid))), grid) for x in pi]
-    total = sum(raw, Fraction(0))
+    raw = [max(0, int(round(float(x) * 2**DUAL_GRID_BITS))) for x in pi]  # numerators over 2^DUAL_GRID_BITS
+    total = sum(raw)
     if total <= 0:
         raise ValueError("the dual class weights have no positive entry")
-    return [x / total for x in raw]
+    return [Fraction(x, total) for x in raw]
 
 
 def kappa_squared(order: int, d: int) -> Fraction:
@@ -83,8 +82,12 @@ def dual_bound_squared(table: list[list[int]], order: int, pi: list[Fraction]) -
                                                                                        bool]:
     """``(max_R kappa_R^2 (d_R - pi . chi_R)^2, the brackets d_R - pi . chi_R, every bracket >= 0)`` over the
     non-trivial irreps (rows 1..; ``pi`` over the non-trivial classes, columns 1..), exact."""
-    brackets = [row[0] - sum((p * c for p, c in zip(pi, row[1:], strict=True)), Fraction(0)) for row in table[1:]]
-    values = [kappa_squared(order, row[0]) * b * b for row, b in zip(table[1:], brackets, strict=True)]
+    brackets: list[Fraction] = []
+    values: list[Fraction] = []
+    for row in table[1:]:
+        b = Fraction(row[0]) - sum(p * c for p, c in zip(pi, row[1:], strict=True))
+        brackets.append(b)
+        values.append(kappa_squared(order, row[0]) * b * b)
     return max(values), brackets, all(b >= 0 for b in brackets)
 
 
@@ -92,7 +95,7 @@ def _dual_steps(facts: ExactCharacters, pi: list[Fraction]) -> tuple[list[ProofS
     """Steps 2, 5 and the exact dual check; returns them with the bound's square and ``U``."""
     U2, brackets, nonneg = dual_bound_squared(facts.table, facts.order, pi)
     U = ceil_sqrt(max(U2, Fraction(0)))
-    valid = all(p >= 0 for p in pi) and sum(pi, Fraction(0)) == 1
+    valid = all(p >= 0 for p in pi) and sum(pi) == 1
     support = sum(1 for p in pi if p > 0)
     return [
         ProofStep("character table: exact integers (Murnaghan-Nakayama), orthogonal, every irrep of real type",
@@ -156,7 +159,7 @@ def formula_below_upper_check(dims: list[int], order: int, ub: TaskUpperBound) -
 
     old, flint.ctx.prec = flint.ctx.prec, 256
     try:
-        s = sum((flint.arb(int(d)) ** 2 * flint.arb(int(d)).sqrt() for d in dims[1:]), flint.arb(0))
+        s = sum(flint.arb(int(d)) ** 2 * flint.arb(int(d)).sqrt() for d in dims[1:])
         U = ub.upper
         lhs = flint.arb(27 * order) * flint.arb(U.numerator) ** 2 / flint.arb(U.denominator) ** 2 * s * s
         holds = bool(lhs >= 4)  # true only when the whole ball is >= 4: a ball that straddles 4 fails

@@ -165,8 +165,9 @@ def construction_margin_squared(k: int) -> tuple[Fraction, int, bool]:
     assert least is not None
     m = 2 ** (k - 1)  # neurons of norm 1: ||theta||^(k+1) = m
     L2 = Fraction(2 * least * abs(least), (k + 1) ** (k + 1) * m * m)
-    distinct = len(np.unique(X, axis=0))
-    return L2, min(visited, distinct), least == most
+    if visited != len(X):
+        raise AssertionError(f"{visited} of {len(X)} patterns evaluated")
+    return L2, len(np.unique(X, axis=0)), least == most
 
 
 def gamma_below_upper_check(k: int, ub: TaskUpperBound) -> Check:
