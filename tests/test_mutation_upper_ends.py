@@ -547,3 +547,7 @@ def test_the_last_survivors_that_are_not_equivalent():
     interval.attach_interval(res, _ub(), gamma=None, gamma_below_upper=None, applicable=True, rtol=None)
     gap = res.checks[2]
     assert gap.name == "network margin = optimum" and not gap.informational and "hypothesis" not in gap.detail
+
+
+def test_a_dual_with_one_grid_step_is_still_a_dual():
+    assert gub.rational_dual(np.array([2.0**-60, 0.0])) == [F(1), F(0)]  # numerator sum 1: positive, accepted
