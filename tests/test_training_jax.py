@@ -199,7 +199,8 @@ def test_optax_schedules_equal_the_numpy_schedule(kind, warmup, milestones):
     from margintheory.backends.jax_training import learning_rate_schedule
     from margintheory.backends.training_step import NetworkSpec, TrainSpec
 
-    spec = TrainSpec(NetworkSpec("sum", 2, 5, 5), 4, 0.0, "none", "adam", (0.9, 0.98), 0.0, 3e-3, 60, kind, warmup, 0.1, milestones)
+    spec = TrainSpec(NetworkSpec("sum", 2, 5, 5), 4, 0.0, "none", "adam", (0.9, 0.98), 0.0, 3e-3, 60, kind, warmup,
+                     0.1, milestones)
     ref = Schedule(3e-3, 60, kind, warmup, 0.1, milestones)
     steps = np.arange(1, 71)
     with jax.enable_x64(True):
@@ -236,7 +237,8 @@ def test_jax_regularizers_and_cross_entropy_equal_the_numpy_reference(kind):
     W[2] = 0.0
     value, gU, gW = regularizer_value_and_grad(U, W, kind)
     with jax.enable_x64(True):
-        got, grad = jax.jit(jax.value_and_grad(regularizer), static_argnums=(1, 2))({"U": U, "W": W}, kind, 4)  # L = k + 1
+        L_hom = 4  # the homogeneity k + 1
+        got, grad = jax.jit(jax.value_and_grad(regularizer), static_argnums=(1, 2))({"U": U, "W": W}, kind, L_hom)
         L = rng.normal(size=(40, 5)) * 30  # large logits: some rows misclassified, some by far
         y = rng.integers(0, 5, size=40)
         per_row, margin = (np.asarray(v) for v in jax.jit(cross_entropy_terms)(L, y))  # host arrays from here on

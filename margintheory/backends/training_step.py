@@ -25,7 +25,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-
 ACTIVATIONS = ("power", "relu")
 LOSSES = ("cross-entropy", "projected-mse")
 FAMILIES = ("sum", "linear")
@@ -123,10 +122,15 @@ class TrainingTask(Protocol):
     (``margintheory.tasks.<task>.training``) implements it; the trainer reaches them through
     :func:`margintheory.training.tasks.training_task`."""
 
-    #: the task's registry name (``margintheory.verification.TASK_NAMES``)
-    task: str
-    #: the columns a history row adds for this task (after the common ones)
-    history_fields: tuple[str, ...]
+    @property
+    def task(self) -> str:
+        """The task's registry name (``margintheory.verification.TASK_NAMES``)."""
+        ...
+
+    @property
+    def history_fields(self) -> tuple[str, ...]:
+        """The columns a history row adds for this task (after the common ones)."""
+        ...
 
     def parameters(self) -> dict[str, Any]:
         """The problem's parameters (saved with the run; a resumed run must have the same)."""
@@ -134,6 +138,11 @@ class TrainingTask(Protocol):
 
     def network_spec(self, activation: str) -> NetworkSpec:
         """The network trained with ``activation`` (``"power"``: the task's polynomial network; ``"relu"``)."""
+        ...
+
+    @property
+    def n_points(self) -> int:
+        """How many points the task has (known before :meth:`points` allocates them)."""
         ...
 
     def points(self) -> tuple[np.ndarray, np.ndarray]:

@@ -58,15 +58,16 @@ def train_cell(params: dict[str, Any]) -> VerificationResult:
     from margintheory.training.analysis import analyze_network, estimate_analysis
     from margintheory.training.trainer import TrainConfig, estimate_training, train
 
-    cfg = TrainConfig(p=params["p"], k=params["k"], width=params["width"], steps=params.get("steps", 3000),
+    p, k = int(params["p"]), int(params["k"])
+    cfg = TrainConfig(p=p, k=k, width=params["width"], steps=params.get("steps", 3000),
                       lam=params.get("lambda", 1e-3), lr=params.get("lr", 5e-3), seed=params.get("seed", 0),
                       log_every=max(1, params.get("steps", 3000)), checkpoint_every=10**9)
     memory, seconds = params.get("max_memory", DEFAULT_MAX_MEMORY), params.get("max_seconds")
-    need = estimate_training(cfg.p, cfg.k, cfg.width, cfg.steps, figures=False).plus(
-        estimate_analysis(cfg.p, cfg.k, cfg.width, compare_construction=False, max_memory=memory))
+    need = estimate_training(p, k, cfg.width, cfg.steps, figures=False).plus(
+        estimate_analysis(p, k, cfg.width, compare_construction=False, max_memory=memory))
     require(need, memory, seconds)
     trained = train(cfg)
-    result = analyze_network(trained.network, cfg.p, cfg.k, max_memory=memory, max_seconds=seconds,
+    result = analyze_network(trained.network, p, k, max_memory=memory, max_seconds=seconds,
                              rtol=params.get("rtol"), compare_construction=False,
                              title=f"trained network (p={cfg.p}, k={cfg.k}, m={cfg.width}, seed={cfg.seed})")
     last = trained.history[-1]

@@ -325,12 +325,13 @@ def _loop(run: _Run, target: int, checkpoint: str | os.PathLike[str] | None, sav
 
 
 def task_problem(task: TrainingTask) -> Problem:
-    return task.problem  # type: ignore[attr-defined, no-any-return]  # every adapter holds its problem
+    return task.problem  # type: ignore[attr-defined]  # every adapter holds its problem
 
 
 def resolve(problem: Problem | TrainConfig, config: TrainConfig | None) -> tuple[TrainConfig, TrainingTask]:
     """The configuration (modular addition: with ``p`` and ``k`` filled in from the problem) and the task's
     adapter; the configuration's split and batch checked against the task's number of points."""
+    prob: Problem
     if isinstance(problem, TrainConfig):
         if config is not None:
             raise InputError("train(problem, config): the problem comes first, then the configuration")
@@ -348,7 +349,7 @@ def resolve(problem: Problem | TrainConfig, config: TrainConfig | None) -> tuple
         raise InputError(f"p and k describe modular addition; the {prob.task} problem carries its own parameters "
                          "(leave p and k out of the configuration)")
     task = training_task(prob)
-    cfg.check_points(len(task.points()[1]))
+    cfg.check_points(task.n_points)
     return cfg, task
 
 

@@ -43,6 +43,10 @@ class CoGOTraining:
         d = self.problem.d
         return sum_network_spec(2, d, activation, loss="projected-mse", output_scale=1.0 / (2 * d))
 
+    @property
+    def n_points(self) -> int:
+        return int(self.problem.d) ** 2
+
     def points(self) -> tuple[np.ndarray, np.ndarray]:
         d = self.problem.d
         inputs = input_grid(d, 2)

@@ -96,6 +96,10 @@ class GroupTraining:
     def network_spec(self, activation: str) -> NetworkSpec:
         return sum_network_spec(2, self.problem.order, activation)
 
+    @property
+    def n_points(self) -> int:
+        return int(self.problem.order) ** 2
+
     def points(self) -> tuple[np.ndarray, np.ndarray]:
         return input_grid(self.problem.order, 2), self.problem.G.product_labels()
 

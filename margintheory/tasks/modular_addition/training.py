@@ -50,6 +50,10 @@ class ModularAdditionTraining:
     def network_spec(self, activation: str) -> NetworkSpec:
         return sum_network_spec(self.problem.k, self.problem.p, activation)
 
+    @property
+    def n_points(self) -> int:
+        return int(self.problem.p) ** int(self.problem.k)
+
     def points(self) -> tuple[np.ndarray, np.ndarray]:
         inputs = input_grid(self.problem.p, self.problem.k)
         return inputs, inputs.sum(axis=1) % self.problem.p

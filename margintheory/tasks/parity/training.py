@@ -58,6 +58,10 @@ class ParityTraining:
         k = self.problem.k
         return NetworkSpec("linear", self.problem.n, 0, 2, activation, k if activation == "power" else 1)
 
+    @property
+    def n_points(self) -> int:
+        return 2 ** int(self.problem.n)
+
     def points(self) -> tuple[np.ndarray, np.ndarray]:
         X = parity_inputs(self.problem.n)
         return X, (parity_labels(X, self.support) < 0).astype(np.int64)
