@@ -163,6 +163,8 @@ def test_entry_point_refusals():
         train(GroupComposition("S3"), TrainConfig(width=4, steps=1, batch_size=37))
     with pytest.raises(InputError, match="activation"):
         TrainConfig(width=4, activation="tanh")
+    with pytest.raises(InputError, match="output scale applies to a projected-MSE loss"):
+        train(SparseParity(4, 2), TrainConfig(width=4, steps=1, output_scale=1.0))
     with pytest.raises(InputError, match="needs a TrainConfig"):
         train(SparseParity(4, 2))  # type: ignore[call-overload]
     # the 0.1 form and the problem form are the same run
@@ -215,3 +217,42 @@ def test_analysis_of_the_constructions_and_of_relu():
     assert res.fields["irrep_mass_tv_to_construction"] == pytest.approx(0.0, abs=1e-9)
     relu = analyze(ModularAddition(5, 2), run("relu").network, activation="relu")
     assert relu.verdict == "not-applicable" and 0 < relu.fields["embedding_max_power_mean"] <= 1
+
+
+def test_cogo_factorization_names_every_construction_and_rejects_others():
+    import cmath
+
+    from margintheory.tasks.cogo import constructions as cc
+    from margintheory.tasks.cogo.algebra import single_frequency, to_network
+    from margintheory.tasks.cogo.analysis import analyze_cogo_network
+    from margintheory.tasks.cogo.factorization import frequency_solutions
+
+    def named(z):
+        return [(s.order, s.construction) for s in frequency_solutions(to_network(z)[0])]
+
+    assert named(cc.build_f6(7, cmath.exp(0.7j), "corrected").z) == [(6, "z_nu * z_syn")] * 3
+    assert named(cc.build_f4(7, cmath.exp(0.3j)).z) == [(4, "z_nu=i * z_xi")] * 3
+    assert named(cc.build_f46(9, 2, 1.0, "corrected").z) == [(4, "z_nu=i * z_xi"), (6, "z_nu * z_syn"),
+                                                              (4, "z_nu=i * z_xi"), (4, "z_nu=i * z_xi")]
+    # Eq. 11 with alpha, beta != 1, times z_{nu=i}, at every frequency of Z_7
+    w, al, be = np.exp(2j * np.pi / 3), np.exp(0.4j), np.exp(-1.3j)
+    syn_ab = np.array([[1, w * al, np.conj(w) * be], [1, w * np.conj(al), np.conj(w) * np.conj(be)],
+                       [1, w, np.conj(w)]])
+    nu_i = np.array([[1, 1j], [1, -1j], [1, 1]])
+    parts = [single_frequency(7, k, nu_i) * single_frequency(7, k, syn_ab) for k in (1, 2, 3)]
+    z = parts[0] + parts[1] + parts[2]
+    assert named(z) == [(6, "z_nu=i * z_syn,ab")] * 3
+    # a product of two factors that are not the paper's: factorable, matched to nothing
+    odd = single_frequency(7, 1, np.array([[1, 2.0], [1, 0.5], [1, 3.0]])) * single_frequency(7, 1, syn_ab)
+    sol = frequency_solutions(to_network(odd)[0])[0]
+    assert sol.factor_error < 1e-9 and sol.construction == "other" and sol.match_error > 0.1
+    # not a product: six random nodes do not factorize
+    rng = np.random.default_rng(0)
+    noise = single_frequency(7, 1, rng.normal(size=(3, 6)) + 1j * rng.normal(size=(3, 6)))
+    sol = frequency_solutions(to_network(noise)[0])[0]
+    assert sol.order == 6 and sol.construction is None and sol.factor_error > 0.1
+    # a network of Tian's code's scale (loss without 1/(2d)) is analysed as the Eq. 1 network
+    net = to_network(cc.build_f6(7, 1.0, "corrected").z)[0]
+    res = analyze_cogo_network(net.scaled(14 ** (-1 / 3)), output_scale=1.0)
+    assert res.fields["loss"] < 1e-20 and res.fields["construction_shares"]["z_nu * z_syn"] == 1.0
+    assert res.verdict == "verified"

@@ -69,6 +69,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="power: the task's polynomial network (default); relu: a ReLU network")
     parser.add_argument("--loss-tol", type=float, default=None,
                         help="cogo: the loss over all pairs a trained network may keep (default 1e-3)")
+    parser.add_argument("--output-scale", type=float, default=None,
+                        help="cogo: the s of the loss ||P1perp(s f - e_y)||^2 the network was trained on, when not "
+                        "Eq. 1's 1/(2d) (train cogo --output-scale)")
     parser.add_argument("--plots", metavar="DIR", help="write the one-page summary, embedding and frequency (and "
                         "margin-history) figures to DIR, each as PNG and PDF")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
@@ -101,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         result = analyze(problem, net, activation=args.activation, max_memory=args.max_memory,
                          max_seconds=engine_time_limit(args), rtol=rtol, tolerance=args.tolerance,
                          compare_construction=not args.no_construction, title=f"analysis of {args.network}",
-                         exhaustive=args.exhaustive, loss_tol=args.loss_tol)
+                         exhaustive=args.exhaustive, loss_tol=args.loss_tol, output_scale=args.output_scale)
         note_unused_engine(args, result)
         if args.plots is not None:
             result.fields["figures"] = [str(p) for p in _plots(problem, net, Path(args.network), Path(args.plots),
@@ -129,8 +132,11 @@ def _problem_and_network(args: argparse.Namespace):  # noqa: ANN202 - (Problem, 
         for name in names:
             if getattr(args, name) is not None and name not in SIZE_OPTIONS[task]:
                 raise InputError(f"--{name} is not an option of analyze {task} (it belongs to analyze {other})")
-    if args.loss_tol is not None and task != "cogo":
-        raise InputError("--loss-tol applies to analyze cogo only")
+    for flag in ("loss_tol", "output_scale"):
+        if getattr(args, flag) is not None and task != "cogo":
+            raise InputError(f"--{flag.replace('_', '-')} applies to analyze cogo only")
+    if args.output_scale is not None and not 0 < args.output_scale < float("inf"):
+        raise InputError(f"--output-scale must be positive and finite, got {args.output_scale}")
     if task == "parity":
         from margintheory.tasks.parity.checks import ParityNetwork
 

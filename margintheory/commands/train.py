@@ -64,6 +64,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="number of neurons m (theorem: 2^(2k-1)(p-1)/2 suffice for modular addition)")
     parser.add_argument("--activation", choices=ACTIVATIONS, default="power", help="power = z^k, the task's "
                         "polynomial network (default); relu = ReLU (no max-margin claims: analyse its statistics)")
+    parser.add_argument("--output-scale", type=float, default=None,
+                        help="cogo: the factor s of the projected MSE ||P1perp(s f - e_y)||^2 (default 1/(2d), Tian's "
+                        "Eq. 1; 1 is Tian's code)")
     parser.add_argument("--steps", type=int, default=3000, help="optimizer steps (default %(default)s)")
     parser.add_argument("--lambda", dest="lam", type=float, default=1e-3,
                         help="regularization strength lambda (default %(default)s)")
@@ -145,7 +148,7 @@ def train_problem(args: argparse.Namespace) -> Problem:
 def run(args: argparse.Namespace) -> int:
     from margintheory.training.rundir import claim_run_dir, locked_run_dir, previous_run
     from margintheory.training.tasks import training_task
-    from margintheory.training.trainer import TrainConfig, estimate_training_run
+    from margintheory.training.trainer import TrainConfig, estimate_training_run, network_of
 
     if args.steps < 0:
         raise InputError(f"--steps must be >= 0, got {args.steps}")
@@ -161,10 +164,10 @@ def run(args: argparse.Namespace) -> int:
         milestones=list(args.milestones or []), weight_decay=args.weight_decay or 0.0, batch_size=args.batch_size,
         train_fraction=args.train_fraction, seed=args.seed, init_scale=args.init_scale, log_every=args.log_every,
         checkpoint_every=args.checkpoint_every, backend=backend.name, dtype=args.dtype or "float64",
-        activation=args.activation,
+        activation=args.activation, output_scale=args.output_scale,
     )
     cfg.check_points(task.n_points)
-    require(estimate_training_run(task.network_spec(cfg.activation), task.n_points, cfg.width, cfg.steps,
+    require(estimate_training_run(network_of(cfg, task), task.n_points, cfg.width, cfg.steps,
                                   batch_size=cfg.batch_size, log_every=cfg.log_every, figures=not args.no_figures,
                                   backend=backend.name, device=backend.device),
             args.max_memory, engine_time_limit(args))

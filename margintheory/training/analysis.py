@@ -217,7 +217,8 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
 def analyze(problem: Problem, net: Any, *, activation: str = "power", rtol: float | None = TRAINED_NETWORK_RTOL,
             tolerance: float = DEFAULT_ANALYSIS_TOLERANCE, max_memory: int = DEFAULT_MAX_MEMORY,
             max_seconds: float | None = None, compare_construction: bool = True, exhaustive: bool = False,
-            title: str | None = None, loss_tol: float | None = None) -> VerificationResult:
+            title: str | None = None, loss_tol: float | None = None,
+            output_scale: float | None = None) -> VerificationResult:
     """How close a (trained) network of any task is to the task's max-margin characterization.
 
     * :class:`ModularAddition`: :func:`analyze_network` (Theorem C.22);
@@ -226,7 +227,8 @@ def analyze(problem: Problem, net: Any, *, activation: str = "power", rtol: floa
     * :class:`GroupComposition`: :func:`margintheory.tasks.groups.analysis.analyze_group_network` (Thm 7.9);
     * :class:`CoGO`: :func:`margintheory.tasks.cogo.analysis.analyze_cogo_network` (the loss, the per-frequency
       orders and the constructions the solution factorizes into; ``loss_tol``: the loss a trained network may keep,
-      default :data:`~margintheory.tasks.cogo.analysis.TRAINED_LOSS_TOL`).
+      default :data:`~margintheory.tasks.cogo.analysis.TRAINED_LOSS_TOL`; ``output_scale``: the ``s`` of the loss the
+      network was trained on, when not Eq. 1's ``1/(2d)``).
 
     ``activation="relu"``: a ReLU network, about which the theorems claim nothing; its normalized margin
     (``||theta||_2^2``) and Fourier / irrep statistics are measured (:func:`analyze_relu_network`, verdict
@@ -255,7 +257,8 @@ def analyze(problem: Problem, net: Any, *, activation: str = "power", rtol: floa
         from margintheory.tasks.cogo.analysis import TRAINED_LOSS_TOL, analyze_cogo_network
 
         return analyze_cogo_network(net, loss_tol=TRAINED_LOSS_TOL if loss_tol is None else loss_tol,
-                                    max_memory=max_memory, max_seconds=max_seconds, title=title)
+                                    output_scale=output_scale, max_memory=max_memory, max_seconds=max_seconds,
+                                    title=title)
     raise InputError(f"no analysis for {problem!r}")
 
 

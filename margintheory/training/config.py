@@ -20,7 +20,7 @@ from margintheory.training.optim import OptimizerState, Schedule
 
 DTYPES = ("float32", "float64")
 #: configuration keys added after checkpoints were first written, and their value in those checkpoints
-LATER_KEYS: dict[str, Any] = {"backend": "numpy", "dtype": "float64", "activation": "power"}
+LATER_KEYS: dict[str, Any] = {"backend": "numpy", "dtype": "float64", "activation": "power", "output_scale": None}
 #: settings a resumed run may change: how far it goes, and how often it writes a checkpoint (neither changes a step)
 RESUME_FREE = ("steps", "checkpoint_every")
 
@@ -35,7 +35,9 @@ class TrainConfig:
     ``adamw`` (``weight_decay``: decoupled decay).  ``schedule``: ``constant``, ``cosine`` (to ``lr *
     final_fraction``) or ``doubling`` (``lr`` doubled after each of ``milestones``), after ``warmup`` linear steps.
     ``lam``, ``regularizer``: ``lam * R(theta)`` (:mod:`margintheory.training.objective`).  ``train_fraction``: the
-    seeded share of the task's points trained on (the rest is the test set).
+    seeded share of the task's points trained on (the rest is the test set).  ``output_scale``: the factor ``s`` of
+    a projected-MSE loss ``||P1perp(s f - e_y)||^2`` (CoGO only; default the task's, ``1/(2d)`` of Tian's Eq. 1;
+    ``1.0`` is Tian's code).
 
     Defaults: Adam, betas (0.9, 0.98) and 10 warm-up steps as in the Fourier-circuits setup (App. C.10.1), cosine decay,
     the papers' regularizer ``lambda ||theta||_{2,k+1}`` with ``lambda = 1e-3``, full batch, no test split.
@@ -64,6 +66,7 @@ class TrainConfig:
     backend: str = "numpy"
     dtype: str = "float64"
     activation: str = "power"
+    output_scale: float | None = None
 
     def __post_init__(self) -> None:
         if (self.p is None) != (self.k is None):
@@ -101,6 +104,8 @@ class TrainConfig:
             (all(isinstance(s, int) and s >= 1 for s in self.milestones),
              f"milestones must be step numbers >= 1, got {self.milestones}"),
             (self.activation in ACTIVATIONS, f"activation must be one of {ACTIVATIONS}, got {self.activation!r}"),
+            (self.output_scale is None or 0 < self.output_scale < math.inf,
+             f"output scale must be positive and finite, got {self.output_scale}"),
             (self.optimizer != "sgd" or self.batch_size is not None,
              "the sgd optimizer takes mini-batches: give a batch size (or use gd for the full batch)"),
         ]

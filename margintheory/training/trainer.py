@@ -181,7 +181,7 @@ class _Run:
 
     def __init__(self, cfg: TrainConfig, task: TrainingTask, state: TrainState, device: str = "cpu") -> None:
         self.cfg, self.task, self.state = cfg, task, state
-        self.network = task.network_spec(cfg.activation)
+        self.network = network_of(cfg, task)
         inputs, labels = task.points()
         self.mask = train_mask(cfg, len(labels))
         self.n_train = int(self.mask.sum())
@@ -324,6 +324,17 @@ def _loop(run: _Run, target: int, checkpoint: str | os.PathLike[str] | None, sav
         raise
 
 
+def network_of(cfg: TrainConfig, task: TrainingTask) -> NetworkSpec:
+    """The task's network with the configuration's activation (and output scale of a projected-MSE loss)."""
+    spec = task.network_spec(cfg.activation)
+    if cfg.output_scale is None:
+        return spec
+    if spec.loss != "projected-mse":
+        raise InputError(f"an output scale applies to a projected-MSE loss (CoGO); the {task.task} task is trained "
+                         f"on the {spec.loss}")
+    return dataclasses.replace(spec, output_scale=cfg.output_scale)
+
+
 def task_problem(task: TrainingTask) -> Problem:
     return task.problem  # type: ignore[attr-defined]  # every adapter holds its problem
 
@@ -350,6 +361,7 @@ def resolve(problem: Problem | TrainConfig, config: TrainConfig | None) -> tuple
                          "(leave p and k out of the configuration)")
     task = training_task(prob)
     cfg.check_points(task.n_points)
+    network_of(cfg, task)  # refuses an output scale the task's loss does not have
     return cfg, task
 
 

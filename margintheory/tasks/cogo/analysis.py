@@ -88,9 +88,14 @@ def factorization_checks(table: dict, threshold: float, factor_tol: float, match
 
 def analyze_cogo_network(net: PolyNetwork, *, loss_tol: float = TRAINED_LOSS_TOL,
                          threshold: float = SALIENT_THRESHOLD, factor_tol: float = FACTOR_TOL,
-                         match_tol: float = MATCH_TOL, max_memory: int = DEFAULT_MAX_MEMORY,
-                         max_seconds: float | None = None, title: str | None = None) -> VerificationResult:
-    """The module docstring's checks and measurements for a quadratic network on ``Z_d``."""
+                         match_tol: float = MATCH_TOL, output_scale: float | None = None,
+                         max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
+                         title: str | None = None) -> VerificationResult:
+    """The module docstring's checks and measurements for a quadratic network on ``Z_d``.  ``output_scale``: the
+    network was trained on ``||P1perp(s f - e_y)||^2`` with this ``s`` (1 in Tian's code): it is analysed as the
+    network of Eq. 1 (``s = 1/(2d)``) with the same outputs, its weights scaled by ``(2 d s)^(1/3)``."""
+    if output_scale is not None:
+        net = net.scaled((2 * net.p * output_scale) ** (1 / 3))
     result = verify_cogo_network(net, max_memory=max_memory, max_seconds=max_seconds)
     problem = CoGO(net.p)
     result.fields.update(width=net.m, gamma_star=problem.gamma_star, gamma_star_note=problem.gamma_star_note)
