@@ -68,21 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="cogo: the factor s of the projected MSE ||P1perp(s f - e_y)||^2 (default 1/(2d), Tian's "
                         "Eq. 1; 1 is Tian's code)")
     parser.add_argument("--steps", type=int, default=3000, help="optimizer steps (default %(default)s)")
-    parser.add_argument("--lambda", dest="lam", type=float, default=1e-3,
-                        help="regularization strength lambda (default %(default)s)")
-    parser.add_argument("--regularizer", choices=REGULARIZERS, default="norm",
-                        help="norm = lambda ||theta||_{2,k+1} (papers); norm-power = lambda ||theta||^(k+1); "
-                        "l2 = plain weight decay as a penalty (PyTorch's coupled weight_decay); none = no "
-                        "regularizer (default: %(default)s)")
-    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
-                        help="gd (full batch), sgd (gd on mini-batches: needs --batch-size), adam, adamw "
-                        "(default %(default)s)")
-    parser.add_argument("--weight-decay", type=float, default=None, help="decoupled decay (adamw only; default 0)")
-    parser.add_argument("--lr", type=float, default=5e-3, help="peak learning rate (default %(default)s)")
-    parser.add_argument("--schedule", choices=SCHEDULES, default="cosine", help="default %(default)s")
-    parser.add_argument("--warmup", type=int, default=10, help="linear warm-up steps (default %(default)s)")
-    parser.add_argument("--milestones", type=positive_int, nargs="*", default=None,
-                        help="steps at which the 'doubling' schedule doubles the learning rate")
+    add_objective_options(parser)
     parser.add_argument("--batch-size", type=positive_int, default=None, help="mini-batch size (default: full batch)")
     parser.add_argument("--train-fraction", type=float, default=1.0,
                         help="fraction of the task's points used for training; the rest is the test set "
@@ -108,6 +94,25 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="no progress bar (there is none when stderr is not a terminal)")
     parser.set_defaults(func=run)
     return parser
+
+
+def add_objective_options(parser: argparse.ArgumentParser) -> None:
+    """The regularizer, the optimizer and the learning-rate schedule."""
+    parser.add_argument("--lambda", dest="lam", type=float, default=1e-3,
+                        help="regularization strength lambda (default %(default)s)")
+    parser.add_argument("--regularizer", choices=REGULARIZERS, default="norm",
+                        help="norm = lambda ||theta||_{2,k+1} (papers); norm-power = lambda ||theta||^(k+1); "
+                        "l2 = plain weight decay as a penalty (PyTorch's coupled weight_decay); none = no "
+                        "regularizer (default: %(default)s)")
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adam",
+                        help="gd (full batch), sgd (gd on mini-batches: needs --batch-size), adam, adamw "
+                        "(default %(default)s)")
+    parser.add_argument("--weight-decay", type=float, default=None, help="decoupled decay (adamw only; default 0)")
+    parser.add_argument("--lr", type=float, default=5e-3, help="peak learning rate (default %(default)s)")
+    parser.add_argument("--schedule", choices=SCHEDULES, default="cosine", help="default %(default)s")
+    parser.add_argument("--warmup", type=int, default=10, help="linear warm-up steps (default %(default)s)")
+    parser.add_argument("--milestones", type=positive_int, nargs="*", default=None,
+                        help="steps at which the 'doubling' schedule doubles the learning rate")
 
 
 def add_task_options(parser: argparse.ArgumentParser) -> None:
