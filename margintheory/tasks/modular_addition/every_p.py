@@ -379,7 +379,7 @@ def _width_rows(wm: WidthMinimum) -> list[Check]:
     closed_text = "the minimum is closed" if wm.closed else "the bracket is open for this k"
     return [
         Check(name="width min: reduction (p>2k)", expected="argument", measured="argued", tolerance=None, passed=True,
-              exactness="argued", informational=True, detail=f"{REDUCTION}; {wm.assumes}",
+              exactness="argued", informational=True, detail=wm.assumes if k == 1 else REDUCTION,
               statement="the fewest neurons of a max-margin network is (p-1)/2 times the smallest support of a "
                         "positive measure on T^k with vanishing unwanted moments, for every prime p > 2k"),
         Check(name="width min: lower bound", expected=f">= {wm.bound}", measured=wm.bound, tolerance=None,
