@@ -226,7 +226,7 @@ def _symbolic_factor_steps(d: Derivation) -> None:
     d.exact(sp.Eq(sp.Symbol("1 + (-1)^m_j"), sp.Symbol("2 [m_j even]")), "parity factor, a coordinate j > 3: 1 + (-1)^(m_j) is 0 for odd m_j "
             "and 2 for even m_j, so the product over j > 3 vanishes unless m_4..m_k are even", "character sums",
             proof=lambda: sp.simplify(1 + (-1) ** (2 * a + 1)) == 0 and sp.simplify(1 + (-1) ** (2 * a)) == 2,
-            method="sympy simplify with a an integer symbol", scope="all k (the factors are the same for every j)")
+            method="sympy simplify with a an integer symbol", scope="all k, m_j = 2a or 2a + 1 (a symbol)")
     triple = [b for b in itertools.product((0, 1), repeat=3)
               if sum((-1) ** (h[0] * b[0] + h[1] * b[1] + h[2] * b[2])
                      for h in itertools.product((0, 1), repeat=3) if sum(h) % 2 == 0) != 0]

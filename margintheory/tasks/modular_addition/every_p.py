@@ -30,6 +30,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import sympy as sp
 
 from margintheory.core.checks import Check, VerificationResult, bool_check
@@ -78,11 +79,17 @@ def network_side(family: str, k: int) -> NetworkSide:
     """The measure of ``family`` at ``k`` and its exact moments (:func:`group_structure`: integer counts reduced
     modulo ``Phi_Q``; no ``p`` is involved), the expansion coefficient ``N_k(-1)`` and ``K = 2 * 2^-(k+1) N_k(-1)
     sigma^(k+1) W`` (the ``eps = +1`` term and its conjugate)."""
-    t0 = time.perf_counter()
     try:
         measure = family_measure(family, k)
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    return measure_side(measure, family)
+
+
+def measure_side(measure: PhaseMeasure, family: str) -> NetworkSide:
+    """:func:`network_side` for a given measure (``family`` sets the scale ``sigma^(k+1)``)."""
+    t0 = time.perf_counter()
+    k = measure.k
     group = measure_group(measure, (1,))
     structure = group_structure(group, k, measure.denominator)
     weight = sum(measure.weights, Fraction(0))
@@ -241,11 +248,12 @@ class UpperSide:
         return bool(self.end.rho_free_of_p and sp.simplify(self.end.rho**2 - r2) == 0)
 
 
-@lru_cache(maxsize=8)
-def _lemma_c14(k: int) -> tuple[bool, str]:
+@lru_cache(maxsize=1)
+def _lemma_c14() -> tuple[bool, str]:
+    """Lemma C.14's derivation (``p`` and ``k`` symbols: the same proof for every ``k``), run once per process."""
     from margintheory.symbolic.block_reduction import lemma_c14_for_all_p
 
-    d = lemma_c14_for_all_p(k)
+    d = lemma_c14_for_all_p()
     return d.all_passed and not any(s.check.kind in ("argued", "float") for s in d.steps), d.summary()
 
 
@@ -257,7 +265,7 @@ def upper_side(k: int, *, max_memory: int, time_limit: float | None = None) -> U
     cert, info = block_form_certificate(k, max_memory=max_memory, time_limit=time_limit)
     B = cert.bound
     end = sym.upper_end_in_p(k, B)
-    return UpperSide(k, B, dict(info), _lemma_c14(k), end, sym.block_constant_matches_lemma_c14(k),
+    return UpperSide(k, B, dict(info), _lemma_c14(), end, sym.block_constant_matches_lemma_c14(k),
                      B * B * (k + 1) ** (k + 1), time.perf_counter() - t0)
 
 
@@ -291,10 +299,12 @@ def _upper_chain_rows(up: UpperSide) -> list[Check]:
 def _upper_rows(up: UpperSide, lower: sym.LowerEnd) -> list[Check]:
     k, gamma = up.k, sym.gamma_star_in_p(up.k)
     r2 = up.rho_squared
-    within = Fraction(1) <= r2 <= (1 + GAP) ** 2
+    derived = sp.expand(up.end.rho**2)  # U(p)/gamma*(p, k) squared as sympy derived it from C_(p,k) B_k
+    d2 = Fraction(int(derived.p), int(derived.q)) if up.end.rho_free_of_p and derived.is_Rational else None
+    within = d2 is not None and Fraction(1) <= d2 <= (1 + GAP) ** 2
     exact = sym.sympy_identity(up.end.constant * sp.Integer(k + 1) ** sp.Rational(-(k + 1), 2), gamma)
     at_l = sym.sympy_identity(lower.normalized, gamma)
-    rho_f = math.sqrt(float(r2))
+    rho_f = math.sqrt(float(d2 if d2 is not None else r2))
     return _upper_chain_rows(up) + [
         Check(name="U(p) = rho_k gamma*(p, k)", expected="free of p", measured=f"rho_k = {sp.sstr(up.end.rho)}",
               tolerance=None, passed=up.rho_matches, exactness="proved",
@@ -303,8 +313,9 @@ def _upper_rows(up: UpperSide, lower: sym.LowerEnd) -> list[Check]:
               statement="U(p) = C_(p,k) B_k is rho_k gamma*(p, k) with rho_k independent of p"),
         Check(name="max margin in [L, U], all p", expected=float(GAP), measured=rho_f - 1, tolerance=float(GAP),
               passed=bool(within), exactness="proved",
-              detail=f"1 <= rho_k^2 <= (1 + {GAP})^2 compared in exact rationals: L(p) = gamma*(p, k) <= max margin "
-                     f"<= U(p) = rho_k gamma*(p, k), rho_k - 1 = {rho_f - 1:.3e}, for every odd p",
+              detail=f"1 <= rho_k^2 <= (1 + {GAP})^2 compared in exact rationals, rho_k = U(p)/gamma*(p, k) as "
+                     f"derived from C_(p,k) B_k: L(p) = gamma*(p, k) <= max margin <= U(p) = rho_k gamma*(p, k), "
+                     f"rho_k - 1 = {rho_f - 1:.3e}, for every odd p",
               statement="network margin = optimum for every odd p: (U(p) - L(p))/L(p) = rho_k - 1 <= 1e-9"),
         Check(name="AM-GM: max g_k exact", expected="argument", measured="argued", tolerance=None, passed=True,
               exactness="argued", informational=True,
@@ -369,7 +380,8 @@ def width_minimum(k: int, net: NetworkSide) -> WidthMinimum:
     except SolverError as exc:
         bound, method, assumes = None, f"the certificate failed its exact check: {exc}", ""
     smallest = smallest_known_measure(k)
-    side = net if net.measure.name == smallest.name else network_side(smallest.name, k)
+    same = net.measure.name == smallest.name and np.array_equal(net.measure.points, smallest.points)
+    side = net if same else measure_side(smallest, smallest.name)
     proved = not side.structure.failures and side.structure.wanted_only and side.wanted_moment
     return WidthMinimum(k, bound, method, assumes, smallest.size, smallest.name, proved, time.perf_counter() - t0)
 
