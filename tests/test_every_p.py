@@ -70,19 +70,17 @@ def test_formulas_match_the_closed_form_at_sample_p():
 
 
 def test_a_wrong_block_constant_turns_rows_red(monkeypatch):
-    import sympy as sp
-
     from margintheory.symbolic import block_reduction
 
     right = block_reduction.block_constant_expr
-    monkeypatch.setattr(block_reduction, "block_constant_expr", lambda p=sp.Symbol("p"), k=3: right(p, k) / p)
+    monkeypatch.setattr(block_reduction, "block_constant_expr", lambda p=block_reduction.P, k=3: right(p, k) / p)
     res = every_p.verify_every_p(ModularAdditionEveryP(3))
     rows = _rows(res)
     assert res.verdict == "refuted"
     assert not rows["U: C_(p,k) as C.14 derives"].passed and not rows["U(p) = rho_k gamma*(p, k)"].passed
     assert not rows["L = U = gamma*(p, k)"].passed
     # a constant factor is caught by the gap, even though rho stays free of p
-    monkeypatch.setattr(block_reduction, "block_constant_expr", lambda p=sp.Symbol("p"), k=3: 2 * right(p, k))
+    monkeypatch.setattr(block_reduction, "block_constant_expr", lambda p=block_reduction.P, k=3: 2 * right(p, k))
     rows = _rows(every_p.verify_every_p(ModularAdditionEveryP(3)))
     assert not rows["max margin in [L, U], all p"].passed and not rows["U: C_(p,k) as C.14 derives"].passed
 

@@ -223,7 +223,8 @@ def _symbolic_factor_steps(d: Derivation) -> None:
     d.exact(sp.Eq(sp.Symbol("s mod 2"), 0), "s = sum n + eps k = |n|_1 + eps k = k + eps k = 0 (mod 2) on M_k",
             "unwanted moments", proof=lambda: sp.Mod(2 * kk, 2) == 0 and sp.Mod(kk - kk, 2) == 0,
             method="sympy Mod with k a symbol", scope="all k (symbol)")
-    d.exact(sp.Eq(sp.Symbol("1 + (-1)^m_j"), sp.Symbol("2 [m_j even]")), "parity factor, a coordinate j > 3: 1 + (-1)^(m_j) is 0 for odd m_j "
+    d.exact(sp.Eq(sp.Symbol("1 + (-1)^m_j"), sp.Symbol("2 [m_j even]")),
+            "parity factor, a coordinate j > 3: 1 + (-1)^(m_j) is 0 for odd m_j "
             "and 2 for even m_j, so the product over j > 3 vanishes unless m_4..m_k are even", "character sums",
             proof=lambda: sp.simplify(1 + (-1) ** (2 * a + 1)) == 0 and sp.simplify(1 + (-1) ** (2 * a)) == 2,
             method="sympy simplify with a an integer symbol", scope="all k, m_j = 2a or 2a + 1 (a symbol)")
@@ -282,7 +283,8 @@ def parity_design_derivation(k_max: int = 8, factor_k_max: int = 5, count_k_max:
     d.exact(sp.Eq(sp.Symbol("atoms"), sp.Symbol("{0..k} x H")), "the built measure is uniform on the product set "
             "{t 1 + (k+1) h : t = 0..k, h in H}, so mu^(m) = D(s) P(m mod 2) / |atoms|", "parity design",
             proof=lambda: all(product_parts(parity_design_measure(k)) is not None for k in counted),
-            method="every atom decomposed, every pair (t, h) present once, equal weights", scope=f"k = 3..{count_k_max}")
+            method="every atom decomposed, every pair (t, h) present once, equal weights",
+            scope=f"k = 3..{count_k_max}")
     d.exact(sp.Eq(sp.Symbol("mu^(m)"), sp.Symbol("diagonal factor * parity factor")),
             "product formula: the moment is non-zero exactly when 2(k+1) | s and m mod 2 is in {0, e1+e2+e3}",
             "character sums", proof=lambda: all(factorisation_predicts_moments(k) for k in range(3, factor_k_max + 1)),

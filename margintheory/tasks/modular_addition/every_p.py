@@ -75,6 +75,12 @@ class NetworkSide:
         return self.scale_power * self.weight
 
 
+def argued_row(name: str, reason: str, statement: str) -> Check:
+    """A step that is an argument, not a computation: informational, its reason in ``detail``."""
+    return Check(name=name, expected="argument", measured="argued", tolerance=None, passed=True, exactness="argued",
+                 informational=True, detail=reason, statement=statement)
+
+
 def network_side(family: str, k: int) -> NetworkSide:
     """The measure of ``family`` at ``k`` and its exact moments (:func:`group_structure`: integer counts reduced
     modulo ``Phi_Q``; no ``p`` is involved), the expansion coefficient ``N_k(-1)`` and ``K = 2 * 2^-(k+1) N_k(-1)
@@ -150,7 +156,8 @@ def _dirichlet_rows(net: NetworkSide, lower: sym.LowerEnd) -> list[Check]:
               passed=bool(ok and values_ok and not net.structure.failures and net.structure.wanted_only),
               exactness="proved",
               detail="the expansion of the neurons' cosines leaves, at each of the (p-1)/2 frequencies, only the "
-                     "wanted moments eps = +-1 (rows above): f(a)[c] = K sum_zeta cos(2 pi zeta (s - c)/p) = K D(s - c)",
+                     "wanted moments eps = +-1 (rows above): f(a)[c] = K sum_zeta cos(2 pi zeta (s - c)/p) = "
+                     "K D(s - c)",
               statement="f(a)[c] = K D(a_1+...+a_k - c) with the Dirichlet kernel D, for every odd p"),
     ]
 
@@ -273,11 +280,8 @@ def _upper_chain_rows(up: UpperSide) -> list[Check]:
     from margintheory.certificate.upper_bound import HOMOGENEITY, WEAK_DUALITY
 
     c14_ok, c14_summary = up.lemma_c14
-    argued = {"expected": "argument", "measured": "argued", "tolerance": None, "passed": True,
-              "exactness": "argued", "informational": True}
     return [
-        Check(name="U: weak duality (C.6)", detail=WEAK_DUALITY[1], statement=f"upper-bound step: {WEAK_DUALITY[0]}",
-              **argued),
+        argued_row("U: weak duality (C.6)", WEAK_DUALITY[1], f"upper-bound step: {WEAK_DUALITY[0]}"),
         bool_check("U: C.14 blocks, all p", c14_ok, exactness="proved", detail=f"sympy, p a symbol: {c14_summary}",
                    statement="Lemma C.14 and the block closed form F = sum_j C_(p,k) g_k(zeta_j) for every p; for odd "
                              "p all (p-1)/2 blocks are complex with the one constant C_(p,k)"),
@@ -285,12 +289,13 @@ def _upper_chain_rows(up: UpperSide) -> list[Check]:
                    detail=f"C_(p,k) = {sp.sstr(up.end.constant)}; its square = the square proved in Lemma C.14's "
                           f"derivation ({up.constant.method})",
                    statement="the block constant C_(p,k) = 2 k! (p/2)^((k+1)/2) / ((p-1) p^k) used for U(p)"),
-        Check(name="U: homogeneity", detail=HOMOGENEITY[1], statement=f"upper-bound step: {HOMOGENEITY[0]}", **argued),
+        argued_row("U: homogeneity", HOMOGENEITY[1], f"upper-bound step: {HOMOGENEITY[0]}"),
         Check(name="U: SOS max g_k <= B_k", expected="holds", measured="proved", tolerance=None, passed=True,
               exactness="proved",
               detail=f"B_k = {up.block_bound} ({float(up.block_bound):.15g}); {up.solver.get('gram_blocks')} Gram "
                      f"blocks (largest {up.solver.get('largest_block')}), exact polynomial identity and exact LDL^T; "
-                     f"solver {up.solver.get('name')} {up.solver.get('status')}; the form g_k = Re(conj(z_w) z_1...z_k) "
+                     f"solver {up.solver.get('name')} {up.solver.get('status')}; the form "
+                     "g_k = Re(conj(z_w) z_1...z_k) "
                      "has no p in it",
               statement="SOS certificate: max_(|z|=1) g_k <= B_k, exact and p-independent"),
     ]
@@ -317,12 +322,11 @@ def _upper_rows(up: UpperSide, lower: sym.LowerEnd) -> list[Check]:
                      f"derived from C_(p,k) B_k: L(p) = gamma*(p, k) <= max margin <= U(p) = rho_k gamma*(p, k), "
                      f"rho_k - 1 = {rho_f - 1:.3e}, for every odd p",
               statement="network margin = optimum for every odd p: (U(p) - L(p))/L(p) = rho_k - 1 <= 1e-9"),
-        Check(name="AM-GM: max g_k exact", expected="argument", measured="argued", tolerance=None, passed=True,
-              exactness="argued", informational=True,
-              detail=f"|g_k(z)| <= |z_w| |z_1|...|z_k| <= ((|z|^2)/(k+1))^((k+1)/2) (AM-GM of the k+1 squared "
-                     f"moduli), attained by the aligned equal-modulus point (proved in the row 'neurons optimal'); "
-                     f"consistent with the SOS bound: B_k (k+1)^((k+1)/2) - 1 = {rho_f - 1:.3e} >= 0",
-              statement="max_(|z|=1) g_k = (k+1)^-((k+1)/2) (Lemma C.15's quadratic-mean / geometric-mean step)"),
+        argued_row("AM-GM: max g_k exact",
+                   f"|g_k(z)| <= |z_w| |z_1|...|z_k| <= ((|z|^2)/(k+1))^((k+1)/2) (AM-GM of the k+1 squared "
+                   f"moduli), attained by the aligned equal-modulus point (proved in the row 'neurons optimal'); "
+                   f"consistent with the SOS bound: B_k (k+1)^((k+1)/2) - 1 = {rho_f - 1:.3e} >= 0",
+                   "max_(|z|=1) g_k = (k+1)^-((k+1)/2) (Lemma C.15's quadratic-mean / geometric-mean step)"),
         bool_check("L = U = gamma*(p, k)", exact.holds and at_l.holds and r2 >= 1, exactness="proved",
                    detail=f"C_(p,k) (k+1)^-((k+1)/2) = gamma*(p, k) ({exact.method}) and L(p) = gamma*(p, k) "
                           f"({at_l.method}): with AM-GM's max g_k the two ends coincide for every odd p",
@@ -390,10 +394,9 @@ def _width_rows(wm: WidthMinimum) -> list[Check]:
     k = wm.k
     closed_text = "the minimum is closed" if wm.closed else "the bracket is open for this k"
     return [
-        Check(name="width min: reduction (p>2k)", expected="argument", measured="argued", tolerance=None, passed=True,
-              exactness="argued", informational=True, detail=wm.assumes if k == 1 else REDUCTION,
-              statement="the fewest neurons of a max-margin network is (p-1)/2 times the smallest support of a "
-                        "positive measure on T^k with vanishing unwanted moments, for every prime p > 2k"),
+        argued_row("width min: reduction (p>2k)", wm.assumes if k == 1 else REDUCTION,
+                   "the fewest neurons of a max-margin network is (p-1)/2 times the smallest support of a positive "
+                   "measure on T^k with vanishing unwanted moments, for every prime p > 2k"),
         Check(name="width min: lower bound", expected=f">= {wm.bound}", measured=wm.bound, tolerance=None,
               passed=wm.bound is not None, exactness="proved",
               detail=f"{wm.method}; a statement about measures on T^k, the same for every p",
