@@ -78,7 +78,7 @@ def test_a_wrong_block_constant_turns_rows_red(monkeypatch):
     rows = _rows(res)
     assert res.verdict == "refuted"
     assert not rows["U: C_(p,k) as C.14 derives"].passed and not rows["U(p) = rho_k gamma*(p, k)"].passed
-    assert not rows["L = U = gamma*(p, k)"].passed
+    assert not rows["L = U = gamma*(p, k)"].passed and not rows["neurons optimal (C.15, all p)"].passed
     # a constant factor is caught by the gap, even though rho stays free of p
     monkeypatch.setattr(block_reduction, "block_constant_expr", lambda p=block_reduction.P, k=3: 2 * right(p, k))
     rows = _rows(every_p.verify_every_p(ModularAdditionEveryP(3)))
@@ -93,6 +93,13 @@ def test_a_dropped_factor_in_the_dirichlet_kernel_or_the_logit_scale_turns_rows_
     rows = _rows(every_p.verify_every_p(ModularAdditionEveryP(2)))
     assert not rows["Dirichlet kernel (all odd p)"].passed and not rows["L(p) = gamma*(p, k)"].passed
     assert not rows["f^(j..,-j) > 0 (C.20, all p)"].passed  # against Lemma C.14's independent sum
+    monkeypatch.setattr(sym, "dirichlet_kernel_values", lambda: (right[1], right[0]))  # values swapped
+    rows = _rows(every_p.verify_every_p(ModularAdditionEveryP(2)))
+    assert not rows["all on margin, C.1 (all p)"].passed and not rows["Dirichlet kernel (all odd p)"].passed
+    monkeypatch.undo()
+    monkeypatch.setattr(sym, "cosine_square_sum", lambda: sym.P)  # the norm without its 1/2
+    rows = _rows(every_p.verify_every_p(ModularAdditionEveryP(2)))
+    assert not rows["norm: sum cos^2 = p/2"].passed and not rows["L(p) = gamma*(p, k)"].passed
     monkeypatch.undo()
     monkeypatch.setattr(every_p, "expansion_coefficient", lambda k, n: 1)  # N_k(-1) = k! dropped
     rows = _rows(every_p.verify_every_p(ModularAdditionEveryP(3)))
