@@ -9,7 +9,7 @@ that names the file and what is wrong with it.
 
 The format is chosen by the file name's suffix:
 
-* ``.npz``: numpy archive, this package's layout (README, "Network files");
+* ``.npz``: numpy archive, this package's layout (docs/network-files.md);
 * ``.safetensors``: Hugging Face safetensors, the same tensor names as ``.npz``;
 * ``.pt``, ``.pth``, ``.bin``, ``.ckpt``, ``.pkl``: ``torch.save`` output (zip or legacy format), read without torch.
 
