@@ -62,16 +62,16 @@ def seconds(problem, opts: dict, steps: int, log_every: int, backend: str) -> fl
     return train(problem, cfg).seconds
 
 
-def measure(name: str, steps: int, backend: str) -> tuple[float, float]:
-    """``(update, row)`` seconds: with ``T(N, every)`` the clock of ``N`` steps, ``T(N, N) - T(0) = N u + r`` and
-    ``T(N, 1) - T(0) = N (u + r)``."""
+def measure(name: str, steps: int, backend: str, repeats: int = 2) -> tuple[float, float]:
+    """``(update, row)`` seconds: with ``T(N, every)`` the clock of ``N`` steps (the fastest of ``repeats``),
+    ``T(N, N) - T(0) = N u + r`` and ``T(N, 1) - T(0) = N (u + r)``."""
     problem, opts, _ = CASES[name]
     if backend == "jax":
         seconds(problem, opts, 2, 1, backend)  # compile the step functions
         seconds(problem, opts, 2, 10**9, backend)
-    t0 = min(seconds(problem, opts, 0, 1, backend) for _ in range(2))
-    a = seconds(problem, opts, steps, steps, backend) - t0
-    b = seconds(problem, opts, steps, 1, backend) - t0
+    t0 = min(seconds(problem, opts, 0, 1, backend) for _ in range(repeats))
+    a = min(seconds(problem, opts, steps, steps, backend) for _ in range(repeats)) - t0
+    b = min(seconds(problem, opts, steps, 1, backend) for _ in range(repeats)) - t0
     row = max((b - a) / (steps - 1), 0.0)
     return max(a - row, 0.0) / steps, row
 
@@ -81,19 +81,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--jax", action="store_true", help="also time the JAX backend (CPU)")
     parser.add_argument("--only", default="", help="comma-separated substrings of the case names")
+    parser.add_argument("--repeats", type=int, default=2, help="the fastest of this many runs is kept")
     args = parser.parse_args()
     console = Console()
     console.print(f"device: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
                   f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
     backends = ["numpy"] + (["jax"] if args.jax else [])
-    base = measure("baseline p23 k2 m176", args.steps, "numpy")[0]
+    base = measure("baseline p23 k2 m176", args.steps, "numpy", args.repeats)[0]
     table = Table(title=f"trainer steps ({args.steps} timed steps each; baseline numpy step {base * 1e3:.2f} ms)")
     for col in ("case", "backend", "update ms", "steps/s", "x baseline", "row ms", "paper's run, rows every 100"):
         table.add_column(col, justify="right")
     wanted = [n for n in CASES if not args.only or any(s in n for s in args.only.split(","))]
+    console.print(f"load average at the start: {os.getloadavg()}")
     for name in wanted:
         for backend in backends:
-            up, row = measure(name, args.steps, backend)
+            up, row = measure(name, args.steps, backend, args.repeats)
             paper_steps = CASES[name][2]
             total = paper_steps * (up + row / 100)
             table.add_row(name, backend, f"{up * 1e3:.2f}", f"{1 / up:.1f}", f"{up / base:.2f}", f"{row * 1e3:.2f}",

@@ -25,7 +25,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from margintheory._version import __version__
 from margintheory.core.checks import EXACTNESS_LEVELS, Check, VerificationResult
@@ -35,6 +35,9 @@ from margintheory.errors import MarginTheoryError
 from margintheory.runtime import progress
 from margintheory.sweep.grid import Cell
 from margintheory.sweep.store import COLUMNS, ERROR
+
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.core.network import PolyNetwork  # modular addition's trained network
 
 CellFunction = Callable[[dict[str, Any]], VerificationResult]
 #: the cell's parameters that have a column of their own (all of them are also in the ``parameters`` column)
@@ -90,7 +93,7 @@ def train_cell(params: dict[str, Any]) -> VerificationResult:
     require(need, memory, seconds)
     trained = train(cfg)
     rtol = params.get("rtol")
-    result = analyze_network(trained.network, p, k, max_memory=memory, max_seconds=seconds,
+    result = analyze_network(cast("PolyNetwork", trained.network), p, k, max_memory=memory, max_seconds=seconds,
                              rtol=TRAINED_NETWORK_RTOL if rtol is None else rtol, compare_construction=False,
                              title=f"trained network (p={cfg.p}, k={cfg.k}, m={cfg.width}, seed={cfg.seed})")
     last = trained.history[-1]

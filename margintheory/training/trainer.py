@@ -28,10 +28,12 @@ import numpy as np
 
 from margintheory.backends.select import Backend
 from margintheory.backends.training_step import NetworkSpec, TrainingTask
+from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition, Problem
 from margintheory.errors import DivergedError, InputError
 from margintheory.runtime.atomic import atomic_write_text
 from margintheory.runtime.budget import Estimate, grid_points
+from margintheory.tasks.parity.checks import ParityNetwork
 from margintheory.training.checkpoint import TrainState, load_checkpoint, save_checkpoint
 from margintheory.training.config import DTYPES, LATER_KEYS, RESUME_FREE, TrainConfig
 from margintheory.training.metrics import COMMON_FIELDS, HISTORY_FIELDS, margin_measures
@@ -113,7 +115,8 @@ def estimate_training_run(network: NetworkSpec, n_points: float, width: int, ste
                     + extra, seconds)
 
 
-TrainedNetwork = Any  # PolyNetwork (modular addition, groups, CoGO) or ParityNetwork (parity)
+#: the network a run trains: a PolyNetwork (modular addition, groups, CoGO) or a ParityNetwork (parity)
+TrainedNetwork = PolyNetwork | ParityNetwork
 
 
 @dataclass
