@@ -281,22 +281,34 @@ def _best_block_neuron(weights: ClassWeights) -> tuple[np.ndarray, int]:
     return best, j
 
 
-def _weighted_upper(ub: ProvedUpperBound, weights: ClassWeights) -> tuple[Fraction, list[ProofStep], KappaBound]:
-    """``U`` with ``U^2 >= lam^2 c_b^2 K_b B^2`` for every block (``K_b = r``, or ``kappa(p/2)^2`` for the real
-    block) and the proof steps that replace the uniform chain's last one."""
+def blocks_upper_bound(ub: ProvedUpperBound, profile: np.ndarray, scale: Fraction
+                       ) -> tuple[Fraction, list[Fraction], KappaBound]:
+    """``(U, needs, kappa bound)`` with ``U^2 >= need_b = scale^2 c_b^2 K_b B^2`` for every frequency block ``b`` of
+    the proved chain ``ub`` (``c_b^2`` its rational constant, ``B`` its SOS bound), where ``K_b = r >=
+    |kappa(j)|^2`` (:func:`kappa_bound`, an exact identity) for the complex blocks and ``K_b = kappa(p/2)^2 =
+    (2 sum_{d odd} t(d))^2`` exactly for the real block of even ``p``; ``profile`` is ``t(d)``, ``d = 0..p-1``
+    (float64 entries taken as exact rationals, ``t(0) = 0``).  Everything is compared in exact rationals."""
     from margintheory.certificate.checker import ceil_sqrt
-    from margintheory.certificate.upper_bound import ProofStep
 
-    assert weights.profile is not None
-    p, k = weights.problem.p, weights.problem.k
-    scale = Fraction(float(weights.q[0])) * p**k * Fraction(p - 1, p)
-    kb = kappa_bound(weights.profile)
-    t = [Fraction(float(x)) for x in weights.profile]
+    kb = kappa_bound(profile)
+    t = [Fraction(float(x)) for x in profile]
     real = (2 * sum(t[1::2], Fraction(0))) ** 2  # kappa(p/2)^2 = (sum_d t(d) (1 - (-1)^d))^2, exact
     B = ub.block_bound
     need = [c["constant_squared"] * scale**2 * (kb.r if c["domain"] == "complex" else real) * B * B
             for c in ub.constants]
     U = max(ceil_sqrt(v) for v in need) if need else Fraction(0)
+    return U, need, kb
+
+
+def _weighted_upper(ub: ProvedUpperBound, weights: ClassWeights) -> tuple[Fraction, list[ProofStep], KappaBound]:
+    """``U`` with ``U^2 >= lam^2 c_b^2 K_b B^2`` for every block (``K_b = r``, or ``kappa(p/2)^2`` for the real
+    block) and the proof steps that replace the uniform chain's last one."""
+    from margintheory.certificate.upper_bound import ProofStep
+
+    assert weights.profile is not None
+    p, k = weights.problem.p, weights.problem.k
+    scale = Fraction(float(weights.q[0])) * p**k * Fraction(p - 1, p)
+    U, need, kb = blocks_upper_bound(ub, weights.profile, scale)
     steps = [
         ProofStep("weights translation-invariant: q constant, tau[x, y(x) + d] = t(d) for every x, d", "proved", True,
                   f"exact comparison of the {p**k} x {p} float64 entries (no tolerance); s = q[x] = "
