@@ -299,12 +299,12 @@ def even_p_checks(res: EvenPMaxMargin, checked: LowerBound | None) -> list[Check
     odd_formula = gamma_star_of(p, k)
     conj = conjectured_max_margin(p, k)
     rows = [
-        Check(name="max margin >= L (best network)", expected=None, measured=L.value, tolerance=None, passed=True,
+        Check(name="max margin >= L (network)", expected=None, measured=L.value, tolerance=None, passed=True,
               exactness=L.exactness, informational=True,
               detail=f"L = {L.text()}; the frequency-weighted network ({res.network.m} neurons, weights s_j = "
               f"{np.round(res.frequency_weights, 9).tolist()} on j = 1..{p // 2}); {L.how}",
               statement="max margin >= L: normalized margin of the network of the optimal frequency weights"),
-        Check(name="max margin <= U (invariant dual)", expected="holds", measured=res.upper_float, tolerance=None,
+        Check(name="max margin <= U (invariant)", expected="holds", measured=res.upper_float, tolerance=None,
               passed=res.proved, exactness="proved",
               detail=f"U = {U}; t(d) = {np.round(res.profile[1:], 12).tolist()} (d = 1..{p - 1}); LP value "
               f"{res.lp_value:.15g}", statement="max margin <= U: weak duality with the optimal translation-"
@@ -323,12 +323,12 @@ def even_p_checks(res: EvenPMaxMargin, checked: LowerBound | None) -> list[Check
                           f"comparison); {checked.value / float(U):.6f} of the max margin",
                           statement="the checked network's margin does not exceed the proved U"))
     rows += [
-        Check(name="closed form does not hold (even p)", expected=odd_formula, measured=float(U), tolerance=None,
+        Check(name="gamma* formula (even p)", expected=odd_formula, measured=float(U), tolerance=None,
               passed=True, exactness="float", informational=True,
               detail=f"Theorem C.22's formula at p = {p} gives {odd_formula:.15g}; the max margin is in "
               f"[{L.value:.15g}, {res.upper_float:.15g}], {L.value / odd_formula - 1:.4%} above it",
               statement="Theorem C.22 assumes odd p: at even p its formula is not the max margin"),
-        Check(name="conjectured closed form in [L, U]", expected=float(conj), measured=L.value, tolerance=None,
+        Check(name="conjecture in [L, U]", expected=float(conj), measured=L.value, tolerance=None,
               passed=_within(L, U, conj), exactness="proved", informational=True,
               detail=f"conjecture gamma*(p, k) (p-1) r / (1 + (p-2) r), r = 2^((k-1)/2): {conj} = "
               f"{float(conj):.15g}; L <= it <= U checked exactly (docs/theory.md#even-p-max-margin)",
@@ -382,3 +382,32 @@ def attach_even_p(result: VerificationResult, problem: ModularAddition, *, max_m
                         "not-applicable; the true max margin is bracketed by the best network found (L) and the "
                         "optimal translation-invariant dual (U), the gap row decides the exit code")
     return res
+
+
+def recheck_even_p_certificate(cert: dict[str, Any], ub: ProvedUpperBound) -> list[str]:
+    """Re-check a ``certificate`` object of :func:`even_p_certificate` against the proved uniform chain ``ub`` of its
+    ``(p, k)``: the dual profile (exact rationals, ``t(0) = 0``, ``t >= 0``, positive sum) is re-read, the bound on
+    ``|kappa_t|^2`` re-proved, ``upper_exact^2 >= need_b`` re-compared for every block and ``lower <= upper``.  Returns
+    the reasons for rejection (empty: accepted)."""
+    from margintheory.solvers.class_weighted import blocks_upper_bound, kappa_bound
+
+    try:
+        t = [Fraction(x) for x in cert["dual_profile"]]
+        upper = Fraction(cert["upper_exact"])
+        lower = float(cert["lower"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
+        return [f"unreadable certificate: {exc}"]
+    if len(t) != ub.p or t[0] != 0 or any(x < 0 for x in t) or sum(t) <= 0:
+        return [f"the dual profile must be p = {ub.p} rationals t(d) >= 0 with t(0) = 0 and a positive sum"]
+    profile = np.array([float(x) for x in t])
+    if any(Fraction(float(x)) != y for x, y in zip(profile, t, strict=True)):
+        return ["the dual profile is not made of float64 values (the exact kappa identity is for those)"]
+    reasons = []
+    if not kappa_bound(profile).holds:
+        reasons.append("the bound r >= |kappa_t(j)|^2 could not be proved")
+    _, need, _ = blocks_upper_bound(ub, profile, Fraction(ub.p - 1, ub.p) / sum(t, Fraction(0)))
+    if not all(upper * upper >= v for v in need):
+        reasons.append(f"upper = {upper} is below the bound the dual profile proves")
+    if not Fraction(lower) <= upper:
+        reasons.append(f"lower = {lower!r} exceeds upper = {upper}")
+    return reasons
