@@ -310,10 +310,11 @@ def _split(red: Reduction, factors: list[_Factor], cells: np.ndarray) -> np.ndar
 
 
 def branch_and_bound(red: Reduction, estimate: float, *, rtol: float = DEFAULT_RTOL, time_limit: float | None = None,
-                     max_cells: int = 100_000) -> BranchAndBound:
+                     max_cells: int = 100_000, fixed_target: bool = False) -> BranchAndBound:
     """Refine until every cell's bound is at most ``(1 + rtol)`` times the best value known (``estimate``, raised
-    by the vertex values on the way; it only decides when to stop), the time limit passes or ``max_cells`` cells
-    are open.  ``upper`` is the largest bound of a closed or open cell: valid whatever the target was."""
+    by the vertex values on the way unless ``fixed_target``; it only decides when to stop), the time limit passes or
+    ``max_cells`` cells are open.  ``upper`` is the largest bound of a closed or open cell: valid whatever the
+    target was."""
     t0 = time.perf_counter()
     factors, cells = _orthant_cells(red.factors)
     for f, fac in enumerate(factors):
@@ -325,7 +326,7 @@ def branch_and_bound(red: Reduction, estimate: float, *, rtol: float = DEFAULT_R
     while len(cells):
         levels += 1
         bounds = _bounds(red, factors, cells, values.table(cells))
-        target = max(estimate, values.best) * (1 + rtol)
+        target = (estimate if fixed_target else max(estimate, values.best)) * (1 + rtol)
         done = bounds <= target
         if np.any(done):
             upper_closed = max(upper_closed, float(bounds[done].max()))
@@ -464,3 +465,14 @@ def estimate_bytes(p: int, k: int, n_inputs: int, n_labels: int, max_cells: int 
     cells = max_cells * (8.0 * d * 3 + 8.0 * pairs * 3 + 8.0 * max(dims) ** 2 * 3 + 64)
     cache = 250.0 * max_cells * 2
     return arrays + batch + cells + cache
+
+
+def recheck_upper(red: Reduction, claimed: float, *, time_limit: float | None = None,
+                  max_cells: int = 100_000) -> bool:
+    """Re-check a claimed ``f* <= claimed`` from scratch: the branch and bound with the target fixed at ``claimed``
+    must close every cell (each cell's rigorous bound at most ``claimed``).  A claim below ``f*`` never closes the
+    cells around the maximiser, so it is rejected (at the cell or time limit)."""
+    if not claimed > 0:
+        return False
+    b = branch_and_bound(red, claimed, rtol=0.0, time_limit=time_limit, max_cells=max_cells, fixed_target=True)
+    return b.stopped == "converged" and b.upper <= claimed
