@@ -415,7 +415,7 @@ def _eliminated_bracket(weights: ClassWeights, n_starts: int, seed: int | None, 
 
 def eliminated_applies(weights: ClassWeights) -> bool:
     """Whether ``auto`` takes the eliminated branch and bound (:func:`margintheory.solvers.weighted_bnb.applies`:
-    ``k = 2`` with at most 15 labels used, or ``k = 3`` with few inputs carrying weight)."""
+    ``k = 2`` with at most 9 labels used, or ``k = 3`` with few inputs carrying weight)."""
     from margintheory.solvers.weighted_bnb import applies, reduce_weights
 
     p, k = weights.problem.p, weights.problem.k
@@ -450,8 +450,8 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
         chosen = ("fourier-exact" if weights.translation_invariant else
                   "eliminated" if eliminated_applies(weights) else "auto")
     if chosen == "eliminated" and not eliminated_applies(weights):
-        raise InputError("the eliminated branch and bound needs k = 2 (at most 15 labels used) or k = 3 with few "
-                         "inputs carrying weight (at most 14 dimensions in all)")
+        raise InputError("the eliminated branch and bound needs k = 2 (at most 9 labels used) or k = 3 with few "
+                         "inputs carrying weight (at most 8 dimensions in all)")
     if chosen == "fourier-exact" and not weights.translation_invariant:
         raise InputError("the fourier-exact bracket needs translation-invariant weights: q constant and "
                          "tau[x, y(x) + d] depending on d only (exactly)")

@@ -236,8 +236,8 @@ class _Values:
         flat = keys.reshape(-1, keys.shape[-1])
         uniq = np.unique(flat, axis=0)
         missing = [tuple(int(i) for i in row) for row in uniq if tuple(int(i) for i in row) not in self.cache]
-        for start in range(0, len(missing), 4096):
-            self._evaluate(missing[start:start + 4096])
+        for start in range(0, len(missing), BATCH):
+            self._evaluate(missing[start:start + BATCH])
         vals = np.array([self.cache[tuple(int(i) for i in row)] for row in flat])
         return vals.reshape(keys.shape[:-1]) if len(self.factors) == 2 else vals.reshape(len(cells), d0)
 
@@ -310,7 +310,7 @@ def _split(red: Reduction, factors: list[_Factor], cells: np.ndarray) -> np.ndar
 
 
 def branch_and_bound(red: Reduction, estimate: float, *, rtol: float = DEFAULT_RTOL, time_limit: float | None = None,
-                     max_cells: int = 100_000, fixed_target: bool = False) -> BranchAndBound:
+                     max_cells: int = 60_000, fixed_target: bool = False) -> BranchAndBound:
     """Refine until every cell's bound is at most ``(1 + rtol)`` times the best value known (``estimate``, raised
     by the vertex values on the way unless ``fixed_target``; it only decides when to stop), the time limit passes or
     ``max_cells`` cells are open.  ``upper`` is the largest bound of a closed or open cell: valid whatever the
@@ -350,9 +350,9 @@ def branch_and_bound(red: Reduction, estimate: float, *, rtol: float = DEFAULT_R
 
 
 #: the branch and bound starts from prod_f 2^(d_f) orthant cells: beyond this many dimensions it is not used
-MAX_DIMENSIONS = 14
+MAX_DIMENSIONS = 8
 #: batch of vertex evaluations (memory: about 12 arrays of kp x kp floats per point)
-BATCH = 4096
+BATCH = 1024
 
 
 def applies(red: Reduction) -> bool:
@@ -431,7 +431,7 @@ class Eliminated:
 
 
 def solve_eliminated(G_full: np.ndarray, p: int, k: int, *, rtol: float = DEFAULT_RTOL, n_starts: int = 8,
-                     seed: int | None = 0, time_limit: float | None = None, max_cells: int = 100_000) -> Eliminated:
+                     seed: int | None = 0, time_limit: float | None = None, max_cells: int = 60_000) -> Eliminated:
     """Bracket ``f* = max_{|u| = 1} |G^T (E u)^k|`` for the signed matrix ``G_full`` (``(p^k, p)``): local ascent
     from ``n_starts`` random points, the branch and bound to relative width ``rtol`` (its target follows the best
     value found), then local ascent from its best vertex (module docstring)."""
@@ -452,27 +452,16 @@ def solve_eliminated(G_full: np.ndarray, p: int, k: int, *, rtol: float = DEFAUL
                       time.perf_counter() - t0)
 
 
-def estimate_bytes(p: int, k: int, n_inputs: int, n_labels: int, max_cells: int = 100_000) -> float:
-    """Peak memory of :func:`solve_eliminated` before anything is allocated: the ``(p^k, p)`` arrays of the weights
-    (a few copies), one batch of eigen-decompositions (about 14 arrays of ``kp x kp`` per point), the open cells
-    and their children with the value table (per cell: indices, bounds, ``d_0 d_1`` values, the split's Gram
-    matrices) and the vertex cache (about 250 bytes per evaluated tuple, at most a few per cell)."""
+def estimate_bytes(p: int, k: int, n_inputs: int, n_labels: int, max_cells: int = 60_000) -> float:
+    """Peak memory of :func:`solve_eliminated` before anything is allocated, at its cell limit (the branch and bound
+    never holds more): the ``(p^k, p)`` arrays of the weights (a few copies), one batch of :data:`BATCH`
+    eigen-decompositions (about 12 arrays of ``kp x kp``), and per open cell its vertex indices (the cell, its two
+    children, the sorted keys), its values (``d_0 d_1``, a few copies), the split's Gram and cosine matrices
+    (``3 d_max^2``) and the vertex cache (about 200 bytes per evaluated tuple, about one per cell)."""
     n = k * p
     dims = [n_labels - 1] if k == 2 else [n_labels - 1, n_inputs]
     d, pairs = sum(dims), math.prod(dims)
     arrays = 8.0 * p**k * p * 6 + 8.0 * n_inputs * (n + n_labels + n_inputs) * 4
-    batch = 14.0 * 8 * n * n * min(BATCH, max(1, max_cells)) + 8.0 * BATCH * n_inputs * 4
-    cells = max_cells * (8.0 * d * 3 + 8.0 * pairs * 3 + 8.0 * max(dims) ** 2 * 3 + 64)
-    cache = 250.0 * max_cells * 2
-    return arrays + batch + cells + cache
-
-
-def recheck_upper(red: Reduction, claimed: float, *, time_limit: float | None = None,
-                  max_cells: int = 100_000) -> bool:
-    """Re-check a claimed ``f* <= claimed`` from scratch: the branch and bound with the target fixed at ``claimed``
-    must close every cell (each cell's rigorous bound at most ``claimed``).  A claim below ``f*`` never closes the
-    cells around the maximiser, so it is rejected (at the cell or time limit)."""
-    if not claimed > 0:
-        return False
-    b = branch_and_bound(red, claimed, rtol=0.0, time_limit=time_limit, max_cells=max_cells, fixed_target=True)
-    return b.stopped == "converged" and b.upper <= claimed
+    batch = 12.0 * 8 * n * n * BATCH + 8.0 * BATCH * n_inputs * 4
+    per_cell = 8.0 * d * 4 + 8.0 * pairs * 4 + 8.0 * max(dims) ** 2 * 3 + 200.0
+    return arrays + batch + max_cells * per_cell
