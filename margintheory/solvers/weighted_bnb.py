@@ -465,3 +465,14 @@ def estimate_bytes(p: int, k: int, n_inputs: int, n_labels: int, max_cells: int 
     batch = 12.0 * 8 * n * n * BATCH + 8.0 * BATCH * n_inputs * 4
     per_cell = 8.0 * d * 4 + 8.0 * pairs * 4 + 8.0 * max(dims) ** 2 * 3 + 200.0
     return arrays + batch + max_cells * per_cell
+
+
+def recheck_upper(red: Reduction, claimed: float, *, time_limit: float | None = None,
+                  max_cells: int = 60_000) -> bool:
+    """Re-check a claimed ``f* <= claimed`` from scratch: the branch and bound with the target fixed at ``claimed``
+    must close every cell (each cell's rigorous bound at most ``claimed``).  A claim below ``f*`` never closes the
+    cells around the maximiser, so it is rejected (at the cell or time limit)."""
+    if not claimed > 0:
+        return False
+    b = branch_and_bound(red, claimed, rtol=0.0, time_limit=time_limit, max_cells=max_cells, fixed_target=True)
+    return b.stopped == "converged" and b.upper <= claimed
