@@ -113,8 +113,8 @@ def invariant_dual_upper(ub: ProvedUpperBound, profile: np.ndarray) -> tuple[Fra
         ProofStep("weak duality with the invariant dual lam(a, c) = t(c - y(a)) / (p^k T)", "argued", True,
                   "Lemma C.6 of Li et al. (arXiv:2402.09469) / Lemma 7.6 of Morwani et al. (arXiv:2311.07568) for "
                   "any distribution over (input, wrong label) pairs; this one has q = p^-k and tau(a, y + d) = t(d)/T, "
-                  "so F_(q,tau)(u, w) = ((p-1)/p) F_uniform(u, K w), K = I - C(t)/T (docs/theory.md#class-weighted-"
-                  f"bracket); T = {float(total):.17g}"),
+                  "so F_(q,tau)(u, w) = ((p-1)/p) F_uniform(u, K w), K = I - C(t)/T "
+                  f"(docs/theory.md#class-weighted-bracket); T = {float(total):.17g}"),
         ProofStep("|kappa_t(j)|^2 <= r for every frequency j", "proved", kb.holds,
                   f"r = {float(kb.r):.17g}; exact identity r I - K_t^T K_t = H^T H + C(e), C(e) diagonally dominant: "
                   f"e_0 = {float(kb.diagonal):.3e} >= sum |e_m| = {float(kb.off_diagonal):.3e}"),

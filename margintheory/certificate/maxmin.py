@@ -258,12 +258,7 @@ def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
 def attach_maxmin(result: VerificationResult, problem: ModularAddition, *, max_memory: int,
                   rtol: float | None = None, exact_available: bool) -> ProvedUpperBound | None:
     """Compute ``U`` for the problem, add the rows and the ``certificate`` object to ``result``
-    (``exact_available``: the network is one ``--exact`` can check, the construction or a family).  At even ``p``
-    the interval is the true max margin's (:func:`margintheory.certificate.even_p.attach_even_p`)."""
-    if problem.p % 2 == 0:  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
-        from margintheory.certificate.even_p import attach_even_p
-
-        return attach_even_p(result, problem, max_memory=max_memory).ub
+    (``exact_available``: the network is one ``--exact`` can check, the construction or a family)."""
     L = lower_bound_from(result)
     if L is None:
         return None
