@@ -11,7 +11,8 @@ The arrays: ``q`` of shape ``(p^k,)`` over the inputs in row-major order of ``(a
 (:func:`margintheory.engines.margins.input_grid`), non-negative, summing to 1; ``tau`` of shape ``(p^k, p)``, row
 ``x`` a
 distribution over the wrong labels: non-negative, summing to 1, ``tau[x, y(x)] = 0``.  Sums are accepted within
-:data:`SUM_TOL`; the bracket is for the arrays exactly as given (their float64 values as exact rationals).
+:func:`sum_tolerance` of the dtype they are stored in (:data:`SUM_TOL` for float64); the bracket is for the arrays
+exactly as given (their float64 values as exact rationals).
 
 **When the frequency reduction applies** (``proved``).  Write ``y = y(x)`` and ``d = c - y``.  If
 
@@ -52,7 +53,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -69,8 +70,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from margintheory.certificate.upper_bound import ProofStep, ProvedUpperBound
 
 EPS = float(np.finfo(float).eps)
-#: ``q`` and every row of ``tau`` must sum to 1 within this (absolute) tolerance
+#: ``q`` and every row of ``tau`` must sum to 1 within this (absolute) tolerance, or within the rounding of a lower
+#: precision they are stored in (:func:`sum_tolerance`)
 SUM_TOL = 1e-9
+#: unit roundoff of the dtypes numpy has no ``finfo`` for (bfloat16: 8 significant bits)
+_EPS_BY_NAME = {"bfloat16": 2.0**-7}
 METHODS = ("auto", "fourier-exact", "eliminated", "fourier-blocks", "generic")
 #: relative excess of the rational ``r`` over ``max_j |kappa(j)|^2`` tried first by :func:`kappa_bound`
 KAPPA_SLACK = 2.0**-48
@@ -85,6 +89,8 @@ class ClassWeights:
     q: np.ndarray
     tau: np.ndarray
     profile: np.ndarray | None
+    #: the dtype each array was given (or stored) in, whose rounding the sums were allowed (:func:`sum_tolerance`)
+    stored: dict[str, str] = field(default_factory=dict)
 
     @property
     def translation_invariant(self) -> bool:
@@ -112,21 +118,42 @@ class ClassWeights:
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"translation_invariant": self.translation_invariant, "uniform": self.uniform,
-                               "q_constant": bool(np.all(self.q == self.q[0])), "total": self.total}
+                               "q_constant": bool(np.all(self.q == self.q[0])), "total": self.total,
+                               "dtypes": dict(self.stored)}
         if self.profile is not None:
             out["tau_profile"] = self.profile
         return out
 
 
-def class_weights(p: int | ModularAddition, k: int | None = None, *, q: Any, tau: Any) -> ClassWeights:
+def sum_tolerance(dtype: Any, terms: int) -> float:
+    """How far from 1 the sum of ``terms`` weights stored in ``dtype`` may be: :data:`SUM_TOL`, or
+    ``(ceil(log2(terms)) + 1) eps`` for a float type of machine epsilon ``eps`` when that is larger -- rounding each
+    weight to the type moves the sum by at most ``eps/2``, and weights normalized in that type (a pairwise sum, as
+    numpy's) carry about ``log2(terms) eps`` more.  float32: ``1.2e-7`` per term of the logarithm, so a float32 file
+    summing to ``0.99999998`` is accepted; integer arrays sum exactly."""
+    name = str(dtype)
+    if name in _EPS_BY_NAME:
+        eps = _EPS_BY_NAME[name]
+    elif np.dtype(dtype).kind == "f":
+        eps = float(np.finfo(dtype).eps)
+    else:
+        return SUM_TOL
+    return max(SUM_TOL, (math.ceil(math.log2(max(terms, 2))) + 1) * eps)
+
+
+def class_weights(p: int | ModularAddition, k: int | None = None, *, q: Any, tau: Any,
+                  stored: dict[str, str] | None = None) -> ClassWeights:
     """Validate ``q``, ``tau`` for the problem (module docstring) and decide the hypothesis (*) exactly; a bad array
-    is an :class:`InputError` of one line."""
+    is an :class:`InputError` of one line.  Sums are checked within :func:`sum_tolerance` of each array's dtype, or of
+    the dtype named in ``stored`` (``{"q": "bfloat16"}``: the dtype a file stores it in, before widening)."""
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
     n = p**k
+    dtypes = {"q": str(np.asarray(q).dtype), "tau": str(np.asarray(tau).dtype), **(stored or {})}
+    q_tol, tau_tol = sum_tolerance(dtypes["q"], n), sum_tolerance(dtypes["tau"], p)
     qa, ta = _real_array("q", q, (n,)), _real_array("tau", tau, (n, p))
-    if np.any(qa < 0) or abs(float(qa.sum()) - 1.0) > SUM_TOL:
-        raise InputError(f"q must be non-negative and sum to 1 (within {SUM_TOL:g}); its sum is {float(qa.sum())!r}"
+    if np.any(qa < 0) or abs(float(qa.sum()) - 1.0) > q_tol:
+        raise InputError(f"q must be non-negative and sum to 1 (within {q_tol:.2g}); its sum is {float(qa.sum())!r}"
                          + (f" and its smallest entry {float(qa.min())!r}" if np.any(qa < 0) else ""))
     y = input_grid(p, k).sum(axis=1) % p
     rows = np.arange(n)
@@ -137,13 +164,13 @@ def class_weights(p: int | ModularAddition, k: int | None = None, *, q: Any, tau
         raise InputError(f"tau[x, y(x)] must be 0 (weights are over the wrong labels); row {int(wrong[0])} gives the "
                          f"true label y = {int(y[wrong[0]])} the weight {float(ta[wrong[0], y[wrong[0]]])!r}")
     sums = ta.sum(axis=1)
-    off = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOL)
+    off = np.flatnonzero(np.abs(sums - 1.0) > tau_tol)
     if off.size:
-        raise InputError(f"every row of tau must sum to 1 (within {SUM_TOL:g}); row {int(off[0])} sums to "
+        raise InputError(f"every row of tau must sum to 1 (within {tau_tol:.2g}); row {int(off[0])} sums to "
                          f"{float(sums[off[0]])!r}")
     shifted = ta[rows[:, None], (y[:, None] + np.arange(p)[None, :]) % p]  # shifted[x, d] = tau[x, y(x) + d]
     invariant = bool(np.all(qa == qa[0]) and np.all(shifted == shifted[0]))
-    return ClassWeights(problem, qa, ta, shifted[0].copy() if invariant else None)
+    return ClassWeights(problem, qa, ta, shifted[0].copy() if invariant else None, dtypes)
 
 
 def _real_array(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -430,7 +457,8 @@ def eliminated_applies(weights: ClassWeights) -> bool:
 def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None, *, q: Any, tau: Any,
                                  method: str = "auto", n_starts: int = 16, seed: int | None = 0,
                                  solver: str = "CLARABEL", time_limit: float | None = None,
-                                 max_memory: int = 2 * 2**30) -> SingleNeuronBracket:
+                                 max_memory: int = 2 * 2**30, stored: dict[str, str] | None = None
+                                 ) -> SingleNeuronBracket:
     """Bracket ``Psi(q, tau)``, the class-weighted single-neuron optimum (module docstring;
     docs/theory.md#class-weighted-margin), for the problem ``p`` (a
     :class:`~margintheory.core.problems.ModularAddition`,
@@ -441,8 +469,9 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
     :func:`~margintheory.solvers.single_neuron.solve_single_neuron` decides); naming a relaxation runs it on any
     weights (to compare the two).  Weak duality (Lemma C.6 of Li et al., arXiv:2402.09469): every network's
     normalized margin is at most the upper end.  Refuses up front beyond ``max_memory`` (:func:`estimate`).
+    ``stored``: the dtypes the arrays were stored in, for their sums' tolerance (:func:`class_weights`).
     """
-    weights = class_weights(p, k, q=q, tau=tau)
+    weights = class_weights(p, k, q=q, tau=tau, stored=stored)
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {METHODS}")
     chosen = method

@@ -43,9 +43,9 @@ from margintheory.training.metrics import norm_shares
 
 DEFAULT_ANALYSIS_TOLERANCE = 1e-2
 #: default relative tolerance of the "equals gamma*" claims for a trained network: training reaches the max margin
-#: only to the optimizer's accuracy (the README's k = 2 run: 1 - 2e-11; float32 storage alone moves the margin by
-#: about 1e-7), far above the float64 error bound that ``verify`` uses by default.  ``rtol=0`` (``--rtol 0``) checks
-#: at that error bound.
+#: only to the optimizer's accuracy (the k = 2 run of docs/TRAINING.md: 1 - 2e-11; float32 storage alone moves the
+#: margin by about 1e-7), far above the float64 error bound that ``verify`` uses by default.  ``rtol=0``
+#: (``--rtol 0``) checks at that error bound.
 TRAINED_NETWORK_RTOL = 1e-6
 
 
@@ -149,10 +149,11 @@ def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: 
 
 
 def ratio_text(ratio: float) -> str:
-    """``1 - 1.98e-11`` for a ratio within ``1e-4`` of 1 (six decimals would print ``1.000000``), else ``0.963412``."""
+    """The ratio as a factor of ``gamma*``: ``(1 - 1.98e-11) x gamma*`` within ``1e-4`` of 1 (six decimals would print
+    ``1.000000``), ``gamma*`` for exactly 1, else ``0.963412 x gamma*``."""
     if abs(ratio - 1.0) < 1e-4:
-        return "1" if ratio == 1.0 else f"1 {'-' if ratio < 1 else '+'} {abs(ratio - 1.0):.2e}"
-    return f"{ratio:.6f}"
+        return "gamma*" if ratio == 1.0 else f"(1 {'-' if ratio < 1 else '+'} {abs(ratio - 1.0):.2e}) x gamma*"
+    return f"{ratio:.6f} x gamma*"
 
 
 def estimate_analysis(p: int | ModularAddition, k: int | None, m: int, *, compare_construction: bool = True,
@@ -197,7 +198,7 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
         result.fields.update(fields)
     if problem.applicable:
         result.notes.append(
-            f"normalized margin = {ratio_text(result.fields['ratio_to_gamma_star'])} x gamma* (claims 'equal to "
+            f"normalized margin = {ratio_text(result.fields['ratio_to_gamma_star'])} (claims 'equal to "
             f"gamma*' checked at relative tolerance {rtol or 0:g}"
             + (": the default for trained networks; --rtol 0 checks at the float64 error bound)"
                if rtol == TRAINED_NETWORK_RTOL else ")")
