@@ -223,8 +223,10 @@ class _Values:
     top eigenvector at the best one."""
 
     def __init__(self, red: Reduction, factors: list[_Factor]) -> None:
-        self.red, self.factors, self.cache = red, factors, {}
-        self.evaluations, self.best, self.best_key = 0, -math.inf, None
+        self.red, self.factors = red, factors
+        self.cache: dict[tuple[int, ...], float] = {}
+        self.evaluations, self.best = 0, -math.inf
+        self.best_key: tuple[int, ...] | None = None
 
     def table(self, cells: np.ndarray) -> np.ndarray:
         """``(n, d_0)`` or ``(n, d_0, d_1)`` values of every cell's vertex tuples."""
