@@ -88,6 +88,36 @@ class ModularAddition:
 
 
 @dataclass(frozen=True)
+class ModularAdditionEveryP:
+    """``k``-input modular addition for **every odd** ``p >= 3`` at once (``p`` a symbol): Theorem C.22's claims as
+    identities in ``p`` (docs/theory.md#every-p).  ``1 <= k <= MAX_K``; the theorem's own range, the odd primes, is
+    contained; the width minima are stated for the primes ``p > 2k``.
+    """
+
+    k: int
+    task: ClassVar[str] = "modular-addition"
+    MAX_K: ClassVar[int] = 8
+
+    def __post_init__(self) -> None:
+        k = theory.int_at_least("k", self.k, 1)
+        if k > self.MAX_K:
+            raise InputError(f"k must be <= {self.MAX_K} for the every-p proof (the sum-of-squares certificate of the "
+                             f"block form grows fast beyond it), got {k}")
+        object.__setattr__(self, "k", k)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"k": self.k, "every_p": True}
+
+    @property
+    def p_range(self) -> dict[str, Any]:
+        """The range of ``p`` the claims are proved for (JSON ``details.p_range``)."""
+        return {"parity": "odd", "min": 3, "max": None,
+                "claims": "every odd p >= 3 (Theorem C.22's odd primes included)",
+                "theorem_hypothesis": "p an odd prime",
+                "width_minimum": f"every prime p > 2k = {2 * self.k} (no aliasing of the phase moments)"}
+
+
+@dataclass(frozen=True)
 class SparseParity:
     """``(n, k)`` sparse parity: all ``2^n`` points of ``{+1,-1}^n``, label ``prod_{j in S} x_j`` with ``|S| = k``.
 
@@ -223,7 +253,7 @@ class CoGO:
         return f"d = {self.d} is even: the modular-addition closed form assumes odd d"
 
 
-Problem = ModularAddition | SparseParity | GroupComposition | CoGO
+Problem = ModularAddition | ModularAdditionEveryP | SparseParity | GroupComposition | CoGO
 
 
 def as_problem(p: int | ModularAddition, k: int | None = None) -> ModularAddition:

@@ -21,7 +21,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from margintheory.core.checks import VerificationResult
-from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
+from margintheory.core.problems import (
+    CoGO,
+    GroupComposition,
+    ModularAddition,
+    ModularAdditionEveryP,
+    Problem,
+    SparseParity,
+)
 from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL
 from margintheory.engines.margins import DEFAULT_MAX_MEMORY
 from margintheory.errors import InputError, RefusedError
@@ -35,9 +42,15 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["TASK_NAMES", "TASKS", "Task", "VerifyOptions", "verify"]
 
 
-def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
+def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyOptions) -> VerificationResult:
     """The construction (float64 or exact) or a given network, and (``o.certificate``) the max-min interval
-    ``[L, U]`` of :mod:`margintheory.certificate.maxmin`: the solver leg, refused up front if it would not fit."""
+    ``[L, U]`` of :mod:`margintheory.certificate.maxmin`: the solver leg, refused up front if it would not fit.
+    A :class:`ModularAdditionEveryP` problem: the claims for every odd ``p`` at once
+    (:mod:`margintheory.tasks.modular_addition.every_p`)."""
+    if isinstance(problem, ModularAdditionEveryP):
+        from margintheory.tasks.modular_addition.every_p import verify_every_p
+
+        return verify_every_p(problem, **_every_p_options(o))
     if not o.certificate:
         return _check_modular(problem, o)
     from margintheory.certificate.block_sos import require_memory
@@ -53,6 +66,14 @@ def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationR
     else:
         attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
     return result
+
+
+def _every_p_options(o: VerifyOptions) -> dict:
+    """The options the every-p proof uses (the family and the budget); the others concern one ``p`` or a network."""
+    if o.network is not None or o.exact or o.exhaustive or o.rtol is not None or not o.certificate:
+        raise InputError("the every-p proof checks the construction or a family exactly, with both ends: network, "
+                         "exact, exhaustive, rtol and certificate=False do not apply to it")
+    return {"family": o.family, "max_memory": o.max_memory, "max_seconds": o.max_seconds}
 
 
 def _refusal_rank(exc: RefusedError) -> int:
@@ -241,7 +262,7 @@ TASKS: dict[str, Task] = {
         closed_form="gamma* = 2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))",
         constructions=("Lemma C.18",),
         reference="Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
-        problem_type=ModularAddition,
+        problem_type=(ModularAddition, ModularAdditionEveryP),
         runner=_verify_modular,
         options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive"}),
     ),
