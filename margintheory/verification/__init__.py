@@ -54,11 +54,17 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     if not o.certificate:
         return _check_modular(problem, o)
     from margintheory.certificate.block_sos import require_memory
+    from margintheory.certificate.even_p import attach_even_p, estimate_even_p
     from margintheory.certificate.maxmin import attach_maxmin
 
-    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory))
+    even = problem.p % 2 == 0  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
+    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory),
+                   lambda: require(estimate_even_p(problem, o.max_memory), o.max_memory, o.max_seconds) if even else 0)
     result = _check_modular(problem, o)
-    attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
+    if even:
+        attach_even_p(result, problem, max_memory=o.max_memory)
+    else:
+        attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
     return result
 
 
