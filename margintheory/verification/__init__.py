@@ -126,7 +126,24 @@ def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
 
 
 def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
-    """The checks of the construction (float64 or exact) or of a given network (no solver)."""
+    """The checks of the construction (float64 or exact) or of a given network (no solver); where the theorem's
+    hypothesis fails (even ``p``) its claims are reported, not deciding (:func:`_theorem_claims_reported`)."""
+    return _theorem_claims_reported(_run_modular_checks(problem, o), problem)
+
+
+def _theorem_claims_reported(result: VerificationResult, problem: ModularAddition) -> VerificationResult:
+    """At even ``p`` Theorem C.22 (Li et al., arXiv:2402.09469) does not apply: a claim of it that fails there (all
+    wrong logits equal, Lemma C.20's ``f^(j..,-j) > 0``) is a fact about the construction, not a refutation.  Every
+    row becomes informational; what decides is the true max margin's two legs, attached afterwards
+    (:mod:`margintheory.certificate.even_p`), so the verdict is ``not-applicable`` with exit 0 unless a leg fails."""
+    if problem.applicable:
+        return result
+    note = " (Theorem C.22 assumes odd p: reported, not deciding)"
+    result.checks = [c if c.informational else c.reported(note=note) for c in result.checks]
+    return result
+
+
+def _run_modular_checks(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
     from margintheory.core.network import PolyNetwork
     from margintheory.tasks.modular_addition import checks as verification
 
