@@ -75,7 +75,7 @@ EPS = float(np.finfo(float).eps)
 SUM_TOL = 1e-9
 #: unit roundoff of the dtypes numpy has no ``finfo`` for (bfloat16: 8 significant bits)
 _EPS_BY_NAME = {"bfloat16": 2.0**-7}
-METHODS = ("auto", "fourier-exact", "fourier-blocks", "generic")
+METHODS = ("auto", "fourier-exact", "eliminated", "fourier-blocks", "generic")
 #: relative excess of the rational ``r`` over ``max_j |kappa(j)|^2`` tried first by :func:`kappa_bound`
 KAPPA_SLACK = 2.0**-48
 
@@ -308,22 +308,34 @@ def _best_block_neuron(weights: ClassWeights) -> tuple[np.ndarray, int]:
     return best, j
 
 
-def _weighted_upper(ub: ProvedUpperBound, weights: ClassWeights) -> tuple[Fraction, list[ProofStep], KappaBound]:
-    """``U`` with ``U^2 >= lam^2 c_b^2 K_b B^2`` for every block (``K_b = r``, or ``kappa(p/2)^2`` for the real
-    block) and the proof steps that replace the uniform chain's last one."""
+def blocks_upper_bound(ub: ProvedUpperBound, profile: np.ndarray, scale: Fraction
+                       ) -> tuple[Fraction, list[Fraction], KappaBound]:
+    """``(U, needs, kappa bound)`` with ``U^2 >= need_b = scale^2 c_b^2 K_b B^2`` for every frequency block ``b`` of
+    the proved chain ``ub`` (``c_b^2`` its rational constant, ``B`` its SOS bound), where ``K_b = r >=
+    |kappa(j)|^2`` (:func:`kappa_bound`, an exact identity) for the complex blocks and ``K_b = kappa(p/2)^2 =
+    (2 sum_{d odd} t(d))^2`` exactly for the real block of even ``p``; ``profile`` is ``t(d)``, ``d = 0..p-1``
+    (float64 entries taken as exact rationals, ``t(0) = 0``).  Everything is compared in exact rationals."""
     from margintheory.certificate.checker import ceil_sqrt
-    from margintheory.certificate.upper_bound import ProofStep
 
-    assert weights.profile is not None
-    p, k = weights.problem.p, weights.problem.k
-    scale = Fraction(float(weights.q[0])) * p**k * Fraction(p - 1, p)
-    kb = kappa_bound(weights.profile)
-    t = [Fraction(float(x)) for x in weights.profile]
+    kb = kappa_bound(profile)
+    t = [Fraction(float(x)) for x in profile]
     real = (2 * sum(t[1::2], Fraction(0))) ** 2  # kappa(p/2)^2 = (sum_d t(d) (1 - (-1)^d))^2, exact
     B = ub.block_bound
     need = [c["constant_squared"] * scale**2 * (kb.r if c["domain"] == "complex" else real) * B * B
             for c in ub.constants]
     U = max(ceil_sqrt(v) for v in need) if need else Fraction(0)
+    return U, need, kb
+
+
+def _weighted_upper(ub: ProvedUpperBound, weights: ClassWeights) -> tuple[Fraction, list[ProofStep], KappaBound]:
+    """``U`` with ``U^2 >= lam^2 c_b^2 K_b B^2`` for every block (``K_b = r``, or ``kappa(p/2)^2`` for the real
+    block) and the proof steps that replace the uniform chain's last one."""
+    from margintheory.certificate.upper_bound import ProofStep
+
+    assert weights.profile is not None
+    p, k = weights.problem.p, weights.problem.k
+    scale = Fraction(float(weights.q[0])) * p**k * Fraction(p - 1, p)
+    U, need, kb = blocks_upper_bound(ub, weights.profile, scale)
     steps = [
         ProofStep("weights translation-invariant: q constant, tau[x, y(x) + d] = t(d) for every x, d", "proved", True,
                   f"exact comparison of the {p**k} x {p} float64 entries (no tolerance); s = q[x] = "
@@ -399,6 +411,49 @@ def _relaxation_bracket(weights: ClassWeights, method: str, n_starts: int, seed:
     return b
 
 
+def _eliminated_bracket(weights: ClassWeights, n_starts: int, seed: int | None, time_limit: float | None
+                        ) -> SingleNeuronBracket:
+    """``w`` eliminated and the branch and bound of :mod:`margintheory.solvers.weighted_bnb` (``certified``): ``U =
+    c_k f_upper`` plus the float64 rounding of ``q tau``; ``L`` the best unit neuron's objective on the arrays."""
+    from margintheory.solvers.local import LocalMaxima
+    from margintheory.solvers.weighted_bnb import c_k, solve_eliminated
+
+    p, k = weights.problem.p, weights.problem.k
+    G = weights.pair_weights().signed_matrix()
+    res = solve_eliminated(G, p, k, n_starts=n_starts, seed=seed, time_limit=time_limit)
+    theta = res.theta
+    lower = objective_on_arrays(weights, theta)
+    slack = weights_rounding_bound(weights)
+    upper = c_k(k) * res.upper * (1 + 4 * EPS) + slack
+    local = LocalMaxima(lower, theta.ravel(), np.array([lower]), theta.ravel()[None, :], 0, None, res.seconds)
+    out = SingleNeuronBracket(p, k, lower, upper, True, "eliminated", theta, local)
+    out.coefficient_error = slack
+    out.weights = {**weights.describe(), "rounding_of_q_tau": slack, "eliminated": res.summary()}
+    b = res.bnb
+    out.certification = (f"certified: w eliminated (max over w is |M(u)|, M(u) = G^T z^k), branch and bound over the "
+                         f"{res.reduction.factors}-dimensional cones with rigorous eigenvalue bounds (Weyl + Bauer-"
+                         f"Fike, float64 a-priori rounding): f* <= {res.upper:.17g} ({b.cells_closed} cells closed, "
+                         f"{b.cells_open} open, {b.vertex_evaluations} vertex evaluations, {b.stopped}); U = c_k f + "
+                         f"{slack:.2e} (rounding of q tau); lower: the unit neuron of the best u, evaluated on the "
+                         "arrays by the direct sum")
+    out.seconds = res.seconds
+    return out
+
+
+def eliminated_applies(weights: ClassWeights) -> bool:
+    """Whether ``auto`` takes the eliminated branch and bound (:func:`margintheory.solvers.weighted_bnb.applies`:
+    ``k = 2`` with at most 9 labels used, or ``k = 3`` with few inputs carrying weight)."""
+    from margintheory.solvers.weighted_bnb import applies, reduce_weights
+
+    p, k = weights.problem.p, weights.problem.k
+    if k not in (2, 3):
+        return False
+    try:
+        return applies(reduce_weights(weights.pair_weights().signed_matrix(), p, k))
+    except InputError:
+        return False
+
+
 def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None, *, q: Any, tau: Any,
                                  method: str = "auto", n_starts: int = 16, seed: int | None = 0,
                                  solver: str = "CLARABEL", time_limit: float | None = None,
@@ -419,7 +474,13 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
     weights = class_weights(p, k, q=q, tau=tau, stored=stored)
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {METHODS}")
-    chosen = "fourier-exact" if method == "auto" and weights.translation_invariant else method
+    chosen = method
+    if method == "auto":
+        chosen = ("fourier-exact" if weights.translation_invariant else
+                  "eliminated" if eliminated_applies(weights) else "auto")
+    if chosen == "eliminated" and not eliminated_applies(weights):
+        raise InputError("the eliminated branch and bound needs k = 2 (at most 9 labels used) or k = 3 with few "
+                         "inputs carrying weight (at most 8 dimensions in all)")
     if chosen == "fourier-exact" and not weights.translation_invariant:
         raise InputError("the fourier-exact bracket needs translation-invariant weights: q constant and "
                          "tau[x, y(x) + d] depending on d only (exactly)")
@@ -428,6 +489,8 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
     require(estimate(weights, method=chosen, solver=solver), max_memory, time_limit, time_parameter="time_limit")
     if chosen == "fourier-exact":
         return _invariant_bracket(weights, max_memory, time_limit)
+    if chosen == "eliminated":
+        return _eliminated_bracket(weights, n_starts, seed, time_limit)
     return _relaxation_bracket(weights, chosen, n_starts, seed, solver, time_limit, max_memory)
 
 
@@ -440,6 +503,15 @@ def estimate(weights: ClassWeights, *, method: str = "auto", solver: str = "CLAR
 
     p, k = weights.problem.p, weights.problem.k
     arrays = 8.0 * p**k * (p + 4) * 3
+    if method == "eliminated" or (method == "auto" and not weights.translation_invariant and
+                                  eliminated_applies(weights)):
+        from margintheory.solvers.weighted_bnb import estimate_bytes
+
+        rows = np.any(weights.q[:, None] * weights.tau != 0, axis=1)
+        used = int(np.count_nonzero(np.any(weights.tau[rows] != 0, axis=0) | np.isin(np.arange(p), weights.labels[
+            rows])))
+        return Estimate(f"the class-weighted single-neuron bracket for p = {p}, k = {k} (w eliminated, branch and "
+                        "bound)", estimate_bytes(p, k, int(rows.sum()), used) + arrays, None)
     if method == "fourier-exact" or (method == "auto" and weights.translation_invariant):
         est = single_neuron_estimate(p, k, solver=solver, method="fourier-exact")
     else:

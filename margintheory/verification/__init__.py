@@ -54,11 +54,17 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     if not o.certificate:
         return _check_modular(problem, o)
     from margintheory.certificate.block_sos import require_memory
+    from margintheory.certificate.even_p import attach_even_p, estimate_even_p
     from margintheory.certificate.maxmin import attach_maxmin
 
-    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory))
+    even = problem.p % 2 == 0  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
+    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory),
+                   lambda: require(estimate_even_p(problem, o.max_memory), o.max_memory, o.max_seconds) if even else 0)
     result = _check_modular(problem, o)
-    attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
+    if even:
+        attach_even_p(result, problem, max_memory=o.max_memory)
+    else:
+        attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
     return result
 
 
@@ -120,7 +126,24 @@ def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
 
 
 def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
-    """The checks of the construction (float64 or exact) or of a given network (no solver)."""
+    """The checks of the construction (float64 or exact) or of a given network (no solver); where the theorem's
+    hypothesis fails (even ``p``) its claims are reported, not deciding (:func:`_theorem_claims_reported`)."""
+    return _theorem_claims_reported(_run_modular_checks(problem, o), problem)
+
+
+def _theorem_claims_reported(result: VerificationResult, problem: ModularAddition) -> VerificationResult:
+    """At even ``p`` Theorem C.22 (Li et al., arXiv:2402.09469) does not apply: a claim of it that fails there (all
+    wrong logits equal, Lemma C.20's ``f^(j..,-j) > 0``) is a fact about the construction, not a refutation.  Every
+    row becomes informational; what decides is the true max margin's two legs, attached afterwards
+    (:mod:`margintheory.certificate.even_p`), so the verdict is ``not-applicable`` with exit 0 unless a leg fails."""
+    if problem.applicable:
+        return result
+    note = " (Theorem C.22 assumes odd p: reported, not deciding)"
+    result.checks = [c if c.informational else c.reported(note=note) for c in result.checks]
+    return result
+
+
+def _run_modular_checks(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
     from margintheory.core.network import PolyNetwork
     from margintheory.tasks.modular_addition import checks as verification
 
