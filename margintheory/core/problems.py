@@ -216,12 +216,16 @@ class CoGO:
     k0: int = 1
     task: ClassVar[str] = "cogo"
     MAX_D: ClassVar[int] = 64
+    #: a given (or trained) network: the paper's largest group is ``Z_127`` (Tian Table 2, Fig. 4)
+    MAX_NETWORK_D: ClassVar[int] = 256
     CONSTRUCTIONS: ClassVar[tuple[str, ...]] = ("F6", "F4", "F46", "memorize")
 
     def __post_init__(self) -> None:
         d = self.d
-        if isinstance(d, bool) or not isinstance(d, int) or not 3 <= d <= self.MAX_D:
-            raise InputError(f"d must be an integer in 3..{self.MAX_D}, got {d!r}")
+        top = self.MAX_D if self.construction is not None else self.MAX_NETWORK_D
+        if isinstance(d, bool) or not isinstance(d, int) or not 3 <= d <= top:
+            what = "a construction" if self.construction is not None else "a network"
+            raise InputError(f"d must be an integer in 3..{top} for {what}, got {d!r}")
         if self.construction is not None and self.construction not in self.CONSTRUCTIONS:
             names = ", ".join(self.CONSTRUCTIONS)
             raise InputError(f"unknown CoGO construction {self.construction!r}; choose from {names}")

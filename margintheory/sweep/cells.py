@@ -25,7 +25,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from margintheory._version import __version__
 from margintheory.core.checks import EXACTNESS_LEVELS, Check, VerificationResult
@@ -35,6 +35,9 @@ from margintheory.errors import MarginTheoryError
 from margintheory.runtime import progress
 from margintheory.sweep.grid import Cell
 from margintheory.sweep.store import COLUMNS, ERROR
+
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.core.network import PolyNetwork  # modular addition's trained network
 
 CellFunction = Callable[[dict[str, Any]], VerificationResult]
 #: the cell's parameters that have a column of their own (all of them are also in the ``parameters`` column)
@@ -80,16 +83,17 @@ def train_cell(params: dict[str, Any]) -> VerificationResult:
     from margintheory.training.analysis import TRAINED_NETWORK_RTOL, analyze_network, estimate_analysis
     from margintheory.training.trainer import TrainConfig, estimate_training, train
 
-    cfg = TrainConfig(p=params["p"], k=params["k"], width=params["width"], steps=params.get("steps", 3000),
+    p, k = int(params["p"]), int(params["k"])
+    cfg = TrainConfig(p=p, k=k, width=params["width"], steps=params.get("steps", 3000),
                       lam=params.get("lambda", 1e-3), lr=params.get("lr", 5e-3), seed=params.get("seed", 0),
                       log_every=max(1, params.get("steps", 3000)), checkpoint_every=10**9)
     memory, seconds = params.get("max_memory", DEFAULT_MAX_MEMORY), params.get("max_seconds")
-    need = estimate_training(cfg.p, cfg.k, cfg.width, cfg.steps, figures=False).plus(
-        estimate_analysis(cfg.p, cfg.k, cfg.width, compare_construction=False, max_memory=memory))
+    need = estimate_training(p, k, cfg.width, cfg.steps, figures=False).plus(
+        estimate_analysis(p, k, cfg.width, compare_construction=False, max_memory=memory))
     require(need, memory, seconds)
     trained = train(cfg)
     rtol = params.get("rtol")
-    result = analyze_network(trained.network, cfg.p, cfg.k, max_memory=memory, max_seconds=seconds,
+    result = analyze_network(cast("PolyNetwork", trained.network), p, k, max_memory=memory, max_seconds=seconds,
                              rtol=TRAINED_NETWORK_RTOL if rtol is None else rtol, compare_construction=False,
                              title=f"trained network (p={cfg.p}, k={cfg.k}, m={cfg.width}, seed={cfg.seed})")
     last = trained.history[-1]
