@@ -172,8 +172,8 @@ def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResul
     from margintheory.tasks.parity import checks as parity
 
     if o.network is None:
-        require(parity.estimate_parity_check(problem.n, problem.k, 2 ** (problem.k - 1)), o.max_memory,
-                o.max_seconds)
+        require(parity.estimate_parity_check(problem.n, problem.k, 2 ** (problem.k - 1), problem.k, True),
+                o.max_memory, o.max_seconds)
         built = parity.build_parity_construction(problem)
         result = parity.verify_parity(built, construction=True, rtol=o.rtol, max_memory=o.max_memory,
                                       max_seconds=o.max_seconds)
