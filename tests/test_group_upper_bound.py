@@ -227,3 +227,23 @@ def test_cyclic_groups_use_modular_additions_bound():
     res = VerificationResult("C7", task="group")
     attach_group_interval(res, cyclic_group(7), ub, theory.gamma_star(7, 2) * (1 - 1e-14), 1e-15, "test")
     assert res.verdict == "verified"
+
+
+def test_even_cyclic_group_brackets_the_true_max_margin():
+    """C_6 = Z_6: no closed form applies (not-applicable), and both ends of the true max margin are modular
+    addition's at (p, k) = (6, 2): the gap closes (the uniform dual alone left it at 0.6 for C_8), and the group
+    path's own margin (Lemma C.18's network) lies below U."""
+    from fractions import Fraction
+
+    from margintheory import GroupComposition, ModularAddition, verify
+    from margintheory.certificate.even_p import even_p_max_margin
+
+    res = verify(GroupComposition("C6"))
+    assert res.verdict == "not-applicable" and res.exit_code == 0
+    cert = res.certificate
+    assert cert["relative_gap"] <= 1e-6 and cert["upper_exactness"] == "proved"
+    modular = even_p_max_margin(ModularAddition(6, 2), max_memory=2**31)
+    assert Fraction(cert["upper_exact"]) == modular.upper
+    rows = {c.name: c for c in res.checks}
+    assert rows["checked network <= U"].passed and not rows["checked network <= U"].informational
+    assert res.normalized_margin < float(modular.upper) * (1 - 1e-3)  # Lemma C.18's network is not optimal here

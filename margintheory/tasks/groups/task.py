@@ -159,17 +159,43 @@ def verify_group(
         checks, f2 = cyclic_checks(G, max_memory, max_seconds)
         result.checks += checks
         result.fields.update(f2)
+        if G.order % 2 == 0:
+            attach_even_cyclic_max_margin(result, G, f2, max_memory, max_seconds)
+            return result
         ub = cyclic_upper_bound(G.order, max_memory)
         result.add(upper_at_most_check(f2["group_path_margin"], f2["group_path_margin_tolerance"], ub,
                                        "group-path margin <= U, modular addition's proved bound at k = 2"))
         attach_group_interval(result, G, ub, f2["group_path_margin"], f2["group_path_margin_tolerance"],
                               f"float64 margin of Lemma C.18's network (k = 2) with the group-table labels on all "
                               f"{G.order**2} inputs, minus its a-priori error bound")
-        if G.order % 2 == 0:  # as for verify --p n --k 2 at even n: no closed form applies
-            result.notes.append(f"|{G.name}| = {G.order} is even: gamma*(n, 2) does not apply (the papers assume odd "
-                                "n), so the verdict is not-applicable; the group path is checked against modular "
-                                "addition, and [L, U] is reported (the uniform dual is not tight at even n)")
     return result
+
+
+def attach_even_cyclic_max_margin(result: VerificationResult, G: FiniteGroup, f2: dict, max_memory: int,
+                                  max_seconds: float | None) -> None:
+    """``|C_n|`` even: no closed form applies (the papers assume odd ``n``), so the verdict is not-applicable, and
+    the true max margin is still bracketed with both ends.  ``C_n`` is ``Z_n`` (the isomorphism relabels inputs and
+    classes alike, so every network's margin is kept), so its max margin is modular addition's at ``(p, k) = (n, 2)``:
+    ``L`` from the network of optimal frequency weights, ``U`` proved from the optimal translation-invariant dual
+    (:mod:`margintheory.certificate.even_p`, docs/theory.md#even-p-max-margin).  The group path's own margin (Lemma
+    C.18's network with the group-table labels) is the checked network, compared with ``U``."""
+    from margintheory.certificate.even_p import attach_even_p, estimate_even_p
+    from margintheory.core.problems import ModularAddition
+    from margintheory.runtime.budget import require
+
+    problem = ModularAddition(G.order, 2)
+    require(estimate_even_p(problem, max_memory), max_memory, max_seconds)
+    result.set_margin(MarginMeasurement(
+        value=float(f2["group_path_margin"]), error_bound=float(f2["group_path_margin_tolerance"]),
+        exactness="float", method="exhaustive",
+        how=f"float64 margin of Lemma C.18's network (k = 2) with the group-table labels on all {G.order**2} "
+            "inputs, minus its a-priori error bound"))
+    result.applicable = False
+    attach_even_p(result, problem, max_memory=max_memory)
+    result.notes[-1] = (f"|{G.name}| = {G.order} is even: gamma*(n, 2) does not apply (the papers assume odd n), so "
+                        "the verdict is not-applicable; C_n = Z_n, so the true max margin is modular addition's at "
+                        f"(p, k) = ({G.order}, 2): L from the best network found, U from the optimal "
+                        "translation-invariant dual (proved); the gap row decides the exit code")
 
 
 def _condition_fails_note(G: FiniteGroup, f2: dict, result: VerificationResult) -> str:
