@@ -552,9 +552,12 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
                          "tau[x, y(x) + d] depending on d only (exactly)")
     from margintheory.runtime.budget import require
 
-    fallback = method == "auto" and chosen == "quartic-sos" and eliminated_applies(weights)
-    require(estimate(weights, method="quartic-sos+eliminated" if fallback else chosen, solver=solver,
-                     max_memory=max_memory), max_memory, time_limit, time_parameter="time_limit")
+    require(estimate(weights, method=chosen, solver=solver, max_memory=max_memory), max_memory, time_limit,
+            time_parameter="time_limit")
+    # the branch and bound after quartic-sos only where it applies and fits the budget by itself (not counted
+    # in the estimate above: the two run one after the other, and the second only when the first falls short)
+    fallback = (method == "auto" and chosen == "quartic-sos" and eliminated_applies(weights)
+                and estimate(weights, method="eliminated").bytes <= max_memory)
     if chosen == "fourier-exact":
         return _invariant_bracket(weights, max_memory, time_limit)
     if chosen == "quartic-sos":
@@ -601,17 +604,12 @@ def estimate(weights: ClassWeights, *, method: str = "auto", solver: str = "CLAR
     if method == "auto" and not weights.translation_invariant:
         method = auto_method(weights, max_memory)
         method = "generic" if method == "auto" else method
-    if method in ("quartic-sos", "quartic-sos+eliminated"):
+    if method == "quartic-sos":
         from margintheory.solvers.quartic_sos import estimate_bytes, estimate_seconds
 
         n = quartic_sos_size(weights) or 0
-        est = Estimate(f"the class-weighted single-neuron bracket for p = {p}, k = {k} (the first-level SOS bound of "
-                       f"a quartic form in {n} variables)", estimate_bytes(n) + arrays, estimate_seconds(n))
-        if method == "quartic-sos+eliminated":
-            other = estimate(weights, method="eliminated")
-            est = Estimate(est.what + ", then possibly the branch and bound", max(est.bytes, other.bytes),
-                           est.seconds)
-        return est
+        return Estimate(f"the class-weighted single-neuron bracket for p = {p}, k = {k} (the first-level SOS bound of "
+                        f"a quartic form in {n} variables)", estimate_bytes(n) + arrays, estimate_seconds(n))
     if method == "eliminated":
         return _eliminated_estimate(weights, arrays)
     if method == "fourier-exact" or (method == "auto" and weights.translation_invariant):
