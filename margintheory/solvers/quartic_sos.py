@@ -427,8 +427,8 @@ def remainder_within(P_int: list[list[int]], den: int, chol: list[list[int]], rh
     diag = eta_int * four
     total = 0
     for i, row in enumerate(E.tolist()):
-        for j, v in enumerate(row):
-            v = int(v) - (diag if i == j else 0)
+        for j, entry in enumerate(row):
+            v = int(entry) - (diag if i == j else 0)
             total += v * v
     return total <= diag * diag
 
