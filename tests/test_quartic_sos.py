@@ -176,15 +176,21 @@ def test_a_weakened_decomposition_fails(solved52):
     neg = [row[:] for row in c.P_int]
     neg[0][0] = -neg[0][0]  # an indefinite matrix is never accepted, whatever the factor
     assert not Q.remainder_within(neg, c.den, c.chol, c.rho, c.eta_int)
-    assert Q.prove_psd(np.array(neg, dtype=object), c.den) is None
+    proof, lam = Q.prove_psd(np.array(neg, dtype=object), c.den)
+    assert proof is None and lam < 0
 
 
-def test_a_claim_below_the_maximum_is_never_proved(solved52):
-    """Lowering SCS's gamma by 1e-4 (relative) leaves no positive semidefinite rounding: the projection then has
-    negative eigenvalues that no shift within the tries repairs."""
+def test_a_claim_below_the_maximum_is_raised_above_it(solved52, monkeypatch):
+    """Starting the rounding from SCS's gamma lowered by 1e-4 (relative): the projected Gram matrix then has a
+    negative eigenvalue, the shift must make it up, and the proved gamma ends above the maximum found; with a
+    single try there is no certificate at all."""
     w, res = solved52
     gs = Q.gram_structure(res.form.nvars)
     low = replace(res.scs, gamma=res.scs.gamma * (1 - 1e-4))
+    cert = Q.certify(gs, res.form, low)
+    assert cert.tries > 1 and Q.check_certificate(res.form, cert)[0]
+    assert cert.gamma >= Fraction(res.f_lower) ** 2 * (1 - Fraction(1, 10**12))
+    monkeypatch.setattr(Q, "MAX_TRIES", 1)
     with pytest.raises(SolverError, match="no positive semidefinite rounding"):
         Q.certify(gs, res.form, low)
 

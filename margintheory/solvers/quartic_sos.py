@@ -35,7 +35,8 @@ iteration, the coefficient-matching equations factored once -- each Gram entry e
    ``P = L L^T + (eta I + E)``, a sum of two positive semidefinite matrices.  One integer matrix product
    (python-flint), not an exact ``LDL^T`` of a ``406 x 406`` rational matrix (minutes).
 
-If a step fails, ``delta`` grows ``x16`` (at most :data:`MAX_TRIES` tries).  :func:`check_certificate` re-checks
+If a step fails, ``delta`` is doubled and raised by the float eigenvalue deficit (at most :data:`MAX_TRIES`
+tries).  :func:`check_certificate` re-checks
 a certificate from scratch (identity and decomposition) and is what the bound rests on.  The upper end:
 ``U = ceil_sqrt(4 gamma / 27)`` (``k = 2``) or ``U = gamma`` (``k = 3``), an exact rational ``>= Psi``.
 
@@ -62,7 +63,7 @@ from margintheory.errors import InputError, SolverError
 SCS_EPS = 1e-10
 #: SCS's iteration limit (measured: 150 to 400 iterations at the target sizes)
 SCS_MAX_ITERS = 20_000
-#: first shift ``delta`` relative to ``gamma``; raised x16 per failed try
+#: first shift ``delta`` relative to ``gamma``; doubled and raised by the eigenvalue deficit per failed try
 FIRST_SHIFT = 2.0**-32
 MAX_TRIES = 5
 #: rounding grid of ``P`` and ``gamma`` (bits below the working scale)
@@ -76,10 +77,11 @@ MAX_VARIABLES = 64
 BYTES_BASE = 16 * 2**20
 BYTES_PER_M2 = 1500.0
 #: time model: ``SCS_ITERATIONS`` iterations of an ``m x m`` eigendecomposition (``SECONDS_PER_M3 m^3`` each), the
-#: exact steps (``SECONDS_PER_M2 m^2``) and the local ascent; measured 100 to 1325 iterations, 1.3e-9 to 1.9e-9 s
-#: per ``m^3`` on 2 loaded cores
-SCS_ITERATIONS = 500
-SECONDS_PER_M3 = 2e-9
+#: exact steps (``SECONDS_PER_M2 m^2``) and the local ascent.  Measured (benchmarks/bench_class_weighted.py, 2 loaded
+#: cores): 100 to 300 iterations at the target sizes, 0.8e-9 to 1.9e-9 s per ``m^3`` of wall time; an occasional
+#: instance needs more (random (6, 3), seed 1: 1325 iterations, 3x the estimate)
+SCS_ITERATIONS = 400
+SECONDS_PER_M3 = 1.2e-9
 SECONDS_PER_M2 = 2e-5
 SECONDS_BASE = 2.0
 
@@ -277,7 +279,8 @@ class ConicSolve:
 
 def solve_scs(gs: GramStructure, form: QuarticForm, scale: float, *, time_limit: float | None = None) -> ConicSolve:
     """``min gamma`` s.t. ``gamma |x|^4 - f / 2^sigma = m^T P m``, ``P >= 0`` with SCS (``2^sigma`` the power of
-    two nearest ``scale``, an estimate of ``max f``).  A status other than solved raises :class:`SolverError`."""
+    two nearest ``scale``, an estimate of ``max f``).  A status other than solved (accurately or not) raises
+    :class:`SolverError`."""
     import scs
 
     sigma = round(math.log2(scale)) if scale > 0 else 0
@@ -300,7 +303,9 @@ def solve_scs(gs: GramStructure, form: QuarticForm, scale: float, *, time_limit:
     t0 = time.perf_counter()
     sol = scs.SCS({"A": A, "b": b, "c": c}, {"z": nr, "s": [gs.size]}, **settings).solve()
     status = str(sol["info"]["status"])
-    if status not in ("solved", "solved_inaccurate") or not np.all(np.isfinite(sol["x"])):
+    # 1: solved, 2: solved inaccurate (also at the iteration or time limit); the bound rests on the exact
+    # certificate alone, so an inaccurate point is only a worse starting point for the rounding
+    if int(sol["info"]["status_val"]) not in (1, 2) or not np.all(np.isfinite(sol["x"])):
         raise SolverError(f"quartic SOS bound: SCS returned status {status!r} after {sol['info']['iter']} "
                           "iterations; no bound")
     m = gs.size
@@ -393,23 +398,24 @@ def project_exactly(gs: GramStructure, form: QuarticForm, sol: ConicSolve, delta
     return gamma_grid * up, den, P_int
 
 
-def prove_psd(P_int: np.ndarray, den: int) -> tuple[list[list[int]], int, int] | None:
+def prove_psd(P_int: np.ndarray, den: int) -> tuple[tuple[list[list[int]], int, int] | None, float]:
     """Step 4: ``(L, rho, eta_int)`` with ``P_int / den = L L^T / 4^rho + eta_int / den I + E``, ``|E|_F <=
-    eta_int / den``, or ``None`` when the float screen or the exact comparison fails."""
+    eta_int / den`` (``None`` when the float screen or the exact comparison fails), and the float smallest
+    eigenvalue of ``P_int / den`` (what a larger shift must make up)."""
     Pf = np.array([[v / den for v in row] for row in P_int.tolist()])
     lam_min = float(np.linalg.eigvalsh(Pf)[0])
     if not lam_min > 0:
-        return None
+        return None, lam_min
     eta_int = int(lam_min / 2 * den)
     try:
         Lf = np.linalg.cholesky(Pf - (eta_int / den) * np.eye(len(Pf)))
     except np.linalg.LinAlgError:
-        return None
+        return None, lam_min
     rho = 52 - math.frexp(float(np.abs(Lf).max()))[1]
     chol = np.rint(Lf * 2.0**rho).astype(np.int64).tolist()
     if not remainder_within(P_int.tolist(), den, chol, rho, eta_int):
-        return None
-    return chol, rho, eta_int
+        return None, lam_min
+    return (chol, rho, eta_int), lam_min
 
 
 def remainder_within(P_int: list[list[int]], den: int, chol: list[list[int]], rho: int, eta_int: int) -> bool:
@@ -474,12 +480,13 @@ def check_certificate(form: QuarticForm, cert: QuarticCertificate) -> tuple[bool
 
 
 def certify(gs: GramStructure, form: QuarticForm, sol: ConicSolve) -> QuarticCertificate:
-    """Steps 1-4 with growing shifts; the certificate returned has passed :func:`check_certificate`."""
-    delta_rel = FIRST_SHIFT
+    """Steps 1-4, the shift doubled and raised by 1.1 times the float eigenvalue deficit after a failed try (``D >= I``:
+    the shift ``delta D`` raises every eigenvalue by at least ``delta``); the certificate returned has passed
+    :func:`check_certificate`."""
+    delta = FIRST_SHIFT * max(sol.gamma, 0.0)
     for tries in range(1, MAX_TRIES + 1):
-        delta = delta_rel * max(sol.gamma, 0.0)
         gamma_int, den, P_int = project_exactly(gs, form, sol, delta)
-        proof = prove_psd(P_int, den)
+        proof, lam_min = prove_psd(P_int, den)
         if proof is not None:
             chol, rho, eta_int = proof
             cert = QuarticCertificate(gamma_int, den, P_int.tolist(), chol, rho, eta_int, delta * 2.0**sol.sigma,
@@ -488,9 +495,10 @@ def certify(gs: GramStructure, form: QuarticForm, sol: ConicSolve) -> QuarticCer
             if not ok:  # pragma: no cover - the construction satisfies both by design
                 raise SolverError(f"quartic SOS bound: the rounded certificate fails its check ({why})")
             return cert
-        delta_rel *= 16
+        delta = 2 * delta + 1.1 * max(-lam_min, 0.0) / 2.0**sol.sigma
     raise SolverError(f"quartic SOS bound: no positive semidefinite rounding after {MAX_TRIES} shifts (last "
-                      f"{delta_rel / 16:.1e} of gamma); the first SOS level may not be tight enough here")
+                      f"{delta / max(sol.gamma, 1e-300):.1e} of gamma); the first SOS level may not be tight enough "
+                      "here")
 
 
 def upper_from_gamma(k: int, gamma: Fraction) -> Fraction:
