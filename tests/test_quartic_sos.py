@@ -178,6 +178,52 @@ def test_a_weakened_decomposition_fails(solved52):
     assert not Q.remainder_within(neg, c.den, c.chol, c.rho, c.eta_int)
     proof, lam = Q.prove_psd(np.array(neg, dtype=object), c.den)
     assert proof is None and lam < 0
+    # -I = 0 0^T + (eta I + 0) with eta = -1: |E|_F <= |eta|, but a negative eta proves nothing
+    minus_identity = [[-7 if i == j else 0 for j in range(3)] for i in range(3)]
+    assert not Q.remainder_within(minus_identity, 7, [[0] * 3] * 3, 0, -7)
+    assert Q.remainder_within([[7 if i == j else 0 for j in range(3)] for i in range(3)], 7, [[0] * 3] * 3, 0, 7)
+
+
+def _eta_for_ratio(cert, ratio):
+    """The ``eta_int`` at which ``|P - eta I - L L^T / 4^rho|_F = ratio * eta`` (the larger root), from the exact
+    Frobenius data of ``E0 = P - L L^T / 4^rho`` (in units of ``1 / den``)."""
+    from flint import fmpz_mat
+
+    four = 1 << (2 * cert.rho)
+    L = fmpz_mat(cert.chol)
+    E0 = fmpz_mat(cert.P_int) * four - (L * L.transpose()) * cert.den  # times den 4^rho
+    entries = [[Fraction(int(v), four) for v in row] for row in E0.tolist()]
+    m = len(entries)
+    frob2 = sum(v * v for row in entries for v in row)
+    trace = sum(entries[i][i] for i in range(m))
+    # |E0 - s I|^2 = frob2 - 2 s trace + m s^2 = ratio^2 s^2
+    a, b, c = m - ratio**2, -2 * float(trace), float(frob2)
+    s = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a) if a else c / -b
+    return int(s)
+
+
+@pytest.mark.parametrize("ratio,holds", [(0.9, True), (1.1, False), (1.9, False)])
+def test_the_decomposition_check_is_sharp(solved52, ratio, holds):
+    """``|E|_F <= eta`` decides, not a multiple of it: a remainder 10 % under ``eta`` passes, 10 % or 90 % over
+    fails (a check weakened by a factor of 2, in the norm or its square, would accept the last two)."""
+    c = solved52[1].certificate
+    eta = _eta_for_ratio(c, ratio)
+    assert eta > 0
+    assert Q.remainder_within(c.P_int, c.den, c.chol, c.rho, eta) is holds
+
+
+def test_the_identity_check_is_an_equality(solved52):
+    _, res = solved52
+    cert = res.certificate
+    for d in (1, -1):
+        P = [row[:] for row in cert.P_int]
+        P[0][0] += d
+        assert not Q.identity_holds(res.form, replace(cert, P_int=P))
+        assert not Q.identity_holds(res.form, replace(cert, gamma_int=cert.gamma_int + d))
+    P = [row[:] for row in cert.P_int]
+    P[0][1] += 1
+    P[1][0] -= 1  # the same monomial x0^3 x1 from both positions: the identity still holds
+    assert Q.identity_holds(res.form, replace(cert, P_int=P))
 
 
 def test_a_claim_below_the_maximum_is_raised_above_it(solved52, monkeypatch):
