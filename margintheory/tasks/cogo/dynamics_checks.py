@@ -1,5 +1,5 @@
-"""The gradient-dynamics statements of Tian's CoGO (arXiv:2410.01779, Section 6 and App. D; docs/theory.md#cogo-
-dynamics), checked by computation on seeded weights:
+"""The gradient-dynamics statements of Tian's CoGO (arXiv:2410.01779, Section 6 and App. D;
+docs/theory.md#cogo-dynamics), checked by computation on seeded weights:
 
 * **Theorem 5**: under gradient flow on the real weights ``W``, the monomial potentials move as
   ``r' = -J J^* conj(grad_r l)`` (``J = dr/dW``; ``r`` and its conjugate treated as independent), and

@@ -178,7 +178,8 @@ def corollary1_checks(d: int) -> list[Check]:
     f6 = cc.build_f6(d, variant="paper" if d % 2 else "corrected").z
     loss = forward_loss(to_network(f6 * y)[0])
     rows = [Check(name="Cor. 1 on z_F6 * y", expected=0.0, measured=loss, tolerance=ZERO_TOL, passed=loss <= ZERO_TOL,
-                  exactness="float", detail=f"forward-pass loss; y an order-1 unit with |y_pk| in [1/2, 2] (seed {SEED})",
+                  exactness="float",
+                  detail=f"forward-pass loss; y an order-1 unit with |y_pk| in [1/2, 2] (seed {SEED})",
                   statement="Corollary 1 under Lemma 1's condition: z_F6 * y is a global optimizer (loss 0) for a "
                             "unit y")]
     if d >= 5:

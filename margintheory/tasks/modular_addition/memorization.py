@@ -19,6 +19,7 @@ exact algebraic numbers (sympy), compared with ``gamma*`` by the square of their
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 import sympy as sp
 
@@ -142,7 +143,8 @@ def memorization_checks(p: int) -> tuple[list[Check], dict]:
                           measured=float(value), tolerance=0.0, passed=below, exactness="proved", informational=True,
                           detail=f"exact {value}" + (f" = {float(ratio):.6g} gamma* (exact ratio {ratio})"
                                                      if ratio is not None else ""),
-                          statement=f"App. D.4 network ({tag}{', each neuron rescaled to equal norms' if balanced else ''}"
+                          statement=f"App. D.4 network ({tag}"
+                                    f"{', each neuron rescaled to equal norms' if balanced else ''}"
                                     "): L_{2,3}-normalized margin < gamma*(p, 2) (computed here, not in the paper)"))
         fields[f"memorization_margin_{'balanced' if balanced else 'printed'}"] = float(value)
     rows.append(_fourier_spread_row(net))

@@ -85,7 +85,8 @@ def d63_dft_row(p: int) -> Check:
                  detail=f"p = {p}, seeded random u, v, w: relative max |f^(j,k,l) - 2 u^(j) v^(k) w^(l)| is {bad:.3g} "
                         f"with the printed definition (it ignores k and l) and {good:.1e} with exponents j a, k b, l c",
                  statement="Morwani et al. App. D.6.3 as printed: f^(j,k,l) = sum_{a,b,c} e^{-2 pi i j (a+b+c)/p} "
-                           "f(a,b,c) gives phi^(3)^(j,k,l) = 2 u^(j) v^(k) w^(l) (false: the exponents are j a, k b, l c)")
+                           "f(a,b,c) gives phi^(3)^(j,k,l) = 2 u^(j) v^(k) w^(l) (false: the exponents are j a, k b, "
+                           "l c)")
 
 
 def sec74_norm_row(p: int) -> Check:
@@ -141,7 +142,8 @@ def nonmixed_rows(problem: ModularAddition) -> list[Check]:
         w[0] += 1
     size, spread = nonmixed_terms(p, k, u, w)
     lemmas = "Lemmas C.10 (k = 3) and C.14" if k == 3 else "Lemma C.14"
-    where = f"p = {p}, k = {k}, seeded integer u_i, w with mean(w) = {Fraction(int(w.sum()), p)}; exact over {p}^{k} inputs"
+    where = (f"p = {p}, k = {k}, seeded integer u_i, w with mean(w) = {Fraction(int(w.sum()), p)}; exact over "
+             f"{p}^{k} inputs")
     return [
         Check(name="C.14: non-mixed terms = 0", expected="0", measured=str(size), tolerance=None, passed=size == 0,
               exactness="proved", informational=True,
