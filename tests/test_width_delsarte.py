@@ -69,12 +69,12 @@ def test_the_k5_minimum_is_96():
     assert len(cert.index) == 1131 and cert.k == 5
 
 
-def test_the_k6_bound_is_221():
-    """k = 6: 221 <= neurons per frequency <= 224 (the parity design); the ratio stays below the design's size and
+def test_the_k6_bound_is_222():
+    """k = 6: 222 <= neurons per frequency <= 224 (the parity design); the ratio stays below the design's size and
     below the number of parity classes its index set meets (224: all of them)."""
     lb = width_lower_bound(6)
-    assert lb.per_frequency == 221 and "Delsarte LP" in lb.method and "4437 vectors" in lb.method
-    assert 220 < Fraction(lb.ratio.split()[0]) <= 221 < parity_design_measure(6).size == 224
+    assert lb.per_frequency == 222 and "Delsarte LP" in lb.method and "4989 vectors" in lb.method
+    assert 221 < Fraction(lb.ratio.split()[0]) <= 222 < parity_design_measure(6).size == 224
     assert parity_classes(6, shipped_delsarte_certificate(6).index) == 224
 
 

@@ -121,7 +121,8 @@ def symmetric_box(k: int, radius: int, max_norm2: int | None = None,
 
 #: ``k -> (radius, max_norm2, extra_orbits)`` of :func:`symmetric_box` indexing the shipped certificate for ``k``
 SHIPPED_INDEX: dict[int, tuple[int, int | None, tuple[tuple[int, ...], ...]]] = {
-    3: (2, None, ()), 4: (2, None, ()), 5: (2, 12, ()), 6: (2, 12, ())}
+    3: (2, None, ()), 4: (2, None, ()), 5: (2, 12, ()),
+    6: (2, 12, ((3, 2, 1, 0, 0, 0), (3, 1, 1, 1, 0, 0), (3, 1, 1, 1, 1, 1), (3, 1, 1, 1, 1, -1), (3, 1, 1, 1, -1, -1)))}
 
 
 def parity_classes(k: int, index: list[tuple[int, ...]] | tuple[tuple[int, ...], ...]) -> int:
@@ -565,13 +566,14 @@ def round_delsarte_certificate(k: int, index: list[tuple[int, ...]], data: dict[
 def solve_delsarte_certificate(k: int, radius: int = 2, max_norm2: int | None = None, *,
                                extra_orbits: tuple[tuple[int, ...], ...] = (),
                                denominator: int = 10**9, margin: float = 1e-6, solver: str = "CLARABEL",
+                               solver_opts: dict[str, object] | None = None,
                                log=lambda msg: None) -> tuple[DelsarteCertificate, dict[str, object]]:
     """The whole search: :func:`delsarte_sdp` on :func:`symmetric_box` ``(k, radius, max_norm2, extra_orbits)``, then
     :func:`round_delsarte_certificate` (``denominator``, diagonal ``margin``: the margin costs about ``n margin`` of
     the trace, so large index sets need a small one); returns the (unchecked) certificate and what the SDP reported."""
     t0 = time.perf_counter()
     index = symmetric_box(k, radius, max_norm2, extra_orbits)
-    data, x, value, status = delsarte_sdp(k, index, solver=solver, log=log)
+    data, x, value, status = delsarte_sdp(k, index, solver=solver, solver_opts=solver_opts, log=log)
     cert = round_delsarte_certificate(k, index, data, x, denominator=denominator, margin=margin)
     return cert, {"sdp_value": value, "sdp_status": status, "vectors": len(index), "pair_orbits": data["norb"],
                   "seconds": time.perf_counter() - t0}
