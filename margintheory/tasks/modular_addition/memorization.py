@@ -133,7 +133,7 @@ def memorization_checks(p: int) -> tuple[list[Check], dict]:
             Check(name="D.4: width 2p^2", expected=2 * p * p, measured=net.width, tolerance=None,
                   passed=net.width == 2 * p * p, exactness="proved", statement="App. D.4: 2 p^2 neurons")]
     fields: dict = {"memorization_width": net.width}
-    gamma = theory.gamma_star_exact(p, 2) if p % 2 else None
+    gamma = theory.gamma_star_exact_of(p, 2) if p % 2 else None  # p validated by the problem object
     for balanced in (False, True):
         value = sp.nsimplify(margin / norm_cubed(net, balanced))
         ratio = sp.simplify(value / gamma) if gamma is not None else None
