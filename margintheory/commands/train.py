@@ -133,8 +133,13 @@ def _train_into(cfg, out: Path, args: argparse.Namespace, device: str) -> int:
     from margintheory.training import figures
     from margintheory.training.trainer import train, write_history
 
-    with progress_bar(cfg.steps, enabled=not args.no_progress and sys.stderr.isatty()) as report:
-        result = train(cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report, device=device)
+    try:
+        with progress_bar(cfg.steps, enabled=not args.no_progress and sys.stderr.isatty()) as report:
+            result = train(cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report,
+                           device=device)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the trainer saved the current step
+        exc.add_note("rerun the same command with --resume to continue")
+        raise
     result.network.save(out / "network.npz")
     result.initial.save(out / "initial.npz")
     write_history(out, result)

@@ -412,15 +412,32 @@ def _cyclic_generator_ok(group: CosineGroup, q: int) -> bool:
     return len(group.weights) == q and expected == actual and len(set(group.weights)) == 1
 
 
+#: the integer weights of a group (its weights over their common denominator) must sum below this: the moment
+#: counts are accumulated in float64 (exact below 2^53) and reduced in int64
+MAX_INTEGER_WEIGHT = 2**52
+
+
+def integer_weights(group: CosineGroup) -> tuple[int, np.ndarray]:
+    """``(L, L w_a)``: the common denominator of the group's weights and the integer weights (int64), or
+    :class:`~margintheory.errors.RefusedError` when they sum to :data:`MAX_INTEGER_WEIGHT` or more (weights with
+    large coprime denominators: the exact moment check would overflow)."""
+    from margintheory.errors import RefusedError
+
+    scale = math.lcm(*(w.denominator for w in group.weights))
+    ints = [w.numerator * (scale // w.denominator) for w in group.weights]
+    if sum(ints) >= MAX_INTEGER_WEIGHT:
+        raise RefusedError(f"the {len(ints)} weight ratios have the common denominator {scale:.3g}, so their integer "
+                           f"weights sum to {float(sum(ints)):.3g}, more than the exact moment check holds "
+                           f"(2^{MAX_INTEGER_WEIGHT.bit_length() - 1})")
+    return scale, np.array(ints, dtype=np.int64)
+
+
 def group_structure(group: CosineGroup, k: int, q: int) -> GroupStructure:
     """Exact moments of one group (integer counts reduced modulo ``Phi_Q``; no floating point decides anything).
 
     A cyclic group of atoms ``{t G}`` (equal weights) has ``mu(n, +1) = W [Q divides (n, 1) . G]`` (a geometric
     series of a root of unity): an integer test per ``n``."""
-    scale = math.lcm(*(w.denominator for w in group.weights))
-    iw = np.array([int(w * scale) for w in group.weights], dtype=np.int64)
-    if int(iw.sum()) >= 2**52:
-        raise OverflowError("the integer weights are too large for the exact moment check")
+    scale, iw = integer_weights(group)
     if group.cyclic_generator is not None and _cyclic_generator_ok(group, q):
         idx = off_diagonal_indices(k)
         g = np.asarray(group.cyclic_generator, dtype=np.int64)
@@ -786,9 +803,15 @@ def _propose(net: PolyNetwork) -> _Proposal | str:
     phases = np.vectorize(lambda v: int(turns[float(v)] * q) % q, otypes=[np.int64])(rounded)
     ref = float(mean.max())
     ratio_values = (mean / ref) ** (k + 1)
+    small = np.flatnonzero(~(ratio_values >= 0.5 / MAX_WEIGHT_DENOMINATOR))  # (NaN-safe)
+    if len(small):
+        return (f"neuron {int(kept[small[0]])} has the weight ratio (A_i / A_max)^(k+1) = "
+                f"{ratio_values[small[0]]:.3g}, too small for a rational with denominator <= {MAX_WEIGHT_DENOMINATOR}")
     ratios, why = _rationals(ratio_values, MAX_WEIGHT_DENOMINATOR, 1e-9, "weight ratio (A_i / A_max)^(k+1)")
     if why:
         return why
+    if any(r <= 0 for r in ratios.values()):  # (excluded above; the exact description needs positive weights)
+        return "a weight ratio rounds to a rational <= 0"
     return _Proposal(kept, zeta, phases, q, [ratios[float(v)] for v in np.round(ratio_values, 12)], ref)
 
 
@@ -843,11 +866,14 @@ def recognize_cosine_network(net: PolyNetwork) -> Recognition:
         return Recognition(None, proposal)
     dev, amp = _deviation(net, proposal)
     rel = dev.max(axis=1) / amp
-    worst = int(np.argmax(rel))
-    if rel[worst] > ROUNDING_TOLERANCE:
+    bad = np.flatnonzero(~(rel <= ROUNDING_TOLERANCE))  # NaN-safe: a NaN bound (a ball of radius inf) is refused
+    if len(bad):
+        worst = int(bad[np.argmax(np.where(np.isnan(rel[bad]), np.inf, rel[bad]))])
+        size = f"{rel[worst]:.2e} of its amplitude" if math.isfinite(rel[worst]) else "an unbounded amount"
         return Recognition(None, f"neuron {int(proposal.kept[worst])} differs from the nearest exact cosine neuron "
-                                 f"by {rel[worst]:.2e} of its amplitude (float64 rounding allows "
-                                 f"{ROUNDING_TOLERANCE:.1e})", max_relative_deviation=float(rel[worst]))
+                                 f"by {size} (float64 rounding allows {ROUNDING_TOLERANCE:.1e})",
+                           max_relative_deviation=float(rel[worst]))
+    worst = int(np.argmax(rel))
     return Recognition(_group_atoms(net, proposal), "", dev, amp, proposal.kept, float(rel[worst]))
 
 
@@ -885,16 +911,41 @@ def network_fourier_margin(net: PolyNetwork, *, max_memory: float | None = None,
                            max_seconds: float | None = None) -> tuple[CompactMargin | None, str]:
     """The compact margin of a float64 network that is an exact single-frequency cosine network up to rounding,
     with rigorous bounds for that rounding (``certified``); ``(None, reason)`` when the shortcut does not apply
-    (also when the exact description's moment check would exceed the budget)."""
+    (also when the exact description's moment check would exceed the budget).
+
+    The shortcut is only a faster way to the margin the exhaustive engine computes, so anything that stops it -- a
+    refusal (weights whose exact integers would overflow), an arithmetic failure, a bound that is not finite --
+    refuses it with the reason, and never ends the verification."""
     from margintheory.errors import RefusedError
-    from margintheory.runtime.budget import require
 
     t0 = time.perf_counter()
     rescaled, shift = power_of_two_rescaled(net)
     if rescaled is None:
         return None, ("rescaling the network's weights by a power of two to order 1 (to keep its logits finite) "
                       "would round a subnormal weight")
-    net = rescaled
+    try:
+        out, why = _recognized_margin(rescaled, max_memory, max_seconds, t0)
+    except RefusedError as exc:
+        return None, str(exc)
+    except (ArithmeticError, ValueError) as exc:  # e.g. a ball of infinite radius: refuse, the exhaustive engine runs
+        return None, f"the compact check stopped ({type(exc).__name__}: {exc})"
+    if out is None:
+        return None, why
+    if not all(math.isfinite(v) for v in (out.normalized_lower, out.normalized_upper, out.normalized_margin)):
+        return None, (f"the compact bounds are not finite ([{out.normalized_lower}, {out.normalized_upper}]): the "
+                      "shortcut proves nothing for this network")
+    if shift:
+        out.how += (f"; the weights were first multiplied by 2^{shift} (exact in float64; the normalized margin is "
+                    f"invariant under scaling, the logits shown are those of the rescaled network)")
+    return out, ""
+
+
+def _recognized_margin(net: PolyNetwork, max_memory: float | None, max_seconds: float | None,
+                       t0: float) -> tuple[CompactMargin | None, str]:
+    """:func:`network_fourier_margin` after the rescaling: match, check the moments, widen by the distance."""
+    from margintheory.errors import RefusedError
+    from margintheory.runtime.budget import require
+
     rec = recognize_cosine_network(net)
     if rec.network is None:
         return None, rec.reason
@@ -909,11 +960,7 @@ def network_fourier_margin(net: PolyNetwork, *, max_memory: float | None = None,
         return None, f"off-diagonal phase moments do not vanish ({structure.failure_text()})"
     star = compact_margin(rec.network, structure)
     assert rec.deviation is not None and rec.amplitude is not None
-    out = _perturbed(star, net, rec, t0)
-    if shift:
-        out.how += (f"; the weights were first multiplied by 2^{shift} (exact in float64; the normalized margin is "
-                    f"invariant under scaling, the logits shown are those of the rescaled network)")
-    return out, ""
+    return _perturbed(star, net, rec, t0), ""
 
 
 def power_of_two_rescaled(net: PolyNetwork) -> tuple[PolyNetwork | None, int]:
@@ -945,14 +992,18 @@ def _perturbed(star: CompactMargin, net: PolyNetwork, rec: Recognition, t0: floa
     slack = 2 * err + 2 * EPS * abs(h)
     lo, hi = ratio_bounds(h - slack, h + slack, norm * max(1 - grow, 0.5) * (1 - 4 * EPS),
                           norm * (1 + grow) * (1 + 4 * EPS))
+    lo, hi = min(lo, star.normalized_lower), max(hi, star.normalized_upper)
     how = (f"certified: the network's {net.m} neurons are, to {rec.max_relative_deviation:.1e} of their amplitudes "
            f"(rigorous, arb tables), the exact single-frequency network read off their DFT ({star.exactness} "
            f"margin {star.normalized_margin:.15g} from its phase moments, no input enumerated); every logit moves by "
-           f"at most {delta:.2e} and the norm by a factor within 1 +- {grow:.1e}")
-    out = CompactMargin(p, k, net.m, star.logits, star.label_margins, star.wrong_spread, h, norm,
-                        star.normalized_margin, min(lo, star.normalized_lower), max(hi, star.normalized_upper), err,
+           f"at most {delta:.2e} and the norm by a factor within 1 +- {grow:.1e}, so the file's own normalized margin "
+           f"lies in [{lo:.17g}, {hi:.17g}] (the value reported is the lower end)")
+    # the file's margin is known as the interval [lo, hi] only: the value reported is its lower end (never the exact
+    # description's margin, which the file is not), with the interval's width as its error bound
+    out = CompactMargin(p, k, net.m, star.logits, star.label_margins, star.wrong_spread, h, norm, lo, lo, hi, err,
                         "certified", how, star.structure, star.network, cosine_sum=star.cosine_sum)
-    out.details = {"exact_description_margin": str(star.normalized_margin_exact or star.normalized_margin),
+    out.details = {"normalized_margin_interval": [lo, hi],
+                   "exact_description_margin": str(star.normalized_margin_exact or star.normalized_margin),
                    "exact_description_exactness": star.exactness, "perturbation_bound": delta,
                    "max_relative_deviation": rec.max_relative_deviation, "norm_factor_bound": grow,
                    "zero_neurons": int(net.m - len(rec.kept if rec.kept is not None else []))}

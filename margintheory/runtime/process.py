@@ -177,3 +177,66 @@ def _stderr_is_terminal() -> bool:
         return sys.stderr is not None and sys.stderr.isatty()
     except (OSError, ValueError):
         return False
+
+
+# ---------------------------------------------------------------- termination signals
+
+#: the signals that end a command as Ctrl-C does (what ``timeout``, SLURM, container runtimes and a closed terminal
+#: send); SIGINT itself is Python's KeyboardInterrupt
+TERMINATION_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, delivered as Ctrl-C is: a :class:`KeyboardInterrupt` (so every ``except
+    KeyboardInterrupt`` that saves state -- ``train``'s checkpoint, a sweep's claims, an atomic write's temporary
+    file -- runs), carrying the signal; the command then exits ``128 + signum`` (143 for SIGTERM, 129 for SIGHUP)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interrupt_exit_status(exc: BaseException) -> int:
+    """130 for Ctrl-C, ``128 + signum`` for a :class:`Terminated`."""
+    return 128 + exc.signum if isinstance(exc, Terminated) else 130
+
+
+def interrupt_message(exc: BaseException) -> str:
+    """``interrupted`` (Ctrl-C) or ``terminated by SIGTERM``, then the notes the work added on its way out (what it
+    saved, how to resume), on one line."""
+    what = f"terminated by {signal.Signals(exc.signum).name}" if isinstance(exc, Terminated) else "interrupted"
+    notes = [" ".join(str(n).split()) for n in getattr(exc, "__notes__", []) if str(n).strip()]
+    return "; ".join([what, *notes])
+
+
+def raise_on_termination() -> dict[int, object]:
+    """From now on SIGTERM and SIGHUP raise :class:`Terminated` in the main thread (once: a repeated signal while the
+    work saves its state is ignored, so that the save completes; SIGKILL still ends the process).  Returns the
+    previous handlers (for :func:`restore_handlers`); nothing changes outside the main thread."""
+    raised: list[int] = []
+
+    def terminate(signum: int, frame: object) -> None:
+        if raised:
+            return
+        raised.append(signum)
+        raise Terminated(signum)
+
+    return install_handlers(terminate)
+
+
+def install_handlers(handler: object, signals: tuple[int, ...] = TERMINATION_SIGNALS) -> dict[int, object]:
+    """Install ``handler`` for ``signals``; returns the previous handlers (empty outside the main thread)."""
+    previous: dict[int, object] = {}
+    for signum in signals:
+        try:
+            previous[signum] = signal.signal(signum, handler)  # type: ignore[arg-type]
+        except (ValueError, TypeError, OSError):  # not the main thread
+            continue
+    return previous
+
+
+def restore_handlers(previous: dict[int, object]) -> None:
+    """Undo :func:`raise_on_termination` / :func:`install_handlers`."""
+    for signum, handler in previous.items():
+        with contextlib.suppress(ValueError, TypeError, OSError):
+            signal.signal(signum, handler)  # type: ignore[arg-type]
