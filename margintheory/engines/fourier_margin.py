@@ -56,6 +56,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from collections.abc import Iterator
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -122,6 +123,32 @@ def off_diagonal_indices(k: int) -> np.ndarray:
     out = np.ascontiguousarray(rows[keep])
     out.setflags(write=False)
     return out
+
+
+def ball_size(k: int, radius: int) -> int:
+    """``|{n in Z^k : |n|_1 <= radius}|`` (``sum_r N(k, r)``, ``N(k, r) = sum_i 2^i C(k, i) C(r-1, i-1)``)."""
+    return 1 + sum(2**i * math.comb(k, i) * math.comb(r - 1, i - 1) for r in range(1, radius + 1)
+                   for i in range(1, min(k, r) + 1))
+
+
+def off_diagonal_chunks(k: int, max_rows: int = 2**18) -> Iterator[np.ndarray]:
+    """:func:`off_diagonal_indices` in pieces of at most about ``max_rows`` rows (the whole set has ``C(k)``
+    rows, 40 million at ``k = 11``: 3.5 GB as one array): the first coordinates are fixed one at a time until the
+    rest of the ball fits."""
+    def pieces(prefix: tuple[int, ...], left: int) -> Iterator[np.ndarray]:
+        dim = k - len(prefix)
+        if dim == 0 or ball_size(dim, left) <= max_rows:
+            tail = phase_measures.l1_ball(dim, left) if dim else np.zeros((1, 0), dtype=np.int64)
+            yield np.concatenate([np.broadcast_to(np.asarray(prefix, dtype=np.int64), (len(tail), len(prefix))),
+                                  tail], axis=1)
+            return
+        for v in range(-left, left + 1):
+            yield from pieces((*prefix, v), left - abs(v))
+
+    for rows in pieces((), k):
+        keep = ((k - np.abs(rows).sum(axis=1)) % 2 == 0) & np.any(rows != rows[:, :1], axis=1)
+        if keep.any():
+            yield rows[keep]
 
 
 def off_diagonal_count(k: int) -> int:
@@ -439,10 +466,12 @@ def group_structure(group: CosineGroup, k: int, q: int) -> GroupStructure:
     series of a root of unity): an integer test per ``n``."""
     scale, iw = integer_weights(group)
     if group.cyclic_generator is not None and _cyclic_generator_ok(group, q):
-        idx = off_diagonal_indices(k)
         g = np.asarray(group.cyclic_generator, dtype=np.int64)
-        bad = idx[(idx @ g[:k] + g[k]) % q == 0]
-        checked, failures = len(idx), [(*(int(v) for v in b), 1) for b in bad[:10]]
+        checked, failures = 0, []
+        for idx in off_diagonal_chunks(k):  # (bounded memory: the indices number 40 million at k = 11)
+            checked += len(idx)
+            bad = idx[(idx @ g[:k] + g[k]) % q == 0][:10 - len(failures)]
+            failures += [(*(int(v) for v in b), 1) for b in bad]
         diag = {t: _direct_counts(group.phases, iw, np.full(k, t, dtype=np.int64), q) for t in diagonal_indices(k)}
         diag_zero = {t: bool((t * g[:k].sum() + g[k]) % q != 0) for t in diag}
     else:
