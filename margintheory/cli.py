@@ -33,6 +33,7 @@ from margintheory.runtime.process import (
     output_failure,
     progress_reporter,
     raise_on_termination,
+    received_termination,
     restore_handlers,
     say,
 )
@@ -102,10 +103,26 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (runtime.process.Terminated): the work has saved
         say(f"{_prefix(state)}: {interrupt_message(exc)}")
         code = interrupt_exit_status(exc)
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a native library's own error (pyo3 PanicException) around a signal
+        code = _native_failure(exc, state)
     finally:
         _set_interrupt_handler(previous)
         restore_handlers(previous_termination)
     return code
+
+
+def _native_failure(exc: BaseException, state: dict[str, str]) -> int:
+    """An exception that is not an ``Exception`` (pyo3's ``PanicException``): a signal that landed in a native
+    library's call back into Python (then the command ends as terminated or interrupted), or a defect (one line,
+    exit 2)."""
+    stopped = received_termination() or (KeyboardInterrupt() if "KeyboardInterrupt" in str(exc) else None)
+    if stopped is not None:
+        say(f"{_prefix(state)}: {interrupt_message(stopped)}")
+        return interrupt_exit_status(stopped)
+    say(f"{_prefix(state)}: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}")
+    return 2
 
 
 def _exit_at_once_on_interrupt(state: dict[str, str]) -> object:

@@ -49,6 +49,7 @@ import scipy.sparse as sps
 
 from margintheory.certificate.checker import block_form, conj_times, norm_power
 from margintheory.errors import InputError, RefusedError, SolverError
+from margintheory.runtime.process import load_native_imports
 
 Monomial = tuple[int, ...]
 #: statuses of Clarabel accepted as a solution (anything else raises :class:`SolverError`)
@@ -431,6 +432,7 @@ def solve_conic(q: np.ndarray, A: sps.spmatrix, b: np.ndarray, cones: list[tuple
     t0 = time.perf_counter()
     solver = clarabel.DefaultSolver(P, np.asarray(q, dtype=float), A, np.asarray(b, dtype=float),
                                     _clarabel_cones(cones), settings)
+    load_native_imports()  # (a signal must not land inside the native solve's imports)
     sol = solver.solve()
     status = str(sol.status)
     if status not in ACCEPTED:

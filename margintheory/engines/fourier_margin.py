@@ -54,9 +54,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from collections.abc import Iterator
 from functools import cached_property, lru_cache
 
 import numpy as np

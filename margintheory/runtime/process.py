@@ -206,22 +206,38 @@ def interrupt_message(exc: BaseException) -> str:
     saved, how to resume), on one line."""
     what = f"terminated by {signal.Signals(exc.signum).name}" if isinstance(exc, Terminated) else "interrupted"
     notes = [" ".join(str(n).split()) for n in getattr(exc, "__notes__", []) if str(n).strip()]
-    return "; ".join([what, *notes])
+    return "; ".join([what, *(notes or [NOTHING_SAVED])])
+
+
+#: what an interrupted command that keeps no state of its own says (its output files are written whole at the end,
+#: atomically, so none is half-written)
+NOTHING_SAVED = "no output file was left half-written; rerun the same command to start again"
 
 
 def raise_on_termination() -> dict[int, object]:
     """From now on SIGTERM and SIGHUP raise :class:`Terminated` in the main thread (once: a repeated signal while the
     work saves its state is ignored, so that the save completes; SIGKILL still ends the process).  Returns the
     previous handlers (for :func:`restore_handlers`); nothing changes outside the main thread."""
-    raised: list[int] = []
+    _RECEIVED.clear()
 
     def terminate(signum: int, frame: object) -> None:
-        if raised:
+        if _RECEIVED:
             return
-        raised.append(signum)
+        _RECEIVED.append(signum)
         raise Terminated(signum)
 
     return install_handlers(terminate)
+
+
+#: the termination signal received since :func:`raise_on_termination` (at most one)
+_RECEIVED: list[int] = []
+
+
+def received_termination() -> Terminated | None:
+    """The :class:`Terminated` that :func:`raise_on_termination` raised, if a signal came: a native library that
+    calls back into Python (Clarabel importing SciPy's LAPACK) may turn the exception raised in its callback into
+    its own error (pyo3's ``PanicException``), and the command must still end as terminated, not as a defect."""
+    return Terminated(_RECEIVED[0]) if _RECEIVED else None
 
 
 def install_handlers(handler: object, signals: tuple[int, ...] = TERMINATION_SIGNALS) -> dict[int, object]:
@@ -240,3 +256,18 @@ def restore_handlers(previous: dict[int, object]) -> None:
     for signum, handler in previous.items():
         with contextlib.suppress(ValueError, TypeError, OSError):
             signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+#: Python modules that compiled solvers import lazily from inside a solve (Clarabel's Rust code loads SciPy's
+#: BLAS/LAPACK bindings on its first factorisation): a signal handled while that import runs raises inside the native
+#: call, which Clarabel turns into a Rust panic (a multi-line backtrace, exit 1)
+NATIVE_LAZY_IMPORTS = ("scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")
+
+
+def load_native_imports() -> None:
+    """Import :data:`NATIVE_LAZY_IMPORTS` now, in Python, so that a native solver finds them loaded and runs no
+    Python code while it solves: Ctrl-C, SIGTERM and SIGHUP then reach the program when the solve returns."""
+    import importlib
+
+    for name in NATIVE_LAZY_IMPORTS:
+        importlib.import_module(name)
