@@ -74,7 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="checkpoint every N steps (default %(default)s)")
     parser.add_argument("--out", default="train_out", help="output directory (default %(default)s)")
     parser.add_argument("--resume", action="store_true",
-                        help="continue from OUT/checkpoint.npz if present (same settings; bit-for-bit "
+                        help="continue from OUT/checkpoint.npz (refused when there is none; same settings; bit-for-bit "
                         "the uninterrupted run. A larger --steps extends the run: the cosine schedule is then "
                         "recomputed for the new total)")
     parser.add_argument("--overwrite", action="store_true",
@@ -97,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--steps must be >= 0, got {args.steps}")
     if args.resume and args.overwrite:
         raise InputError("--resume and --overwrite exclude each other")
+    if args.resume and not (Path(args.out) / "checkpoint.npz").exists():
+        where = "does not exist" if not Path(args.out).exists() else "holds no checkpoint.npz"
+        raise InputError(f"--resume: {args.out} {where}, so there is no run to continue; drop --resume to start one")
     _reject_options_that_do_not_apply(args)
     backend = selected_backend(args)
     validate_pk(args.p, args.k)
