@@ -97,9 +97,10 @@ def rational(text: Any, what: str) -> Any:
     den = den or "1"
     if not (_INTEGER.fullmatch(num) and _INTEGER.fullmatch(den)):
         raise Unreadable(f"{what}: not a rational 'a/b': {s!r:.60}")
-    if max(len(num), len(den)) > MAX_DIGITS + 1:
-        raise Unreadable(f"{what}: a rational with {max(len(num), len(den)) - 1} digits or more, longer than a "
-                         f"certificate's numbers can be (at most {MAX_DIGITS} digits)")
+    digits = max(len(num.lstrip("+-")), len(den.lstrip("+-")))
+    if digits > MAX_DIGITS:
+        raise Unreadable(f"{what}: a rational with a {digits}-digit integer, longer than a certificate's numbers can "
+                         f"be (at most {MAX_DIGITS} digits)")
     n, d = _integer(num), _integer(den)
     if d <= 0:
         raise Unreadable(f"{what}: denominator must be positive in {s!r:.60}")
