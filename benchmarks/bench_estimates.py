@@ -1,6 +1,6 @@
 """Every refusal's memory estimate against the measured peak, for each engine and solver path at three sizes.
 
-    python benchmarks/bench_estimates.py [--only NAME ...] [--list]
+    python benchmarks/bench_estimates.py [--only NAME ...] [--list] [--large-k [--limit GIB] [--timeout S]]
 
 Each job runs in a fresh subprocess: the path's modules are imported and the job is run once at a tiny size (lazy
 imports, compiled kernels, solver set-up), then the peak resident size ``ru_maxrss`` is read (the baseline: the
@@ -150,6 +150,28 @@ PATHS = [
          {"n": 6, "k": 2}, ({"n": 16, "k": 4}, {"n": 19, "k": 5}, {"n": 21, "k": 6})),
 ]
 
+#: the sizes at k = 8..11 of each path (``--large-k``): every estimate there is compared with the measured peak, or,
+#: where the estimate is beyond ``--limit`` (default 7 GiB: the shared machine), reported as refused and not run
+LARGE_K = {
+    "exhaustive construction": ({"p": 3, "k": 8}, {"p": 3, "k": 9}, {"p": 3, "k": 10}, {"p": 3, "k": 11}),
+    "compact construction": tuple({"p": p, "k": k, "f": f} for k in (8, 9, 10, 11)
+                                  for p, f in ((7, "lemma-c18"), (7, "cyclic-lattice"), (7, "smallest-known"))),
+    "compact network file": ({"p": 7, "k": 8}, {"p": 7, "k": 9}),
+    "single-neuron bracket": ({"p": 99, "k": 8}, {"p": 99, "k": 9}, {"p": 99, "k": 10}, {"p": 99, "k": 11}),
+    "column generation": ({"p": 3, "k": 8}, {"p": 3, "k": 9}, {"p": 3, "k": 10}, {"p": 3, "k": 11}),
+    "min-width (no LP)": ({"p": 3, "k": 8}, {"p": 3, "k": 9}, {"p": 3, "k": 10}, {"p": 3, "k": 11}),
+    "proved upper bound": ({"p": 3, "k": 8}, {"p": 3, "k": 9}, {"p": 3, "k": 10}, {"p": 3, "k": 11}),
+    "training": ({"p": 3, "k": 8, "m": 32, "s": 2}, {"p": 3, "k": 9, "m": 32, "s": 2},
+                 {"p": 3, "k": 10, "m": 32, "s": 2}, {"p": 3, "k": 11, "m": 32, "s": 2}),
+    "sparse parity": ({"n": 12, "k": 8}, {"n": 12, "k": 9}, {"n": 14, "k": 10}, {"n": 14, "k": 11}),
+}
+
+ESTIMATE_ONLY = """
+{setup}
+P = {size!r}
+print(float({estimate}))
+"""
+
 CHILD = """
 import json, resource, time
 def rss():
@@ -167,14 +189,50 @@ print(json.dumps({{"base": base, "peak": peak, "seconds": seconds, "estimate": f
 """
 
 
-def run_child(path: Path, size: dict) -> dict:
-    code = CHILD.format(setup=path.setup, tiny=path.tiny, size=size, job=path.job, estimate=path.estimate)
+def run_child(path: Path, size: dict, limit: float | None = None, timeout: float = 1800) -> dict:
+    """The job at ``size`` in a fresh child (module docstring); with ``limit``, the estimate is computed first (in
+    its own child) and a job estimated above ``limit`` bytes is not run, and the child is killed if its resident
+    size passes ``limit`` (``error``)."""
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
-                          timeout=1800)
+    if limit is not None:
+        code = ESTIMATE_ONLY.format(setup=path.setup, size=size, estimate=path.estimate)
+        est = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                             timeout=600)
+        if est.returncode != 0:
+            return {"error": est.stderr.strip().splitlines()[-1] if est.stderr.strip() else "estimate failed"}
+        if float(est.stdout.split()[-1]) > limit:
+            return {"refused": float(est.stdout.split()[-1])}
+    code = CHILD.format(setup=path.setup, tiny=path.tiny, size=size, job=path.job, estimate=path.estimate)
+    proc = subprocess.Popen(["nice", "-n", "19", sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    killed = _watch(proc, limit, timeout)
+    out, err = proc.communicate()
+    if killed:
+        return {"error": killed}
     if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        return {"error": err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"}
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _watch(proc: subprocess.Popen, limit: float | None, timeout: float) -> str:
+    """Poll the child's resident size; kill it above ``limit`` or after ``timeout`` s (returns why, or "")."""
+    import time
+
+    t0 = time.monotonic()
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/status") as fh:
+                rss = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            rss = 0
+        if limit is not None and rss > limit:
+            proc.kill()
+            return f"killed at {rss / 2**30:.2f} GiB resident (above --limit)"
+        if time.monotonic() - t0 > timeout:
+            proc.kill()
+            return f"killed after {timeout:.0f} s"
+        time.sleep(0.2)
+    return ""
 
 
 def device() -> str:
@@ -197,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="paths to run (names as printed by --list)")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--large-k", action="store_true", help="the sizes at k = 8..11 (LARGE_K), one job at a time")
+    ap.add_argument("--limit", type=float, default=7.0, help="with --large-k: GiB above which a job is not run "
+                    "(by its estimate) or killed (by its resident size); default %(default)s")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per job (default %(default)s)")
     args = ap.parse_args(argv)
     if args.list:
         print("\n".join(p.name for p in PATHS))
@@ -208,9 +270,13 @@ def main(argv: list[str] | None = None) -> int:
     for path in PATHS:
         if args.only and path.name not in args.only:
             continue
-        for size in path.sizes:
-            r = run_child(path, size)
+        for size in LARGE_K.get(path.name, ()) if args.large_k else path.sizes:
+            r = run_child(path, size, args.limit * 2**30 if args.large_k else None, args.timeout)
             label = ", ".join(f"{k}={v}" for k, v in size.items())
+            if "refused" in r:
+                print(f"| {path.name} | {label} | {_mib(r['refused'])} | not run: the estimate is above --limit "
+                      f"{args.limit:g} GiB | | | |", flush=True)
+                continue
             if "error" in r:
                 print(f"| {path.name} | {label} | error: {r['error']} | | | | |", flush=True)
                 continue

@@ -131,7 +131,11 @@ def ball_size(k: int, radius: int) -> int:
                    for i in range(1, min(k, r) + 1))
 
 
-def off_diagonal_chunks(k: int, max_rows: int = 2**18) -> Iterator[np.ndarray]:
+#: the most rows of a piece of :func:`off_diagonal_chunks`
+OFF_DIAGONAL_CHUNK_ROWS = 2**18
+
+
+def off_diagonal_chunks(k: int, max_rows: int = OFF_DIAGONAL_CHUNK_ROWS) -> Iterator[np.ndarray]:
     """:func:`off_diagonal_indices` in pieces of at most about ``max_rows`` rows (the whole set has ``C(k)``
     rows, 40 million at ``k = 11``: 3.5 GB as one array): the first coordinates are fixed one at a time until the
     rest of the ball fits."""
@@ -433,10 +437,12 @@ def _direct_counts(phases: np.ndarray, iw: np.ndarray, n: np.ndarray, q: int) ->
 
 def _cyclic_generator_ok(group: CosineGroup, q: int) -> bool:
     """The atoms are exactly ``{t G mod Q : t in Z_Q}`` with equal weights (integer comparison)."""
+    if len(group.weights) != q or len(set(group.weights)) != 1:
+        return False
     g = np.asarray(group.cyclic_generator, dtype=np.int64)
-    expected = {tuple(int(v) for v in (t * g) % q) for t in range(q)}
-    actual = {tuple(int(v) for v in r) for r in np.asarray(group.phases) % q}
-    return len(group.weights) == q and expected == actual and len(set(group.weights)) == 1
+    expected = np.unique((np.arange(q, dtype=np.int64)[:, None] * g[None, :]) % q, axis=0)
+    actual = np.unique(np.asarray(group.phases, dtype=np.int64) % q, axis=0)  # (as sets: arrays of distinct rows)
+    return expected.shape == actual.shape and bool(np.array_equal(expected, actual))
 
 
 #: the integer weights of a group (its weights over their common denominator) must sum below this: the moment
@@ -1070,13 +1076,23 @@ def moment_entries_bound(k: int, atoms: float, q: int) -> tuple[float, float]:
     return min(max(levels), max(MOMENT_ENTRIES_LIMIT, atoms * (2 * k + 1))), sum(levels)
 
 
-def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network_weights: float = 0.0) -> Estimate:
-    """Memory and time of the compact checks (the moment check, the ``p x p`` table, matching a network file of
-    ``network_weights`` float64 weights), from the sizes alone."""
+#: bytes per row and coordinate of a piece of :func:`off_diagonal_chunks` held at once (the piece, its tail being
+#: built and the kept rows: about three int64 copies, measured 25-26 bytes at k = 9..11; with headroom)
+CHUNK_ROW_BYTES = 32
+
+
+def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network_weights: float = 0.0,
+                     described_atoms: float | None = None, cyclic: bool = False) -> Estimate:
+    """Memory and time of the compact checks (the moment check over ``atoms`` atoms, or, ``cyclic``, an integer
+    test per off-diagonal index in pieces; the ``p x p`` table; the exact description's ``described_atoms`` atoms
+    (default ``atoms``); matching a network file of ``network_weights`` float64 weights), from the sizes alone."""
     if k > 40 or atoms == math.inf:
         return Estimate(what, math.inf, math.inf)
     largest, total = moment_entries_bound(k, atoms, q)
-    description = (ATOM_BYTES + 24.0 * (k + 1)) * atoms  # the atoms' phases and their Fraction weights
+    described = atoms if described_atoms is None else described_atoms
+    description = (ATOM_BYTES + 24.0 * (k + 1)) * described  # the atoms' phases and their Fraction weights
+    if cyclic:  # the off-diagonal indices of a cyclic group, in pieces (the largest piece and its temporaries)
+        description += CHUNK_ROW_BYTES * k * min(float(off_diagonal_count(k)), float(OFF_DIAGONAL_CHUNK_ROWS))
     # the split blocks waiting on the stack (only when a level exceeds the block size)
     pending = PENDING_BYTES * k * MOMENT_ENTRIES_LIMIT if largest >= MOMENT_ENTRIES_LIMIT else 0.0
     need = (FIXED_BYTES + ENTRY_BYTES * largest + pending + TABLE_BYTES * float(p) * p
@@ -1105,6 +1121,7 @@ def estimate_compact_family(p: int, k: int, family: str) -> Estimate:
     q = {"lemma-c18": 4, "parity-design": 2 * (k + 1)}.get(family, 2 * 3 ** max(k - 1, 0))
     if family == "smallest-known":
         q = 4 if k == 1 else 6 if k == 2 else 2 * (k + 1)
-    if family == "cyclic-lattice" or (family == "smallest-known" and k == 2):
-        atoms = min(atoms, 1.0)  # a cyclic group: an integer test per n, no histogram
-    return estimate_compact(p, k, atoms, q, what)
+    described, cyclic = atoms, family == "cyclic-lattice" or (family == "smallest-known" and k == 2)
+    if cyclic:
+        atoms = min(atoms, 1.0)  # a cyclic group: an integer test per n, no histogram (its atoms are still held)
+    return estimate_compact(p, k, atoms, q, what, described_atoms=described, cyclic=cyclic)
