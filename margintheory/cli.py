@@ -176,10 +176,11 @@ def _dispatch(argv: list[str] | None, state: dict[str, str]) -> int:
         also = "".join(f"; and {other}{_hint(other, args)}" for other in getattr(exc, "also", []))
         say(f"{_prefix(state)}: error: {exc}{_hint(exc, args)}{also}")
         return exc.exit_code
-    except MemoryError:
+    except MemoryError as exc:  # (also runtime.process.NativeFailure: a native solver that aborted in its child)
         hint = ("; the size check passed, so the machine has less free memory than --max-memory allows: free memory "
                 "or lower --max-memory") if hasattr(args, "max_memory") else ""
-        say(f"{_prefix(state)}: error: out of memory{hint}")
+        said = f" ({' '.join(str(exc).split())[:300]})" if str(exc) else ""
+        say(f"{_prefix(state)}: error: out of memory{said}{hint}")
         return 2
     except StdoutError:
         raise

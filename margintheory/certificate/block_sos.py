@@ -49,7 +49,7 @@ import scipy.sparse as sps
 
 from margintheory.certificate.checker import block_form, conj_times, norm_power
 from margintheory.errors import InputError, RefusedError, SolverError
-from margintheory.runtime.process import load_native_imports
+from margintheory.runtime.process import load_native_imports, run_isolated
 
 Monomial = tuple[int, ...]
 #: statuses of Clarabel accepted as a solution (anything else raises :class:`SolverError`)
@@ -453,18 +453,26 @@ def solve_conic(q: np.ndarray, A: sps.spmatrix, b: np.ndarray, cones: list[tuple
     if time_limit is not None:
         settings.time_limit = float(time_limit)
     A = sps.csc_matrix(A)
-    P = sps.csc_matrix((A.shape[1], A.shape[1]))
     t0 = time.perf_counter()
-    solver = clarabel.DefaultSolver(P, np.asarray(q, dtype=float), A, np.asarray(b, dtype=float),
-                                    _clarabel_cones(cones), settings)
     load_native_imports()  # (a signal must not land inside the native solve's imports)
-    sol = solver.solve()
-    status = str(sol.status)
+    status, x, s, z, iterations = run_isolated(_clarabel_solve, np.asarray(q, dtype=float), A,
+                                               np.asarray(b, dtype=float), cones, settings)
     if status not in ACCEPTED:
-        raise SolverError(f"block SOS relaxation: Clarabel returned status {status} after {sol.iterations} "
+        raise SolverError(f"block SOS relaxation: Clarabel returned status {status} after {iterations} "
                           "iterations; no bound")
-    return ConicSolution(status, np.asarray(sol.x), np.asarray(sol.s), np.asarray(sol.z), A, np.asarray(b, float),
-                         np.asarray(q, float), cones, int(sol.iterations), time.perf_counter() - t0)
+    return ConicSolution(status, x, s, z, A, np.asarray(b, float), np.asarray(q, float), cones, iterations,
+                         time.perf_counter() - t0)
+
+
+def _clarabel_solve(q: np.ndarray, A: sps.csc_matrix, b: np.ndarray, cones: list[tuple[str, int]],
+                    settings: object) -> tuple[str, np.ndarray, np.ndarray, np.ndarray, int]:
+    """One Clarabel solve (run in a child process by :func:`solve_conic`: an allocation failure in Rust aborts the
+    process it runs in): status, ``x``, ``s``, ``z``, iterations."""
+    import clarabel
+
+    P = sps.csc_matrix((A.shape[1], A.shape[1]))
+    sol = clarabel.DefaultSolver(P, q, A, b, _clarabel_cones(cones), settings).solve()
+    return str(sol.status), np.asarray(sol.x), np.asarray(sol.s), np.asarray(sol.z), int(sol.iterations)
 
 
 def _psd_cones(prog: ConicProgram) -> list[tuple[str, int]]:

@@ -271,3 +271,76 @@ def load_native_imports() -> None:
 
     for name in NATIVE_LAZY_IMPORTS:
         importlib.import_module(name)
+
+
+# ---------------------------------------------------------------- native work in a child process
+
+class NativeFailure(MemoryError):
+    """A native library ended the process it ran in (a Rust allocation failure aborts, ``SIGABRT``): raised in the
+    parent with the child's last line, so that the command says it in one line and exits 2."""
+
+
+def run_isolated(fn, *args):  # noqa: ANN001, ANN201 - any picklable function and result
+    """``fn(*args)`` in a forked child process, its result sent back by pipe: a native library that aborts when an
+    allocation fails (Clarabel, written in Rust: "memory allocation of N bytes failed", then ``SIGABRT``) ends the
+    child only, and the parent raises :class:`NativeFailure` with that line.  The child's standard error is kept in a
+    temporary file (its abort message would otherwise be a second line) and copied to ours when it succeeds.
+    Ctrl-C, SIGTERM or SIGHUP in the parent kill the child at once (a native call cannot be interrupted) and
+    propagate.  Where ``fork`` is not available the call runs in this process."""
+    import multiprocessing
+    import tempfile
+
+    if "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover - not Linux
+        return fn(*args)
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    with tempfile.TemporaryFile() as err:
+        child = ctx.Process(target=_isolated_child, args=(send, err.fileno(), fn, args), daemon=True)
+        child.start()
+        send.close()
+        try:
+            ok, value = receive.recv()
+        except EOFError:
+            child.join()
+            raise NativeFailure(_child_death(child.exitcode, err)) from None
+        except BaseException:
+            child.kill()
+            child.join()
+            raise
+        finally:
+            receive.close()
+        child.join()
+        _replay(err)
+    if not ok:
+        raise value
+    return value
+
+
+def _isolated_child(send, err_fd: int, fn, args) -> None:  # noqa: ANN001 - see run_isolated
+    os.dup2(err_fd, 2)
+    for signum in (signal.SIGINT, *TERMINATION_SIGNALS):  # the parent decides; it kills this process if it must
+        signal.signal(signum, signal.SIG_IGN)
+    try:
+        result = (True, fn(*args))
+    except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        result = (False, exc)
+    send.send(result)
+    send.close()
+    os._exit(0)
+
+
+def _child_death(code: int | None, err) -> str:  # noqa: ANN001 - a binary file
+    err.seek(0)
+    lines = [line.strip() for line in err.read().decode(errors="replace").splitlines() if line.strip()]
+    how = f"died with {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited with {code}"
+    said = f" ({lines[-1][:200]})" if lines else ""
+    return f"the native solver's process {how}{said}"
+
+
+def _replay(err) -> None:  # noqa: ANN001 - a binary file
+    err.seek(0)
+    data = err.read()
+    if data:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(data.decode(errors="replace"))
+            sys.stderr.flush()

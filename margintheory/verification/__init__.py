@@ -43,7 +43,8 @@ def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationR
     from margintheory.certificate.block_sos import require_memory
     from margintheory.certificate.maxmin import attach_maxmin
 
-    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory, o.max_seconds))
+    _first_refusal(lambda: _require_checks_fit(problem, o),
+                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds))
     result = _check_modular(problem, o)
     attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
     return result

@@ -143,3 +143,39 @@ def test_an_address_space_limit_below_the_estimate_is_refused_up_front(tmp_path)
     run = run_cli("solve", "--p", "3", "--k", "8", "--single-neuron", "--max-memory", "64G", cwd=tmp_path,
                   memory=0, timeout=120)  # an address space of 1.5 GiB; the job's estimate is 1.6 GiB
     assert_one_line_error(run, contains=("address-space limit", "ulimit -v", "refused up front"))
+
+
+def _abort_like_rust(*args):
+    """What Rust's allocation-error handler does: a line on file descriptor 2, then ``abort()``."""
+    import os
+
+    os.write(2, b"memory allocation of 1919818624 bytes failed\n")
+    os.abort()
+
+
+def test_a_native_allocation_failure_ends_the_child_not_the_command():
+    """Clarabel (Rust) aborts the process when an allocation fails: it now solves in a forked child, and the
+    parent raises a MemoryError carrying the child's last line."""
+    from margintheory.runtime.process import NativeFailure, run_isolated
+
+    assert run_isolated(divmod, 7, 2) == (3, 1)
+    with pytest.raises(ZeroDivisionError):
+        run_isolated(divmod, 1, 0)
+    with pytest.raises(NativeFailure, match=r"died with SIGABRT \(memory allocation of 1919818624 bytes failed\)"):
+        run_isolated(_abort_like_rust)
+
+
+def test_verify_with_an_aborting_solver_is_one_line_and_exit_2(tmp_path):
+    """``verify --p 3 --k 9`` under ``ulimit -v 5000000`` died by SIGABRT (exit 134, "memory allocation of
+    1919818624 bytes failed"); here the solve is made to abort the same way."""
+    code = ("import sys; import margintheory.certificate.block_sos as b; from tests.faults.test_round3 import "
+            "_abort_like_rust; b._clarabel_solve = _abort_like_rust; from margintheory.cli import main; "
+            "sys.exit(main(['verify', '--p', '5', '--k', '3']))")
+    import os
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.getcwd()})
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert run.returncode == 2 and len(lines) == 1, run.stderr
+    assert "out of memory" in lines[0] and "SIGABRT" in lines[0] and "1919818624" in lines[0]
