@@ -257,7 +257,10 @@ def require_memory(k: int, max_memory: int, max_seconds: float | None = None) ->
     est = low if low > max_memory else estimate_memory(k)
     what = f"the block SOS relaxation for k = {k}"
     if est > max_memory:
-        raise memory_refusal(what, est, max_memory, at_least=est == low and k not in VARIABLES)
+        exc = memory_refusal(what, est, max_memory, at_least=est == low and k not in VARIABLES)
+        if exc.parameter is None:  # beyond this machine: no budget helps, only doing without the proved bound
+            exc.parameter = "certificate"
+        raise exc
     require(Estimate(what, est, estimate_seconds(k)), max_memory, max_seconds)  # (and the address-space limit)
     return est
 
