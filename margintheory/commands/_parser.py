@@ -22,7 +22,7 @@ class _Once:
                          f"{option_string}{'' if values is None or values == [] else ' ' + _shown(values)}); give "
                          "it once")
         seen[id(namespace)] = weakref.ref(namespace)
-        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc]
+        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc, unused-ignore]
 
 
 def _shown(values: object) -> str:

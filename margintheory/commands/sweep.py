@@ -313,7 +313,9 @@ def _run_grid(args: argparse.Namespace, cells: list, function: Callable | None) 
             summary = run_sweep(cells, store, executor, function, retry_failed=args.retry_failed,
                                 on_progress=update)
         except KeyboardInterrupt as exc:
-            exc.add_note("rerun the same command to run the rest (finished cells are not rerun)")
+            from margintheory.runtime.process import add_interrupt_note
+
+            add_interrupt_note(exc, "rerun the same command to run the rest (finished cells are not rerun)")
             raise
     return _finish(args, summary)
 

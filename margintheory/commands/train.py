@@ -141,7 +141,9 @@ def _train_into(cfg, out: Path, args: argparse.Namespace, device: str) -> int:
             result = train(cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report,
                            device=device)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the trainer saved the current step
-        exc.add_note("rerun the same command with --resume to continue")
+        from margintheory.runtime.process import add_interrupt_note
+
+        add_interrupt_note(exc, "rerun the same command with --resume to continue")
         raise
     result.network.save(out / "network.npz")
     result.initial.save(out / "initial.npz")

@@ -473,7 +473,7 @@ def group_structure(group: CosineGroup, k: int, q: int) -> GroupStructure:
     scale, iw = integer_weights(group)
     if group.cyclic_generator is not None and _cyclic_generator_ok(group, q):
         g = np.asarray(group.cyclic_generator, dtype=np.int64)
-        checked, failures = 0, []
+        checked, failures = 0, list[tuple[int, ...]]()
         for idx in off_diagonal_chunks(k):  # (bounded memory: the indices number 40 million at k = 11)
             checked += len(idx)
             bad = idx[(idx @ g[:k] + g[k]) % q == 0][:10 - len(failures)]

@@ -196,6 +196,16 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+def add_interrupt_note(exc: BaseException, text: str) -> None:
+    """Add ``text`` to the notes of an interrupt on its way out (what was saved, how to resume): PEP 678's
+    ``__notes__``, which :func:`interrupt_message` prints (``BaseException.add_note`` needs Python 3.11)."""
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        notes = []
+        exc.__notes__ = notes  # type: ignore[attr-defined, unused-ignore]
+    notes.append(text)
+
+
 def interrupt_exit_status(exc: BaseException) -> int:
     """130 for Ctrl-C, ``128 + signum`` for a :class:`Terminated`."""
     return 128 + exc.signum if isinstance(exc, Terminated) else 130

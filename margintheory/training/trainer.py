@@ -333,13 +333,15 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
         kept = f"{checkpoint} (step {saved}) is kept" if saved is not None else "no checkpoint was written"
         raise DivergedError(f"{exc}; {kept}") from None
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP (runtime.process.Terminated)
+        from margintheory.runtime.process import add_interrupt_note
+
         if checkpoint is not None:
             due = state.step % cfg.log_every == 0 or state.step == cfg.steps
             if due and state.history[-1]["step"] != state.step:  # interrupted between update and record
                 run.record(run.sched(state.step), time.perf_counter() - t_start)
             clock()
             save_checkpoint(checkpoint, run.snapshot())
-            exc.add_note(f"step {state.step} of {cfg.steps} saved in {checkpoint}")
+            add_interrupt_note(exc, f"step {state.step} of {cfg.steps} saved in {checkpoint}")
         raise
     clock()
     run.snapshot()
