@@ -155,6 +155,15 @@ def off_diagonal_chunks(k: int, max_rows: int = OFF_DIAGONAL_CHUNK_ROWS) -> Iter
             yield rows[keep]
 
 
+def largest_off_diagonal_piece(k: int, max_rows: int = OFF_DIAGONAL_CHUNK_ROWS) -> int:
+    """Rows of the largest piece :func:`off_diagonal_chunks` forms (before the constant rows are dropped): the
+    first coordinates are fixed until the rest of the ball fits, and fixing them at 0 leaves the largest rest."""
+    dim = k
+    while dim > 0 and ball_size(dim, k) > max_rows:
+        dim -= 1
+    return ball_size(dim, k)
+
+
 def off_diagonal_count(k: int) -> int:
     """``len(off_diagonal_indices(k))`` without building them (for the up-front estimates): the ``n`` with
     ``|n|_1 = r`` number ``sum_i 2^i C(k, i) C(r - 1, i - 1)`` (``1`` for ``r = 0``); the constant ones are
@@ -1052,6 +1061,9 @@ def _perturbed(star: CompactMargin, net: PolyNetwork, rec: Recognition, t0: floa
 #: the reduction matrix), per entry of the moment histogram, and per weight of a network file being matched
 TABLE_BYTES = 40
 ENTRY_BYTES = 72
+#: ... and per entry of a level larger than one block (merged by sorting, split by nodes, with the pieces waiting on
+#: the stack: measured 150-170 bytes for Lemma C.18's 2^15 and 2^17 atoms at k = 8, 9, where 72 was 0.58x)
+SPLIT_ENTRY_BYTES = 150
 WEIGHT_BYTES = 14 * 8
 FIXED_BYTES = 8 * 2**20
 ATOM_BYTES = 160
@@ -1091,11 +1103,13 @@ def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network
     largest, total = moment_entries_bound(k, atoms, q)
     described = atoms if described_atoms is None else described_atoms
     description = (ATOM_BYTES + 24.0 * (k + 1)) * described  # the atoms' phases and their Fraction weights
-    if cyclic:  # the off-diagonal indices of a cyclic group, in pieces (the largest piece and its temporaries)
-        description += CHUNK_ROW_BYTES * k * min(float(off_diagonal_count(k)), float(OFF_DIAGONAL_CHUNK_ROWS))
+    if cyclic:  # no histogram: the off-diagonal indices in pieces (the largest piece and its temporaries)
+        description += CHUNK_ROW_BYTES * k * largest_off_diagonal_piece(k)
+        largest = 0.0
     # the split blocks waiting on the stack (only when a level exceeds the block size)
     pending = PENDING_BYTES * k * MOMENT_ENTRIES_LIMIT if largest >= MOMENT_ENTRIES_LIMIT else 0.0
-    need = (FIXED_BYTES + ENTRY_BYTES * largest + pending + TABLE_BYTES * float(p) * p
+    per_entry = ENTRY_BYTES if largest <= MOMENT_ENTRIES_LIMIT else SPLIT_ENTRY_BYTES
+    need = (FIXED_BYTES + per_entry * largest + pending + TABLE_BYTES * float(p) * p
             + WEIGHT_BYTES * network_weights + description)
     seconds = total / 3.0e6 + float(p) * p / 2.0e7 + network_weights / 2.0e7 + off_diagonal_count(k) / 1.0e6
     return Estimate(what, need, seconds)
