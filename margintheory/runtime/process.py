@@ -327,6 +327,9 @@ def run_isolated(fn, *args):  # noqa: ANN001, ANN201 - any picklable function an
 
 
 def _isolated_child(send, err_fd: int, fn, args) -> None:  # noqa: ANN001 - see run_isolated
+    import faulthandler
+
+    faulthandler.disable()  # (an abort's Python dump would bury the library's own last line)
     os.dup2(err_fd, 2)
     for signum in (signal.SIGINT, *TERMINATION_SIGNALS):  # the parent decides; it kills this process if it must
         signal.signal(signum, signal.SIG_IGN)
