@@ -103,9 +103,20 @@ PATHS = [
          "def arrays(P):\n    p, k = P['p'], P['k']\n    n, r = p ** k, np.random.default_rng(0)\n"
          "    q, t = r.random(n), r.random((n, p))\n    t[np.arange(n), input_grid(p, k).sum(axis=1) % p] = 0\n"
          "    return {'q': q / q.sum(), 'tau': t / t.sum(axis=1, keepdims=True)}",
-         "class_weighted_single_neuron(P['p'], P['k'], max_memory=2**40, **arrays(P))",
-         "estimate(class_weights(P['p'], P['k'], **arrays(P))).bytes",
+         "class_weighted_single_neuron(P['p'], P['k'], method='generic', max_memory=2**40, **arrays(P))",
+         "estimate(class_weights(P['p'], P['k'], **arrays(P)), method='generic').bytes",
          {"p": 3, "k": 1}, ({"p": 3, "k": 3}, {"p": 4, "k": 2}, {"p": 5, "k": 2})),
+    # the same random weights, the path `auto` takes for k = 2, 3: the first-level SOS bound of a quartic form (SCS),
+    # rounded and proved exactly (~1.5 KB per entry of the Gram matrix of side n (n + 1) / 2)
+    Path("class-weighted bracket (quartic-sos)", "solvers.class_weighted.estimate",
+         "import numpy as np\nfrom margintheory.engines.margins import input_grid\n"
+         "from margintheory.solvers.class_weighted import class_weighted_single_neuron, class_weights, estimate\n"
+         "def arrays(P):\n    p, k = P['p'], P['k']\n    n, r = p ** k, np.random.default_rng(0)\n"
+         "    q, t = r.random(n), r.random((n, p))\n    t[np.arange(n), input_grid(p, k).sum(axis=1) % p] = 0\n"
+         "    return {'q': q / q.sum(), 'tau': t / t.sum(axis=1, keepdims=True)}",
+         "class_weighted_single_neuron(P['p'], P['k'], method='quartic-sos', **arrays(P))",
+         "estimate(class_weights(P['p'], P['k'], **arrays(P)), method='quartic-sos').bytes",
+         {"p": 3, "k": 2}, ({"p": 11, "k": 2}, {"p": 5, "k": 3}, {"p": 7, "k": 3})),
     Path("column generation", "solvers.cost.column_generation_estimate",
          "from margintheory.solvers.column_generation import column_generation\n"
          "from margintheory.solvers.cost import column_generation_estimate",

@@ -284,7 +284,7 @@ def _estimate(p: int, k: int, args: argparse.Namespace, weights: ClassWeights | 
     if weights is not None:
         from margintheory.solvers.class_weighted import estimate
 
-        return estimate(weights, solver=args.sdp_solver)
+        return estimate(weights, solver=args.sdp_solver, max_memory=args.max_memory)
     method = _method(args)
     if method == "min-width":
         return min_width_estimate(p, k)

@@ -325,13 +325,14 @@ SHIPPED_DELSARTE = {3: "width_delsarte_k3.json", 4: "width_delsarte_k4.json", 5:
 
 
 #: vectors of each shipped Delsarte certificate (pinned against the files by a test), for the memory estimate
-SHIPPED_DELSARTE_VECTORS = {3: 63, 4: 313, 5: 1131, 6: 1877}
+SHIPPED_DELSARTE_VECTORS = {3: 63, 4: 313, 5: 1131, 6: 4989}
 
 
 def estimate_width_lower_bound_bytes(k: int) -> float:
     """Memory of :func:`width_lower_bound` beyond the interpreter: the exact check of the shipped Delsarte
     certificate dominates, about ``48 n^2`` bytes for ``n`` vectors (the expanded integer Gram matrix, its blocks and
-    their python-flint products; measured peaks 41 MiB at ``k = 5``, 176 MiB at ``k = 6``), plus a small allowance
+    their python-flint products; measured peaks 41 MiB at ``k = 5``, 1.0 GiB at ``k = 6``, 4989 vectors, 8.7 s of
+    CPU), plus a small allowance
     for the pointwise certificate."""
     n = SHIPPED_DELSARTE_VECTORS.get(k, 0)
     return 48.0 * n * n + 2.0 * 2**20
@@ -379,7 +380,7 @@ def best_width_lower_bound(k: int) -> WidthLowerBound:
     """The best certified bound this package has for ``k``: the larger of the pointwise bound (the shipped Gram
     certificate if any, else the clique bound: ``k <= 3`` exhaustive search, ``k = 5`` :func:`known_clique`, every
     ``k`` at least :func:`even_subset_clique`, ``2^(k-1)``) and the shipped Delsarte LP certificate
-    (:mod:`margintheory.solvers.width_delsarte`; ``k = 3..6``: 16, 40, 96, 192), the pointwise one on a tie.
+    (:mod:`margintheory.solvers.width_delsarte`; ``k = 3..6``: 16, 40, 96, 222), the pointwise one on a tie.
     Every returned bound passed its exact check in this call; a certificate that fails raises
     :class:`SolverError`."""
     t0 = time.perf_counter()

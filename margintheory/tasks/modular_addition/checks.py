@@ -39,6 +39,7 @@ from margintheory.engines.margins import (
 from margintheory.errors import InputError
 from margintheory.runtime.budget import Estimate, grid_points, require
 from margintheory.tasks.modular_addition import compact as compact_verification
+from margintheory.tasks.modular_addition.paper_errata import paper_statement_rows, wrong_logit_statement
 
 
 class MarginEngine(Protocol):
@@ -262,7 +263,7 @@ def construction_logit_checks(res: MarginResult, raw_scale: float, *, family: bo
         checks.append(Check(name="paper: wrong logit = 0", expected=0.0, measured=wrong, tolerance=1e-12,
                             passed=abs(wrong) <= 1e-12, exactness="float",
                             detail="the paper's claim; the computed value differs" if abs(wrong) > 1e-12 else "",
-                            informational=True, statement="paper's stated wrong-label value 0 (Lemmas C.17/C.18)"))
+                            informational=True, statement=wrong_logit_statement(k)))
     fields = {
         "construction_correct_logit": correct,
         "construction_wrong_logit": wrong,
@@ -454,16 +455,21 @@ def verify_construction(p: int | ModularAddition, k: int | None = None, *, max_m
     the moments did not qualify) the float64 network is built and checked on all ``p^k`` inputs."""
     problem = as_problem(p, k)
     why = "the exhaustive engine was requested"
+    result = None
     if not exhaustive:
-        compact = _compact_construction_check(problem, family, max_memory=max_memory, max_seconds=max_seconds)
-        if compact is not None:
-            return compact
+        result = _compact_construction_check(problem, family, max_memory=max_memory, max_seconds=max_seconds)
         why = "the exact network's off-diagonal phase moments do not vanish"
-    if family != "lemma-c18":
-        result = verify_family(problem, family, max_memory=max_memory, max_seconds=max_seconds)
-    else:
-        result = _exhaustive_construction(problem, max_memory=max_memory, max_seconds=max_seconds)
-    _say_why_exhaustive(result, problem, why)
+    if result is None:
+        if family != "lemma-c18":
+            result = verify_family(problem, family, max_memory=max_memory, max_seconds=max_seconds)
+        else:
+            result = _exhaustive_construction(problem, max_memory=max_memory, max_seconds=max_seconds)
+        _say_why_exhaustive(result, problem, why)
+    if family == "lemma-c18":  # the papers' other statements about modular addition (informational or exact rows)
+        rows, fields, notes = paper_statement_rows(problem)
+        result.checks += rows
+        result.fields.update(fields)
+        result.notes += notes
     return result
 
 

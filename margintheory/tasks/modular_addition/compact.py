@@ -36,6 +36,7 @@ from margintheory.engines.fourier_margin import (
     network_fourier_margin,
 )
 from margintheory.runtime.budget import require
+from margintheory.tasks.modular_addition.paper_errata import wrong_logit_statement
 
 #: what the exhaustive engine says in ``lower_how``
 EXHAUSTIVE_HOW = ("exhaustive: the logits of all {p}^{k} inputs evaluated in float64; L = the measured normalized "
@@ -226,7 +227,7 @@ def _logit_rows(cm: CompactMargin, target: Fraction) -> tuple[list[Check], dict]
         rows.append(Check(name="paper: wrong logit = 0", expected=0.0, measured=float(wrong), tolerance=0.0,
                           passed=wrong == 0, exactness="proved",
                           detail="the paper's claim; the computed value differs" if wrong != 0 else "",
-                          informational=True, statement="paper's stated wrong-label value 0 (Lemmas C.17/C.18)"))
+                          informational=True, statement=wrong_logit_statement(cm.k)))
     from_logits = float((correct - wrong) * target) / cm.normalization
     rows.append(Check(name="margin from logits", expected=cm.normalized_margin, measured=from_logits,
                       tolerance=4 * EPS,
