@@ -35,6 +35,7 @@ import numpy as np
 
 from margintheory.core.phase_measures import unwanted_phase_moments
 from margintheory.errors import SolverError
+from margintheory.runtime.process import load_native_imports
 from margintheory.solvers.width_delsarte import (
     DelsarteCertificate,
     check_delsarte_certificate,
@@ -176,6 +177,7 @@ def solve_gram_certificate(k: int, index: list[tuple[int, ...]], *, denominator:
             cons.append(cp.sum(G[[a for a, _ in lst], [b for _, b in lst]]) == 0)
     prob = cp.Problem(cp.Maximize(cp.sum(G)), cons)
     opts: dict[str, object] = {"eps": 1e-7, "max_iters": 200000} if solver == "SCS" else {}
+    load_native_imports()  # (a signal must not land inside the native solve's imports)
     prob.solve(solver=solver, **opts)
     if prob.status != "optimal" or G.value is None:
         raise SolverError(f"width certificate SDP: status {prob.status!r}")

@@ -52,6 +52,7 @@ from threadpoolctl import threadpool_limits
 
 from margintheory.core.phase_measures import unwanted_phase_moments
 from margintheory.errors import SolverError
+from margintheory.runtime.process import load_native_imports
 
 #: largest absolute numerator the int64 path accepts is ``2^62 / (64 n^2)`` (sums of ``64 n^2`` entries stay exact)
 _INT64_HEADROOM = 2**62
@@ -519,6 +520,7 @@ def delsarte_sdp(k: int, index: list[tuple[int, ...]], *, solver: str = "CLARABE
     v = cp.hstack([cp.vec(B, order="C") for B in Bs])
     obj, tr, cls = (np.concatenate(r, axis=-1) for r in rows)
     prob = cp.Problem(cp.Maximize(obj @ v), [tr @ v == 1, cls @ v <= 0])
+    load_native_imports()  # (a signal must not land inside the native solve's imports)
     prob.solve(solver=solver, **(solver_opts or {}))
     log(f"SDP {prob.status}, value {prob.value} ({time.perf_counter() - t0:.0f} s)")
     if prob.status not in ("optimal", "optimal_inaccurate") or v.value is None:

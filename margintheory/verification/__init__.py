@@ -58,7 +58,8 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     from margintheory.certificate.maxmin import attach_maxmin
 
     even = problem.p % 2 == 0  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
-    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory),
+    _first_refusal(lambda: _require_checks_fit(problem, o),
+                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds),
                    lambda: require(estimate_even_p(problem, o.max_memory), o.max_memory, o.max_seconds) if even else 0)
     result = _check_modular(problem, o)
     if even:
