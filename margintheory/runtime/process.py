@@ -22,6 +22,7 @@ import io
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Iterator
 
 from margintheory.runtime.progress import ProgressCallback
@@ -306,7 +307,14 @@ def run_isolated(fn, *args):  # noqa: ANN001, ANN201 - any picklable function an
     receive, send = ctx.Pipe(duplex=False)
     with tempfile.TemporaryFile() as err:
         child = ctx.Process(target=_isolated_child, args=(send, err.fileno(), fn, args), daemon=True)
-        child.start()
+        with warnings.catch_warnings():
+            # JAX (when a JAX backend was used earlier in this process) and Python >= 3.12 warn at every fork of a
+            # multithreaded process; the child runs only the native solve and never touches their threads, and the
+            # warning would be a second line on stderr (or, under "error" filters, an exception in a fork hook)
+            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
+            warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks",
+                                    category=DeprecationWarning)
+            child.start()
         send.close()
         try:
             ok, value = receive.recv()

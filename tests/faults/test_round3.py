@@ -179,3 +179,16 @@ def test_verify_with_an_aborting_solver_is_one_line_and_exit_2(tmp_path):
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert run.returncode == 2 and len(lines) == 1, run.stderr
     assert "out of memory" in lines[0] and "SIGABRT" in lines[0] and "1919818624" in lines[0]
+
+
+@pytest.mark.filterwarnings("error")
+def test_the_isolated_solve_forks_quietly_after_jax_ran_in_this_process():
+    """JAX warns at every fork of the process it runs in (its threads): the isolated native solve's fork must say
+    nothing (a second line on stderr; under an "error" filter the warning was an exception in JAX's fork hook, which
+    failed an unrelated test that ran after a JAX test in the same worker)."""
+    import jax.numpy as jnp
+
+    from margintheory.runtime.process import run_isolated
+
+    jnp.zeros(1).block_until_ready()
+    assert run_isolated(divmod, 7, 2) == (3, 1)
