@@ -22,31 +22,14 @@ from margintheory.solvers import quartic_sos as Q
 from margintheory.solvers.class_weighted import (
     auto_method,
     class_weighted_single_neuron,
-    class_weights,
     estimate,
     objective_on_arrays,
     quartic_sos_size,
 )
 from margintheory.solvers.objective import SingleNeuronObjective
+from tests.class_weight_cases import random_class_weights
 
-
-def _weights(p, k, seed, peaked=False):
-    rng = np.random.default_rng(seed)
-    n, y = p**k, input_grid(p, k).sum(axis=1) % p
-    if peaked:
-        q = np.zeros(n)
-        idx = rng.choice(n, 3, replace=False)
-        q[idx] = rng.random(3)
-        q /= q.sum()
-        tau = np.zeros((n, p))
-        tau[np.arange(n), (y + rng.integers(1, p, n)) % p] = 1.0
-    else:
-        q = rng.random(n)
-        q /= q.sum()
-        tau = rng.random((n, p))
-        tau[np.arange(n), y] = 0.0
-        tau /= tau.sum(axis=1, keepdims=True)
-    return class_weights(p, k, q=q, tau=tau)
+_weights = random_class_weights
 
 
 def _form(w):
