@@ -332,3 +332,71 @@ def test_cli_reports_the_proved_bracket(capsys, tmp_path):
     assert d["method"] == "quartic-sos" and d["upper_bound_exactness"] == "proved"
     assert d["lower_bound"] <= d["upper_bound"] <= d["lower_bound"] * (1 + 1e-6)
     assert d["weights"]["quartic_sos"]["variables"] == 10
+
+
+# -- the exact checks on certificates built by hand (what a weakened check would accept) ------------------------
+def _zero_form(nvars=2, shift=0):
+    """``f = 0`` in ``nvars`` variables: ``gamma |x|^4 = m^T P m`` is then a statement about ``P`` alone."""
+    empty = np.zeros(0, dtype=np.int64)
+    return Q.QuarticForm(3, 2, nvars, empty, empty, empty, empty, [], shift)
+
+
+def _hand_certificate(P, den=1, gamma_int=1, chol=None, rho=0, eta_int=0):
+    return Q.QuarticCertificate(gamma_int, den, P, chol if chol is not None else [[0] * len(P)] * len(P), rho,
+                                eta_int)
+
+
+def test_the_identity_check_reads_every_monomial_of_p():
+    """``|x|^4 = x0^4 + 2 x0^2 x1^2 + x1^4`` with ``m = (x0^2, x0 x1, x1^2)``: ``P`` with the cross term on
+    ``(x0^2, x1^2)`` holds, and one with an extra ``x0^3 x1`` (a monomial neither ``|x|^4`` nor ``f`` has) does
+    not -- a check that compared only the monomials of ``f`` and ``|x|^4`` would accept it."""
+    form = _zero_form()
+    holds = [[1, 0, 1], [0, 0, 0], [1, 0, 1]]
+    assert Q.identity_holds(form, _hand_certificate(holds))
+    assert Q.identity_holds(form, _hand_certificate([[1, 0, 0], [0, 2, 0], [0, 0, 1]]))
+    extra = [[1, 1, 1], [1, 0, 0], [1, 0, 1]]
+    assert not Q.identity_holds(form, _hand_certificate(extra))
+    assert not Q.identity_holds(form, _hand_certificate(holds, gamma_int=2))
+
+
+def test_the_identity_check_refuses_malformed_certificates():
+    form = _zero_form()
+    holds = [[1, 0, 1], [0, 0, 0], [1, 0, 1]]
+    assert not Q.identity_holds(form, _hand_certificate(holds[:-1]))
+    assert not Q.identity_holds(form, _hand_certificate([holds[0], holds[1][:-1], holds[2]]))
+    assert not Q.identity_holds(form, _hand_certificate(holds, den=0))
+    assert not Q.identity_holds(form, _hand_certificate(holds, den=-1))
+    # the form's coefficients are numer / 2^shift: a denominator that 2^shift does not divide cannot carry them
+    shifted = _zero_form(shift=3)
+    assert Q.identity_holds(shifted, _hand_certificate(holds, den=8))
+    assert not Q.identity_holds(shifted, _hand_certificate(holds, den=12))
+
+
+def test_an_exact_factorization_with_no_slack_passes_and_nothing_less_does():
+    """``P = L L^T`` exactly (``eta = 0``, ``E = 0``) is a proof; a factor off by one entry, a negative ``eta`` or
+    a ragged matrix is not."""
+    P, L = [[4, 2], [2, 2]], [[2, 0], [1, 1]]
+    assert Q.remainder_within(P, 1, L, 0, 0)
+    assert Q.remainder_within([[8, 4], [4, 4]], 2, L, 0, 0)  # P / den = L L^T
+    assert not Q.remainder_within(P, 1, [[2, 0], [1, 0]], 0, 0)
+    assert not Q.remainder_within(P, 1, [[2, 0], [0, 1]], 0, 0)  # off-diagonal remainder only
+    assert Q.remainder_within(P, 1, [[2, 0], [1, 0]], 0, 1)  # |E|_F = 1 <= eta = 1 (on the boundary)
+    assert not Q.remainder_within(P, 1, L, 0, -1)
+    assert not Q.remainder_within(P, 1, [[2, 0], [1]], 0, 0)
+    assert not Q.remainder_within([[4, 2], [2]], 1, L, 0, 0)
+    assert not Q.remainder_within(P, 1, L[:1], 0, 0)
+
+
+def test_check_certificate_needs_both_parts(solved52):
+    """The decision, not only the message: a certificate whose identity holds and whose decomposition fails is
+    refused (``False``), and one whose identity fails is refused whatever its decomposition."""
+    _, res = solved52
+    cert, form = res.certificate, res.form
+    bad_decomposition = replace(cert, eta_int=cert.eta_int // 10**6)
+    assert Q.identity_holds(form, bad_decomposition)
+    ok, why = Q.check_certificate(form, bad_decomposition)
+    assert ok is False and "L L^T" in why
+    ok, why = Q.check_certificate(form, replace(cert, gamma_int=cert.gamma_int + 1))
+    assert ok is False and "identity" in why
+    hand = _hand_certificate([[1, 0, 1], [0, 0, 0], [1, 0, 1]], chol=[[1, 0, 0], [0, 0, 0], [1, 0, 0]])
+    assert Q.check_certificate(_zero_form(), hand) == (True, "")
