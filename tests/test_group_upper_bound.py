@@ -247,3 +247,24 @@ def test_even_cyclic_group_brackets_the_true_max_margin():
     rows = {c.name: c for c in res.checks}
     assert rows["checked network <= U"].passed and not rows["checked network <= U"].informational
     assert res.normalized_margin < float(modular.upper) * (1 - 1e-3)  # Lemma C.18's network is not optimal here
+
+
+def test_a_network_on_an_even_cyclic_group_is_bracketed_by_the_true_max_margin():
+    """A given network on C_6 (the even-p frequency-weighted network, which attains the max margin): its ``U`` is
+    the optimal invariant dual's (the uniform dual's is not attained at even n), so ``[L, U]`` closes to 1e-6 with
+    L this network's margin; a weaker network stays below U, its gap reported."""
+    from fractions import Fraction
+
+    from margintheory.certificate.even_p import even_p_max_margin, real_block_network
+    from margintheory.core.problems import ModularAddition
+    from margintheory.tasks.groups.task import verify_group_network
+
+    G = cyclic_group(6)
+    modular = even_p_max_margin(ModularAddition(6, 2), max_memory=2**31)
+    res = verify_group_network(G, modular.network)
+    cert = res.certificate
+    assert Fraction(cert["upper_exact"]) == modular.upper and cert["upper_exactness"] == "proved"
+    assert cert["relative_gap"] <= 1e-6
+    weaker = verify_group_network(G, real_block_network(6, 2))
+    assert weaker.certificate["upper_exact"] == cert["upper_exact"]
+    assert weaker.certificate["relative_gap"] > 1e-3

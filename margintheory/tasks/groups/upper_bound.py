@@ -129,10 +129,25 @@ def real_group_upper_bound(G: FiniteGroup, irreps: list[Irrep], pi_float: np.nda
 
 
 def cyclic_upper_bound(n: int, max_memory: int) -> TaskUpperBound:
-    """``U`` for ``C_n`` = modular addition's proved bound at ``(p, k) = (n, 2)`` (module docstring)."""
+    """``U`` for ``C_n`` = modular addition's proved bound at ``(p, k) = (n, 2)`` (module docstring).  At even ``n``
+    the uniform dual's bound is not attained (``C_8``: 0.62 above the max margin), so ``U`` is the optimal
+    translation-invariant dual's, proved (:func:`margintheory.certificate.even_p.even_p_max_margin`,
+    docs/theory.md#even-p-max-margin): the true max margin, within ``1e-6`` of a network that attains it."""
     from margintheory.certificate.upper_bound import prove_upper_bound
     from margintheory.core.problems import ModularAddition
 
+    if n % 2 == 0:
+        from margintheory.certificate.even_p import even_p_max_margin
+
+        res = even_p_max_margin(ModularAddition(n, 2), max_memory=max_memory)
+        return TaskUpperBound(
+            "group", res.upper, None, list(res.steps),
+            f"C_{n} = Z_{n}, n even: modular addition's true max margin at (p, k) = ({n}, 2): weak duality with the "
+            "optimal translation-invariant dual tau(c - y), its frequency blocks bounded by the SOS certificate "
+            "checked in exact rational arithmetic (the uniform dual is not tight at even n)",
+            details={"block_bound": str(res.ub.block_bound), "sos_solver": res.ub.solver,
+                     "lower_of_the_true_max_margin": float(res.lower.value)},
+            seconds=res.seconds)
     ub = prove_upper_bound(ModularAddition(n, 2), max_memory=max_memory)
     return TaskUpperBound(
         "group", ub.upper, None, list(ub.steps),
