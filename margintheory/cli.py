@@ -25,7 +25,7 @@ from margintheory.errors import MarginTheoryError
 from margintheory.runtime import progress
 from margintheory.runtime.process import StdoutError, clean_stdout, flush_stdout, output_failure, progress_reporter, say
 
-COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check", "sweep")
+COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check", "sweep", "reproduce")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

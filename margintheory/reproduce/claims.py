@@ -1,0 +1,243 @@
+"""Each claim of a recipe measured on its trained runs, as one check row of the result.
+
+A :class:`~margintheory.reproduce.recipes.Claim` names what it measures (``kind``) and how its words are read as a
+number (``reading``, ``tolerance``, ``threshold``).  :func:`claim_checks` measures every claim on the runs it is
+about (every seed; the worst seed is the measured value, the others are in the detail) and returns one
+:class:`~margintheory.core.checks.Check` per claim.  A claim whose runs were not trained (no trainer for them in
+this version, a failed run, or runs left out) is a row with no measured value that says why; it does not decide.
+
+Measures (modular addition; docs/TRAINING.md#definitions-of-the-recorded-quantities):
+
+* max normalized power of a vector: ``max_j P(j) / sum_j P(j)`` with the one-sided power ``P`` (``+j`` and ``-j``
+  folded; :func:`margintheory.engines.fourier.max_normalized_power`), as in Morwani et al. Fig. 7.4 and Li et al.
+  Fig. 4.2;
+* a neuron is *single-frequency* when ``u_1..u_k`` and ``w`` all have max power >= :data:`SINGLE_FREQUENCY_POWER`;
+  its weight is its norm share ``||theta_i||^(k+1) / ||theta||^(k+1)`` (dead neurons weigh nothing);
+* a frequency is *used* when it is the dominant frequency of a neuron whose vectors all have max power >=
+  :data:`margintheory.training.metrics.SPARSE_THRESHOLD`;
+* the normalized margin is the run's analysis (:func:`margintheory.training.analysis.analyze_network`: float64 over
+  all ``p^k`` points, with its error bound), over ``gamma*`` of Theorem C.22 / Thm 7.7.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from margintheory.core import theory
+from margintheory.core.checks import Check
+from margintheory.core.network import PolyNetwork
+from margintheory.engines.fourier import max_normalized_power, one_sided_power
+from margintheory.reproduce.recipes import Claim, Recipe
+from margintheory.reproduce.runs import RunOutcome
+from margintheory.training.metrics import SPARSE_THRESHOLD, norm_shares
+
+SINGLE_FREQUENCY_POWER = 0.99
+
+
+@dataclass
+class Measured:
+    """A claim's measurement: the value (the worst run), what the claim expects, whether it holds, and the
+    detail (every run's value)."""
+
+    measured: Any
+    expected: Any
+    passed: bool
+    detail: str
+
+
+# -- per-network measures ------------------------------------------------------------------------------------
+def vector_max_power(net: PolyNetwork) -> np.ndarray:
+    """``(m, k+1)``: the max normalized power of ``u_1..u_k, w`` of every neuron."""
+    return max_normalized_power(np.concatenate([net.U, net.W[:, None, :]], axis=1))
+
+
+def embedding_max_power(net: PolyNetwork) -> np.ndarray:
+    """``(m, k)``: the max normalized power of the embedding vectors ``u_1..u_k`` of every neuron."""
+    return max_normalized_power(net.U)
+
+
+def dominant_frequencies(net: PolyNetwork) -> np.ndarray:
+    """``(m,)``: the frequency with most one-sided power summed over the neuron's vectors."""
+    V = np.concatenate([net.U, net.W[:, None, :]], axis=1)
+    return np.argmax(one_sided_power(V).sum(axis=1), axis=-1)
+
+
+def used_frequencies(net: PolyNetwork) -> list[int]:
+    """Frequencies ``1..(p-1)/2`` that are the dominant frequency of a neuron whose vectors all have max power >=
+    :data:`SPARSE_THRESHOLD`."""
+    sparse = (vector_max_power(net) >= SPARSE_THRESHOLD).all(axis=1)
+    return sorted(set(dominant_frequencies(net)[sparse].tolist()) & set(theory.frequencies(net.p)))
+
+
+def frequency_tv(net: PolyNetwork) -> float:
+    """Total-variation distance between the neurons' dominant frequencies (``1..(p-1)/2``; a neuron dominated by
+    frequency 0 counts as off the list) and the uniform distribution over them."""
+    freqs = theory.frequencies(net.p)
+    dom = dominant_frequencies(net)
+    counts = np.array([np.sum(dom == f) for f in freqs], dtype=float)
+    share = counts / max(1, net.m)
+    return 0.5 * float(np.abs(share - 1.0 / len(freqs)).sum() + (net.m - counts.sum()) / max(1, net.m))
+
+
+def _name(o: RunOutcome) -> str:
+    return f"{o.spec.label} seed {o.seed}"
+
+
+# -- claim measures ------------------------------------------------------------------------------------------
+def _margin(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    ratios, parts = [], []
+    for o in outs:
+        g = theory.gamma_star(o.spec.sizes["p"], o.spec.sizes["k"])
+        ratio = float(o.analysis["normalized_margin"]) / g
+        bound = float(o.analysis["details"].get("margin_tolerance", 0.0)) / g
+        ratios.append((ratio, bound))
+        parts.append(f"{_name(o)}: {_ratio(ratio)} (float64 error bound {bound:.1e})")
+    worst = min(r for r, _ in ratios)
+    tol = claim.tolerance
+    passed = (tol is None or worst >= 1 - tol) and all(r <= 1 + b for r, b in ratios)
+    return Measured(worst, 1.0, passed, "normalized margin / gamma*: " + "; ".join(parts))
+
+
+def _ratio(r: float) -> str:
+    return f"1 {'-' if r < 1 else '+'} {abs(1 - r):.2e}" if abs(1 - r) < 1e-3 else f"{r:.6f}"
+
+
+def _single_frequency(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    shares, parts = [], []
+    for o in outs:
+        ok = (vector_max_power(o.network) >= SINGLE_FREQUENCY_POWER).all(axis=1)
+        share = float(norm_shares(o.network)[ok].sum())
+        shares.append(share)
+        parts.append(f"{_name(o)}: norm share {share:.9f}, {int(ok.sum())}/{ok.size} neurons")
+    worst = min(shares)
+    return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), "; ".join(parts))
+
+
+def _max_power_all(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    level = claim.threshold if claim.threshold is not None else SINGLE_FREQUENCY_POWER
+    fractions, parts = [], []
+    for o in outs:
+        mp = embedding_max_power(o.network)
+        ok = (mp >= level).all(axis=1)
+        fractions.append(float(ok.mean()))
+        parts.append(f"{_name(o)}: {int(ok.sum())}/{ok.size} neurons (norm share "
+                     f"{float(norm_shares(o.network)[ok].sum()):.9f}); lowest max power {float(mp.min()):.4f}")
+    worst = min(fractions)
+    return Measured(worst, 1.0, worst == 1.0, f"embedding max power >= {level:g}: " + "; ".join(parts))
+
+
+def _all_frequencies(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    counts, parts, every = [], [], True
+    for o in outs:
+        want = theory.frequencies(o.network.p)
+        used = used_frequencies(o.network)
+        missing = sorted(set(want) - set(used))
+        every &= not missing
+        counts.append(len(used))
+        parts.append(f"{_name(o)}: {len(used)}/{len(want)}" + (f" (missing {missing})" if missing else ""))
+    want_n = len(theory.frequencies(outs[0].network.p))
+    return Measured(min(counts), want_n, every, "frequencies used: " + "; ".join(parts))
+
+
+def _frequency_uniform(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    tvs = [frequency_tv(o.network) for o in outs]
+    worst = max(tvs)
+    detail = "TV of neurons per frequency to uniform: " + "; ".join(
+        f"{_name(o)}: {tv:.4f}" for o, tv in zip(outs, tvs, strict=True))
+    return Measured(worst, 0.0, claim.tolerance is None or worst <= claim.tolerance, detail)
+
+
+def _quantiles(values: np.ndarray) -> str:
+    q = np.quantile(values, [0.1, 0.5, 0.9])
+    return f"10/50/90% quantiles {q[0]:.3f}/{q[1]:.3f}/{q[2]:.3f}"
+
+
+def _max_power_init(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    meds, parts = [], []
+    for o in outs:
+        mp = embedding_max_power(o.initial).ravel()
+        meds.append(float(np.median(mp)))
+        parts.append(f"{_name(o)}: {_quantiles(mp)}")
+    worst = max(meds)
+    return Measured(worst, "spread out (median < 0.9)", worst < 0.9, "at initialization: " + "; ".join(parts))
+
+
+def _relu_max_power(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    meds, parts = [], []
+    for o in outs:
+        mp = embedding_max_power(o.network).ravel()
+        meds.append(float(np.median(mp)))
+        parts.append(f"{_name(o)}: {_quantiles(mp)}")
+    lo, hi = min(meds), max(meds)
+    return Measured(float(np.median(meds)), "in [0.8, 0.99)", lo >= 0.8 and hi < 0.99,
+                    "embedding max power after training: " + "; ".join(parts))
+
+
+def _by_k(outs: list[RunOutcome]) -> dict[int, list[tuple[float, float, float]]]:
+    """``k -> [(lambda, margin / gamma*, relative gradient norm)]`` sorted by decreasing lambda."""
+    out: dict[int, list[tuple[float, float, float]]] = {}
+    for o in outs:
+        g = theory.gamma_star(o.spec.sizes["p"], o.spec.sizes["k"])
+        out.setdefault(o.spec.sizes["k"], []).append(
+            (o.spec.lam, float(o.analysis["normalized_margin"]) / g,
+             float(o.analysis["details"].get("relative_gradient_norm", float("nan")))))
+    return {k: sorted(v, reverse=True) for k, v in sorted(out.items())}
+
+
+def _lambda_limit(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    series = _by_k(outs)
+    last = {k: v[-1] for k, v in series.items()}
+    worst = min(r for _, r, _ in last.values())
+    detail = "; ".join(f"k={k}: lambda {lam:g}: margin/gamma* {_ratio(r)} (relative gradient norm {gn:.1e})"
+                       for k, (lam, r, gn) in last.items())
+    return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), detail)
+
+
+def _lambda_monotone(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    violations, parts = 0, []
+    for k, rows in _by_k(outs).items():
+        gaps = [1 - r for _, r, _ in rows]
+        violations += sum(1 for a, b in zip(gaps, gaps[1:], strict=False) if b > a + 1e-9)
+        parts.append(f"k={k}: " + ", ".join(f"lambda {lam:g}: gap {1 - r:.2e} (grad {gn:.1e})"
+                                            for lam, r, gn in rows))
+    return Measured(violations, 0, violations == 0, "increases of the gap as lambda falls: " + "; ".join(parts))
+
+
+def _unmeasured(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    return Measured(None, claim.paper_value, False, f"no measurement of {claim.kind!r} in this version")
+
+
+MEASURES: dict[str, Callable[[Claim, list[RunOutcome]], Measured]] = {
+    "margin-to-gamma": _margin, "single-frequency": _single_frequency, "max-power-all": _max_power_all,
+    "all-frequencies": _all_frequencies, "frequency-uniform": _frequency_uniform, "max-power-init": _max_power_init,
+    "relu-max-power": _relu_max_power, "lambda-limit": _lambda_limit, "lambda-monotone": _lambda_monotone,
+}
+
+
+def claim_checks(rec: Recipe, outcomes: dict[str, list[RunOutcome]], missing: dict[str, str], *,
+                 decide: bool) -> list[Check]:
+    """One check per claim of ``rec`` (module docstring).  ``outcomes``: the finished runs by label; ``missing``:
+    why a run has no outcome, by label; ``decide``: whether the claims decide the verdict (the paper's size) or
+    are reported only (a scaled smoke test)."""
+    checks = []
+    for claim in rec.claims:
+        labels = list(claim.runs) or rec.labels
+        absent = {label: missing[label] for label in labels if label in missing}
+        outs = [o for label in labels for o in outcomes.get(label, [])]
+        statement = f"{claim.statement}. Read as: {claim.reading}"
+        if not outs:
+            why = "; ".join(f"run {label}: {reason}" for label, reason in absent.items()) or "no run"
+            checks.append(Check(name=claim.name, expected=claim.paper_value, measured=None,
+                                tolerance=claim.tolerance, passed=False, informational=True,
+                                detail=f"not measured: {why}", statement=statement))
+            continue
+        m = MEASURES.get(claim.kind, _unmeasured)(claim, outs)
+        detail = m.detail + "".join(f"; run {label} not measured: {reason}" for label, reason in absent.items())
+        checks.append(Check(name=claim.name, expected=m.expected, measured=m.measured, tolerance=claim.tolerance,
+                            passed=bool(m.passed), informational=claim.informational or not decide or bool(absent),
+                            detail=detail, statement=statement))
+    return checks

@@ -1,0 +1,187 @@
+"""One training run of a recipe: its sweep cell, its trainer, its run directory, and reading it back.
+
+A recipe's runs are cells of a sweep (:mod:`margintheory.sweep`): :func:`run_cells` lists them (one per run and
+seed) and :func:`recipe_cell` runs one, on whichever worker it lands, into ``OUT/runs/<label>-seed<s>/``:
+``network.npz``, ``initial.npz``, ``checkpoint.npz`` (resumable: a killed recipe continues where it stopped,
+:func:`margintheory.training.trainer.train`), ``history.csv`` / ``history.json`` and ``run.json`` (the settings,
+where and how long it ran).  The cell's result is the analysis of the trained network
+(:func:`margintheory.training.analysis.analyze_network` for modular addition), stored in the sweep's store; a
+rerun of the recipe skips the finished cells.  :func:`load_outcome` reads a finished run back.
+
+Which tasks and activations have a trainer here is :func:`trainer_gap` (``None``: trainable).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from margintheory.core.checks import VerificationResult
+from margintheory.core.network import PolyNetwork
+from margintheory.errors import InputError
+from margintheory.reproduce.recipes import Recipe, RunSpec
+from margintheory.runtime.atomic import atomic_write_text
+from margintheory.sweep.grid import Cell
+
+#: why a run cannot be trained by this version, by (task, activation); absent: it can
+MISSING_TRAINERS = {
+    ("modular-addition", "relu"): "the ReLU activation is not in this version's trainer",
+    ("parity", "power"): "there is no sparse-parity trainer in this version",
+    ("group", "power"): "there is no finite-group trainer in this version",
+    ("cogo", "power"): "there is no CoGO (projected MSE) trainer in this version",
+}
+
+
+def trainer_gap(spec: RunSpec) -> str | None:
+    """Why this version cannot train ``spec`` (``None`` when it can)."""
+    return MISSING_TRAINERS.get((spec.task, spec.activation))
+
+
+def run_name(label: str, seed: int, scale: float) -> str:
+    """``quadratic-seed0`` (``quadratic-seed0-scale0.01`` for a scaled run: its checkpoint is not the paper-size
+    run's)."""
+    return f"{label}-seed{seed}" + ("" if scale == 1 else f"-scale{scale:g}")
+
+
+def run_cells(rec: Recipe, labels: list[str], scale: float, *, backend: str, device: str, dtype: str,
+              out: Path, budget: dict[str, Any]) -> list[Cell]:
+    """The sweep cells of the runs ``labels`` of ``rec`` (one per seed).  A cell's identity is the run's settings,
+    seed, scale and backend (the same run of two recipes is one cell: ``morwani-fig7.4`` reuses
+    ``morwani-fig7.1``'s runs in the same directory); the recipe, the output directory and the budget are not."""
+    cells = []
+    for label in labels:
+        spec = rec.run(label).scaled(scale)
+        for seed in spec.seeds:
+            params = {"run": label, "seed": seed, "scale": scale, "backend": backend, "device": device,
+                      "dtype": dtype, "settings": spec.settings(), "steps": spec.steps, "lr": spec.lr,
+                      "lambda": spec.lam, "width": spec.sizes["width"]}
+            params.update({name: spec.sizes[name] for name in ("p", "k") if name in spec.sizes})
+            cells.append(Cell("train", params, {"recipe": rec.name, "out": str(out), **budget}))
+    return cells
+
+
+def spec_of(settings: dict[str, Any]) -> RunSpec:
+    """The :class:`RunSpec` of :meth:`RunSpec.settings` (JSON lists back to tuples)."""
+    values = dict(settings)
+    for name in ("milestones", "betas", "seeds"):
+        values[name] = tuple(values[name])
+    return RunSpec(**values)
+
+
+def recipe_cell(params: dict[str, Any]) -> VerificationResult:
+    """Train one run of a recipe into its run directory and analyse it (module docstring).  Module-level, so that
+    a dask cluster sends it by name; ``params`` holds the cell's parameters (the run's settings) and budget."""
+    spec = spec_of(params["settings"])
+    gap = trainer_gap(spec)
+    if gap is not None:
+        raise InputError(f"run {spec.label}: {gap}")
+    run_dir = Path(params["out"]) / "runs" / run_name(spec.label, params["seed"], params["scale"])
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return _train_modular_addition(spec, params, run_dir)
+
+
+def _train_modular_addition(spec: RunSpec, params: dict[str, Any], run_dir: Path) -> VerificationResult:
+    from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, require
+    from margintheory.training.analysis import analyze_network, estimate_analysis
+    from margintheory.training.trainer import estimate_training, train, write_history
+
+    cfg = modular_addition_config(spec, params["seed"], params["backend"], params["dtype"])
+    memory, seconds = params.get("max_memory", DEFAULT_MAX_MEMORY), params.get("max_seconds")
+    need = estimate_training(cfg.p, cfg.k, cfg.width, cfg.steps, figures=False, backend=cfg.backend,
+                             device=params["device"]).plus(
+        estimate_analysis(cfg.p, cfg.k, cfg.width, compare_construction=False, max_memory=memory))
+    require(need, memory, seconds)
+    trained = train(cfg, checkpoint=run_dir / "checkpoint.npz", resume=True, device=params["device"])
+    trained.network.save(run_dir / "network.npz")
+    trained.initial.save(run_dir / "initial.npz")
+    write_history(run_dir, trained)
+    result = analyze_network(trained.network, cfg.p, cfg.k, max_memory=memory, max_seconds=seconds, rtol=None,
+                             compare_construction=False,
+                             title=f"{params['recipe']}, run {spec.label} seed {cfg.seed} (p={cfg.p}, k={cfg.k}, "
+                                   f"m={cfg.width})")
+    result.fields["relative_gradient_norm"] = relative_gradient_norm(cfg, trained.network)
+    result.fields.update(train_seconds=trained.seconds, train_cpu_seconds=trained.cpu_seconds,
+                         final_loss=trained.history[-1]["loss"], train_accuracy=trained.history[-1]["train_acc"])
+    result.parameters.update(recipe=params["recipe"], run=spec.label, seed=cfg.seed, scale=params["scale"])
+    _write_run_json(run_dir, spec, params, trained.seconds, trained.cpu_seconds)
+    return result
+
+
+def modular_addition_config(spec: RunSpec, seed: int, backend: str, dtype: str):  # noqa: ANN201 - a TrainConfig
+    """The trainer's configuration of a modular-addition run (the paper's settings, this seed and backend)."""
+    from margintheory.training.trainer import TrainConfig
+
+    s = spec.sizes
+    return TrainConfig(p=s["p"], k=s["k"], width=s["width"], steps=spec.steps, lam=spec.lam,
+                       regularizer=spec.regularizer, optimizer=spec.optimizer, lr=spec.lr, schedule=spec.schedule,
+                       warmup=spec.warmup, milestones=list(spec.milestones), betas=list(spec.betas),
+                       weight_decay=spec.weight_decay, batch_size=spec.batch_size,
+                       train_fraction=spec.train_fraction, seed=seed, log_every=spec.history_every,
+                       checkpoint_every=max(spec.history_every, 1000), backend=backend, dtype=dtype)
+
+
+def relative_gradient_norm(cfg, net: PolyNetwork) -> float:  # noqa: ANN001 - a TrainConfig
+    """``||grad L(theta)|| / ||grad of the data term alone||`` at the trained weights, over the training points:
+    how far the run is from a stationary point of the regularized objective (0 at a stationary point; 1 when the
+    penalty's gradient is negligible next to the loss's)."""
+    from margintheory.engines.margins import input_grid
+    from margintheory.training.objective import Batch, objective_and_grad
+    from margintheory.training.trainer import train_mask
+
+    batch = Batch.from_inputs(input_grid(cfg.p, cfg.k)[train_mask(cfg)], cfg.p)
+    full = objective_and_grad(net.U, net.W, batch, cfg.lam, cfg.regularizer)
+    data = objective_and_grad(net.U, net.W, batch, 0.0, "none")
+    num = float(np.sqrt(np.sum(full.grad_U**2) + np.sum(full.grad_W**2)))
+    den = float(np.sqrt(np.sum(data.grad_U**2) + np.sum(data.grad_W**2)))
+    return num / den if den > 0 else float("inf")
+
+
+def _write_run_json(run_dir: Path, spec: RunSpec, params: dict[str, Any], seconds: float, cpu: float) -> None:
+    doc = {"recipe": params["recipe"], "run": spec.label, "seed": params["seed"], "scale": params["scale"],
+           "settings": spec.settings(), "backend": params["backend"], "device": params["device"],
+           "dtype": params["dtype"], "seconds": seconds, "cpu_seconds": cpu, "host": socket.gethostname(),
+           "machine": hardware_description()}
+    atomic_write_text(run_dir / "run.json", json.dumps(doc, indent=1, allow_nan=False))
+
+
+def hardware_description() -> str:
+    """``x86_64, 2 CPUs, Linux 6.1`` and the CPU model where the system names it."""
+    import os
+
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+    except OSError:
+        pass
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{model or platform.processor() or platform.machine()}, {cpus} CPUs, {platform.system()} " \
+           f"{platform.release()}"
+
+
+@dataclass
+class RunOutcome:
+    """A finished run read back: its settings, seed, trained and initial network, history, analysis (the cell's
+    result as JSON) and run directory."""
+
+    spec: RunSpec
+    seed: int
+    network: PolyNetwork
+    initial: PolyNetwork
+    history: list[dict[str, Any]]
+    analysis: dict[str, Any]
+    run_dir: Path
+    seconds: float
+
+
+def load_outcome(spec: RunSpec, seed: int, run_dir: Path, analysis: dict[str, Any]) -> RunOutcome:
+    """Read the run directory of a finished run (its files were written by :func:`recipe_cell`)."""
+    doc = json.loads((run_dir / "history.json").read_text(encoding="utf-8"))
+    return RunOutcome(spec, seed, PolyNetwork.load(run_dir / "network.npz"), PolyNetwork.load(run_dir / "initial.npz"),
+                      doc["history"], analysis, run_dir, float(doc.get("seconds") or 0.0))

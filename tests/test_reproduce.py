@@ -1,0 +1,281 @@
+"""The papers' experiments as recipes (docs/reproductions.md): the registry holds the papers' settings, every
+recipe's scaled-down version runs end to end in seconds and says it is not the paper's size, the claims are measured
+by functions that tell a max-margin network from a network that is not one, a rerun reuses finished runs, and the
+estimates come from the measured speeds."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from margintheory.cli import main
+from margintheory.core.construction import build_construction
+from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import ModularAddition
+from margintheory.errors import InputError, RefusedError
+from margintheory.presentation.schema import validate_result
+from margintheory.reproduce import claims as rc
+from margintheory.reproduce.catalog import LAMBDA_SWEEP, RECIPES, recipe
+from margintheory.reproduce.estimates import estimate_recipe, estimate_run, step_seconds
+from margintheory.reproduce.recipes import PAPERS, RunSpec
+from margintheory.reproduce.runner import ReproduceOptions, reproduce
+from margintheory.reproduce.runs import MISSING_TRAINERS, RunOutcome, trainer_gap
+
+REQUIRED = ("morwani-fig7.1", "morwani-fig7.4", "morwani-fig7.5", "morwani-figD.2", "morwani-figD.3",
+            "morwani-fig7.6", "fourier-circuits-fig4.1", "fourier-circuits-figC.1", "fourier-circuits-figC.3",
+            "cogo-fig2", "cogo-table2", "lambda-sweep")
+#: a scale at which each trainable recipe runs in about a second of CPU
+SMOKE = {"morwani-fig7.1": 0.01, "morwani-fig7.4": 0.01, "fourier-circuits-fig4.1": 0.001,
+         "fourier-circuits-figC.1": 0.001, "fourier-circuits-figC.3": 0.001, "lambda-sweep": 0.01}
+
+
+# -- the registry ------------------------------------------------------------------------------------------------
+def test_every_required_recipe_is_registered_and_named_by_paper_and_figure():
+    assert set(REQUIRED) <= set(RECIPES)
+    for name, rec in RECIPES.items():
+        assert name == rec.name
+        assert re.fullmatch(r"(fourier-circuits|morwani|cogo)-(fig|table)[0-9A-Z][0-9.]*|lambda-sweep", name), name
+        assert rec.paper in PAPERS and re.search(r"arXiv:\d{4}\.\d{5}", rec.citation)
+        json.dumps(rec.describe(), allow_nan=False)  # --list --json
+
+
+def test_unknown_recipes_and_runs_are_one_line():
+    with pytest.raises(InputError, match="no recipe 'nosuch'; the recipes are morwani-fig7.1"):
+        recipe("nosuch")
+    with pytest.raises(InputError, match="has no run 'cubic'"):
+        recipe("morwani-fig7.1").run("cubic")
+
+
+def _final_lr(spec: RunSpec) -> float:
+    return spec.lr * 2.0 ** len(spec.milestones)
+
+
+def test_the_papers_settings_are_transcribed():
+    quad = recipe("morwani-fig7.1").run("quadratic")
+    assert (quad.sizes, quad.steps, quad.optimizer, quad.lam, quad.regularizer) == (
+        {"p": 71, "k": 2, "width": 500}, 40000, "gd", 1e-4, "norm-power")
+    assert _final_lr(quad) == pytest.approx(51.2)  # App. D.2.1: 0.05 doubled ten times
+    assert _final_lr(recipe("morwani-figD.2").runs[0]) == pytest.approx(1638.4)  # App. D.2.3
+    assert _final_lr(recipe("morwani-fig7.6").runs[0]) == pytest.approx(12.8)
+    assert recipe("morwani-fig7.6").runs[0].batch_size == 1000
+    for name, k, p in (("fourier-circuits-fig4.1", 4, 47), ("fourier-circuits-figC.1", 3, 97),
+                       ("fourier-circuits-figC.3", 5, 23)):
+        spec = recipe(name).runs[0]
+        assert spec.sizes == {"p": p, "k": k, "width": 2 ** (2 * k - 2) * (p - 1)}
+        assert (spec.optimizer, spec.lr, spec.batch_size, spec.train_fraction, spec.seeds, spec.warmup) == (
+            "adamw", 5e-3, 1024, 0.5, (0, 1, 2), 10)
+    table2 = recipe("cogo-table2")
+    assert [s.sizes["d"] for s in table2.runs] == [23, 71, 127]
+    assert all(s.seeds == (0, 1, 2, 3, 4) and s.train_fraction == 0.9 and s.sizes["width"] == 512
+               for s in table2.runs)
+    assert {s.label: s.hardware for s in table2.runs} == {"d23": "cpu", "d71": "cpu", "d127": "gpu"}
+
+
+def test_every_claim_of_a_trainable_run_has_a_measure():
+    for rec in RECIPES.values():
+        for claim in rec.claims:
+            runs = [rec.run(label) for label in (claim.runs or rec.labels)]
+            if all(trainer_gap(spec) is None for spec in runs):
+                assert claim.kind in rc.MEASURES, (rec.name, claim.kind)
+
+
+def test_scaling_shrinks_a_run_and_keeps_it_valid():
+    quad = recipe("morwani-fig7.1").run("quadratic")
+    assert quad.scaled(1.0) is quad
+    small = quad.scaled(0.01)
+    assert (small.sizes, small.steps, small.hardware) == ({"p": 7, "k": 2, "width": 50}, 400, "cpu")
+    assert small.schedule == "constant" and small.milestones == ()  # no milestone falls within 400 steps
+    half = quad.scaled(0.5)
+    assert half.milestones == quad.milestones and half.schedule == "doubling"
+    for scale in (0.0, -1.0, 1.5, math.nan):
+        with pytest.raises(InputError, match="scale must be in"):
+            quad.scaled(scale)
+    fc = recipe("fourier-circuits-fig4.1").runs[0].scaled(0.001)
+    assert fc.sizes["p"] == 7 and all(fc.sizes["p"] % d for d in range(2, fc.sizes["p"]))
+
+
+# -- the claims' measures on networks whose answer is known ----------------------------------------------------
+def _outcome(net: PolyNetwork, label: str = "quadratic", **spec) -> RunOutcome:
+    from margintheory.engines.margins import exhaustive_margin
+
+    res = exhaustive_margin(net)
+    analysis = {"normalized_margin": res.normalized_margin,
+                "details": {"margin_tolerance": res.normalized_tolerance, "relative_gradient_norm": 1e-6}}
+    settings = dict(label=label, task="modular-addition", sizes={"p": net.p, "k": net.k, "width": net.m},
+                    optimizer="gd", lr=0.1, steps=10)
+    settings.update(spec)
+    rng = np.random.default_rng(0)
+    initial = PolyNetwork(rng.normal(size=net.U.shape), rng.normal(size=net.W.shape))
+    return RunOutcome(RunSpec(**settings), 0, net, initial, [], analysis, None, 0.0)  # type: ignore[arg-type]
+
+
+def _checks(name: str, outcomes: dict, missing: dict | None = None) -> dict:
+    return {c.name: c for c in rc.claim_checks(recipe(name), outcomes, missing or {}, decide=True)}
+
+
+def test_the_max_margin_construction_bears_out_the_quadratic_claims():
+    net = build_construction(ModularAddition(11, 2))
+    checks = _checks("morwani-fig7.1", {"quadratic": [_outcome(net)]}, {"relu": "no trainer"})
+    for name in ("margin -> gamma* (Fig. 7.1c)", "single-frequency (7.1b)", "every frequency used (D.1b)"):
+        assert checks[name].passed and not checks[name].informational, (name, checks[name].detail)
+    assert checks["every frequency used (D.1b)"].measured == 5
+    relu = checks["ReLU near single-freq. (7.1a)"]
+    assert relu.measured is None and relu.informational and "no trainer" in relu.detail
+    quad = _checks("morwani-fig7.4", {"quadratic": [_outcome(net)]})["quadratic: max power ~1 (7.4c)"]
+    assert quad.passed and quad.measured == 1.0
+
+
+def test_the_measures_refuse_networks_that_are_not_max_margin():
+    net = build_construction(ModularAddition(11, 2))
+    freq = rc.dominant_frequencies(net)
+    without_3 = net.subset(np.flatnonzero(freq != 3))
+    checks = _checks("morwani-fig7.1", {"quadratic": [_outcome(without_3)]})
+    assert not checks["every frequency used (D.1b)"].passed and "missing [3]" in checks[
+        "every frequency used (D.1b)"].detail
+    assert not checks["margin -> gamma* (Fig. 7.1c)"].passed  # a missing frequency lowers the margin
+    mixed = PolyNetwork(net.U.copy(), net.W.copy())
+    mixed.U[0, 0] += mixed.U[1 + np.flatnonzero(freq[1:] != freq[0])[0], 0]  # neuron 0: two frequencies in u_1
+    checks = _checks("morwani-fig7.4", {"quadratic": [_outcome(mixed)]})
+    assert checks["quadratic: max power ~1 (7.4c)"].measured == pytest.approx(1 - 1 / net.m)
+    assert not checks["quadratic: max power ~1 (7.4c)"].passed
+    share = _checks("morwani-fig7.1", {"quadratic": [_outcome(mixed)]})["single-frequency (7.1b)"]
+    assert share.measured < 1 - 1e-3 and not share.passed
+
+
+def test_the_lambda_limit_reads_the_smallest_lambda_and_the_trend():
+    net = build_construction(ModularAddition(7, 2))
+    worse = net.scaled(1.0)
+    worse.W[0] *= 0.5  # lowers the margin
+    big, small = "k2-lambda0.1", "k2-lambda0.001"
+
+    def checks(at_big: PolyNetwork, at_small: PolyNetwork) -> dict:
+        outs = {big: [_outcome(at_big, label=big, lam=1e-1)], small: [_outcome(at_small, label=small, lam=1e-3)]}
+        missing = {label: "left out" for label in LAMBDA_SWEEP.labels if label not in outs}
+        return {c.name: c for c in rc.claim_checks(LAMBDA_SWEEP, outs, missing, decide=True)}
+
+    forward = checks(worse, net)
+    assert forward["gamma_lambda -> gamma* (L4.7)"].passed and "lambda 0.001" in forward[
+        "gamma_lambda -> gamma* (L4.7)"].detail
+    assert forward["gap shrinks as lambda falls"].measured == 0
+    backwards = checks(net, worse)
+    assert not backwards["gamma_lambda -> gamma* (L4.7)"].passed
+    assert backwards["gap shrinks as lambda falls"].measured == 1
+
+
+# -- each recipe's scaled-down version, end to end -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fig71(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fig71")
+    return out, reproduce("morwani-fig7.1", out, ReproduceOptions(scale=SMOKE["morwani-fig7.1"]))
+
+
+def test_a_scaled_recipe_says_it_is_not_the_papers_size(fig71):
+    out, result = fig71
+    doc = validate_result(result)
+    assert "NOT the paper's size" in doc["title"] and doc["parameters"]["paper_size"] is False
+    assert any("NOT the paper's size" in note for note in doc["notes"])
+    assert doc["verdict"] == "not-applicable" and all(c["informational"] for c in doc["checks"])
+    assert [c["name"] for c in doc["checks"]] == [c.name for c in recipe("morwani-fig7.1").claims]
+    margin = doc["checks"][0]
+    assert isinstance(margin["measured"], float) and "seed 0" in margin["detail"]
+    assert doc["exit_code"] == 2 and "the ReLU activation is not in this version's trainer" in " ".join(doc["notes"])
+    assert json.loads((out / "morwani-fig7.1.json").read_text())["checks"] == doc["checks"]
+    run_dir = out / "runs" / "quadratic-seed0-scale0.01"
+    assert {"network.npz", "initial.npz", "checkpoint.npz", "history.json", "run.json"} <= {
+        p.name for p in run_dir.iterdir()}
+    assert {p.name for p in (out / "figures").iterdir()} >= {"morwani-fig7.1-margin.png",
+                                                             "morwani-fig7.1-embeddings-quadratic.pdf"}
+
+
+def test_a_rerun_and_another_recipe_reuse_the_finished_runs(fig71):
+    out, first = fig71
+    history = out / "runs" / "quadratic-seed0-scale0.01" / "history.json"
+    stamp = history.stat().st_mtime_ns
+    again = reproduce("morwani-fig7.1", out, ReproduceOptions(scale=SMOKE["morwani-fig7.1"], figures=False))
+    assert history.stat().st_mtime_ns == stamp
+    assert [c.measured for c in again.checks] == [c.measured for c in first.checks]
+    fig74 = reproduce("morwani-fig7.4", out, ReproduceOptions(scale=SMOKE["morwani-fig7.4"]))
+    assert history.stat().st_mtime_ns == stamp
+    assert (out / "figures" / "morwani-fig7.4-max-power.png").is_file()
+    init = {c.name: c for c in fig74.checks}["init: max power spread (7.4a)"]
+    assert 0 < init.measured < 0.9
+
+
+@pytest.mark.parametrize("name", ["fourier-circuits-fig4.1", "fourier-circuits-figC.1", "fourier-circuits-figC.3",
+                                  "lambda-sweep"])
+def test_each_trainable_recipe_runs_scaled_down(name, tmp_path):
+    result = reproduce(name, tmp_path, ReproduceOptions(scale=SMOKE[name], figures=name == "lambda-sweep"))
+    doc = validate_result(result)
+    assert doc["exit_code"] == 0 and doc["verdict"] == "not-applicable"
+    assert len(doc["checks"]) == len(recipe(name).claims)
+    assert all(c["measured"] is not None for c in doc["checks"])
+    seeds = {(r["run"], r["seed"]) for r in doc["details"]["run_summaries"]}
+    assert seeds == {(s.label, seed) for s in recipe(name).runs for seed in s.seeds}
+    if name == "lambda-sweep":
+        assert (tmp_path / "figures" / "lambda-sweep-gap.png").is_file()
+
+
+@pytest.mark.parametrize("name", sorted(set(RECIPES) - set(SMOKE)))
+def test_a_recipe_without_its_trainer_says_what_it_waits_for(name, tmp_path):
+    result = reproduce(name, tmp_path, ReproduceOptions(scale=0.01))
+    doc = validate_result(result)
+    assert doc["exit_code"] == 2 and result.incomplete
+    assert all(c["measured"] is None and "not measured" in c["detail"] for c in doc["checks"])
+    assert any(reason in result.incomplete for reason in MISSING_TRAINERS.values())
+
+
+def test_the_budget_refuses_a_paper_size_run_before_training(tmp_path):
+    with pytest.raises(RefusedError):
+        reproduce("fourier-circuits-fig4.1", tmp_path, ReproduceOptions(max_memory=2**30))
+    assert not (tmp_path / "store").exists()
+
+
+# -- estimates ---------------------------------------------------------------------------------------------------
+TIMINGS = {"devices": {"cpu": {"hardware": "test machine", "date": "2000-01-01", "measurements": [
+    {"task": "modular-addition", "activation": "power", "sizes": {"p": 71, "k": 2, "width": 500},
+     "batch_size": None, "train_fraction": 1.0, "backend": "numpy", "update_seconds": 0.04, "row_seconds": 0.5}]}}}
+
+
+def test_estimates_come_from_the_measured_speeds():
+    quad = recipe("morwani-fig7.1").run("quadratic")
+    est = estimate_run(quad, "cpu", "numpy", TIMINGS)
+    assert est.seconds == pytest.approx(40000 * (0.04 + 0.5 / 100))
+    assert "measured at this size" in est.basis and "test machine" in est.basis
+    small = RunSpec(label="s", task="modular-addition", sizes={"p": 23, "k": 2, "width": 176}, optimizer="gd",
+                    lr=0.1, steps=1000, log_every=10)
+    ratio = (23**2 * 176 * 25) / (71**2 * 500 * 73)
+    assert step_seconds(small, TIMINGS["devices"]["cpu"]["measurements"][0]) == pytest.approx(
+        0.04 * ratio + 0.5 * ratio / 10)
+    assert "scaled by the work" in estimate_run(small, "cpu", "numpy", TIMINGS).basis
+    gpu = estimate_recipe(recipe("morwani-fig7.1"), "gpu", timings=TIMINGS)
+    assert gpu.seconds is None and gpu.text() == "not measured: no GPU has been available to this project"
+    parity = estimate_recipe(recipe("morwani-fig7.5"), "cpu", timings=TIMINGS)
+    assert parity.seconds is None and "no cpu measurement of a parity run" in parity.text()
+
+
+# -- the command -------------------------------------------------------------------------------------------------
+def test_list_json_names_every_recipe_with_its_estimates(capsys):
+    assert main(["reproduce", "--list", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    names = [r["name"] for r in doc["recipes"]]
+    assert names == list(RECIPES)
+    fig71 = doc["recipes"][0]
+    assert fig71["waiting_for"] == {"relu": MISSING_TRAINERS[("modular-addition", "relu")]}
+    assert fig71["estimate_gpu"]["seconds"] is None and "citation" in fig71 and fig71["runs"][0]["steps"] == 40000
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["reproduce"], "name a recipe"),
+    (["reproduce", "nosuch"], "no recipe 'nosuch'"),
+    (["reproduce", "--list", "morwani-fig7.1"], "--list takes no recipe name"),
+    (["reproduce", "morwani-fig7.1", "--scale", "2"], "--scale must be in (0, 1]"),
+    (["reproduce", "morwani-fig7.1", "--runs", "cubic", "--scale", "0.01"], "has no run 'cubic'"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
+    assert main(argv + ["--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
