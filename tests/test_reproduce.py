@@ -279,3 +279,40 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     assert main(argv + ["--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_the_cogo_measures_sort_the_constructions_like_table_2():
+    from margintheory.tasks.cogo import constructions as cc
+    from margintheory.tasks.cogo.algebra import to_network
+
+    f46 = to_network(cc.build_f46(23, k0=3).z)[0]
+    f4 = to_network(cc.build_f4(23).z)[0]
+    outs = [_outcome(net, label="d23", task="cogo", sizes={"d": 23, "width": net.m}) for net in (f46, f4)]
+    for o, seed in zip(outs, (0, 1), strict=True):
+        o.seed = seed
+    checks = {c.name: c for c in rc.claim_checks(recipe("cogo-table2"), {"d23": outs},
+                                                 {"d71": "left out", "d127": "left out"}, decide=True)}
+    orders = checks["solutions of order 4 or 6"]
+    assert orders.measured == 1.0 and orders.passed and "{4: 21, 6: 1}" in orders.detail
+    assert checks["~95% factorable"].measured == 1.0
+    matched = checks["~98% match CoGO constructions"]
+    assert matched.measured == 1.0 and "nu=i * xi: 95.5%" in matched.detail and "nu * syn: 4.5%" in matched.detail
+    assert all(c.informational for c in checks.values())  # two runs were left out: nothing is decided
+    potentials = rc.claim_checks(recipe("cogo-fig3"), {"d23": outs[1:]}, {}, decide=True)[1]
+    assert potentials.passed and potentials.measured < 1e-9
+    fig2 = rc.claim_checks(recipe("cogo-fig2"), {"full": [_outcome(to_network(cc.build_f6(7).z)[0], label="full",
+                                                                   task="cogo", sizes={"d": 7, "width": 18})]},
+                           {"no-R*": "no trainer"}, decide=True)
+    assert fig2[0].passed and fig2[0].measured == [6] and fig2[1].measured is None
+
+
+def test_the_command_runs_a_chosen_run_of_a_scaled_recipe(tmp_path, capsys):
+    argv = ["reproduce", "lambda-sweep", "--scale", "0.01", "--runs", "k2-lambda0.1,k2-lambda0.0001",
+            "--no-figures", "--json", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    doc = validate_result(json.loads(captured.out))
+    assert {r["run"] for r in doc["details"]["run_summaries"]} == {"k2-lambda0.1", "k2-lambda0.0001"}
+    assert any("left out (chosen)" in note for note in doc["notes"]) and doc["verdict"] == "not-applicable"
+    assert f"wrote {tmp_path}/lambda-sweep.json" in captured.err
+    assert (tmp_path / "lambda-sweep.json").is_file() and not (tmp_path / "figures").exists()

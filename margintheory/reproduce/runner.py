@@ -15,7 +15,8 @@
 4. the result (the one result shape) is written to ``OUT/<recipe>.json``.
 
 Runs whose task or activation has no trainer in this version are not trained: their claims are rows without a
-measured value that say why, and the result is incomplete (exit code 2).
+measured value that say why, and the result is incomplete (exit code 2), as it is when a run fails.  Runs left out
+on request (``labels``) leave their claims unmeasured (and undecided) without making the result incomplete.
 """
 
 from __future__ import annotations
@@ -78,16 +79,17 @@ def reproduce(name: str, out: str | os.PathLike[str], options: ReproduceOptions 
     labels = _chosen_labels(rec, opts)
     trainable = [label for label in labels if trainer_gap(rec.run(label)) is None]
     missing = {label: str(trainer_gap(rec.run(label))) for label in labels if label not in trainable}
-    missing.update({label: "left out of this reproduction (runs chosen)" for label in rec.labels
-                    if label not in labels})
+    left_out = {label: "left out of this reproduction (runs chosen)" for label in rec.labels if label not in labels}
     require(_estimate(rec, trainable, opts), opts.max_memory, opts.max_seconds)
     folder = check_output_dir(out)
     folder.mkdir(parents=True, exist_ok=True)
     outcomes, failed = _train(rec, trainable, opts, folder, executor, on_progress)
     missing.update(failed)
-    checks = claim_checks(rec, outcomes, missing, decide=opts.scale == 1)
+    checks = claim_checks(rec, outcomes, {**missing, **left_out}, decide=opts.scale == 1)
     figures = draw_recipe(rec, outcomes, folder / "figures") if opts.figures else []
     result = _result(rec, opts, outcomes, missing, checks)
+    if left_out:
+        result.notes.append(f"runs left out (chosen): {', '.join(left_out)}; the claims on them are not measured")
     result.fields.update(figures=[str(p) for p in figures], out=str(folder), seconds=time.perf_counter() - start)
     atomic_write_text(folder / f"{rec.name}.json", json.dumps(result.to_dict(), indent=1, allow_nan=False))
     return result
@@ -163,8 +165,7 @@ def _result(rec: Recipe, opts: ReproduceOptions, outcomes: dict[str, list[RunOut
         checks=checks, task=runs[0].task,
         parameters={"recipe": rec.name, "scale": opts.scale, "paper_size": paper, "backend": opts.backend,
                     "device": opts.device, "dtype": opts.dtype,
-                    "runs": {spec.label: spec.settings() for spec in runs if spec.label not in missing
-                             or spec.label in outcomes}})
+                    "runs": {spec.label: spec.settings() for spec in runs}})
     result.fields.update(_common_fields(runs, outcomes))
     result.fields.update(citation=rec.citation, summary=rec.summary, unstated=list(rec.unstated),
                          hardware=hardware_description(), run_summaries=_run_summaries(outcomes),

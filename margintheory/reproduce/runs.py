@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import platform
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +178,7 @@ class RunOutcome:
     analysis: dict[str, Any]
     run_dir: Path
     seconds: float
+    cache: dict[str, Any] = field(default_factory=dict)
 
 
 def load_outcome(spec: RunSpec, seed: int, run_dir: Path, analysis: dict[str, Any]) -> RunOutcome:
