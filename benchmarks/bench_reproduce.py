@@ -4,6 +4,7 @@
                                                                                  # reproduce_timings.json (minutes)
     OMP_NUM_THREADS=1 nice -n 19 python benchmarks/bench_reproduce.py --run morwani-fig7.1 [--runs quadratic]
     python benchmarks/bench_reproduce.py --table                                 # the docs page's table rows
+    python benchmarks/bench_reproduce.py --recipes-table                         # the docs page's recipe list
 
 ``--calibrate`` times every distinct modular-addition run of the recipes (an update and a history row, in CPU
 seconds of one process, :func:`margintheory.reproduce.estimates.measure_speed`) with the numpy and the JAX backend
@@ -141,6 +142,21 @@ def table_rows(console: Console) -> None:
                           highlight=False, markup=False, soft_wrap=True)
 
 
+def recipes_table(console: Console) -> None:
+    """``| recipe | experiment | runs (sizes, steps, seeds) | CPU | GPU | trainer |`` rows of docs/reproductions.md."""
+    from margintheory.reproduce.estimates import estimate_recipe
+
+    for rec in RECIPES.values():
+        runs = "; ".join(f"{s.label}: {', '.join(f'{k}={v}' for k, v in s.sizes.items())}, {s.optimizer}, "
+                         f"{s.steps} steps, {len(s.seeds)} seed{'s' if len(s.seeds) > 1 else ''}"
+                         + (" (GPU-sized)" if s.hardware == "gpu" else "") for s in rec.runs[:2])
+        runs += f"; ... ({len(rec.runs)} runs)" if len(rec.runs) > 2 else ""
+        waiting = ", ".join(sorted({g for s in rec.runs if (g := trainer_gap(s)) is not None})) or "yes"
+        console.print(f"| `{rec.name}` | {rec.where} | {runs} | {estimate_recipe(rec, 'cpu').short()} | "
+                      f"{estimate_recipe(rec, 'gpu').short()} | {waiting} |", highlight=False, markup=False,
+                      soft_wrap=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calibrate", action="store_true")
@@ -151,6 +167,7 @@ def main() -> None:
     parser.add_argument("--runs", default=None, help="the recipe's runs to train, comma-separated")
     parser.add_argument("--backend", default="numpy")
     parser.add_argument("--table", action="store_true")
+    parser.add_argument("--recipes-table", action="store_true")
     args = parser.parse_args()
     console = Console(highlight=False)
     if args.calibrate:
@@ -159,6 +176,8 @@ def main() -> None:
         run(console, args.run, args.runs.split(",") if args.runs else None, args.backend)
     if args.table:
         table_rows(console)
+    if args.recipes_table:
+        recipes_table(console)
 
 
 if __name__ == "__main__":

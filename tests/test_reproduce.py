@@ -29,8 +29,8 @@ REQUIRED = ("morwani-fig7.1", "morwani-fig7.4", "morwani-fig7.5", "morwani-figD.
             "morwani-fig7.6", "fourier-circuits-fig4.1", "fourier-circuits-figC.1", "fourier-circuits-figC.3",
             "cogo-fig2", "cogo-table2", "lambda-sweep")
 #: a scale at which each trainable recipe runs in about a second of CPU
-SMOKE = {"morwani-fig7.1": 0.01, "morwani-fig7.4": 0.01, "fourier-circuits-fig4.1": 0.001,
-         "fourier-circuits-figC.1": 0.001, "fourier-circuits-figC.3": 0.001, "lambda-sweep": 0.01}
+SMOKE = {"morwani-fig7.1": 0.01, "morwani-fig7.4": 0.01, "fourier-circuits-fig4.1": 0.0003,
+         "fourier-circuits-figC.1": 0.001, "fourier-circuits-figC.3": 0.0003, "lambda-sweep": 0.01}
 
 
 # -- the registry ------------------------------------------------------------------------------------------------

@@ -142,8 +142,14 @@ class RecipeEstimate:
     runs: tuple[RunEstimate, ...]
 
     def short(self) -> str:
-        """``1.1 h`` or ``not measured`` (a table cell)."""
-        return format_seconds(self.seconds) if self.seconds is not None else "not measured"
+        """``1.1 h``, ``33 min + 1 run not measured`` or ``not measured`` (a table cell)."""
+        if self.seconds is not None:
+            return format_seconds(self.seconds)
+        known = [r.seconds for r in self.runs if r.seconds is not None]
+        if not known:
+            return "not measured"
+        missing = len(self.runs) - len(known)
+        return f"{format_seconds(sum(known))} + {missing} run{'s' if missing > 1 else ''} not measured"
 
     def text(self) -> str:
         """``1.1 h (from measured steps/s)``, or why there is no figure."""

@@ -118,7 +118,7 @@ def _estimate(rec: Recipe, labels: list[str], opts: ReproduceOptions) -> Estimat
             continue
         est = estimate_training(s["p"], s["k"], s["width"], spec.steps, figures=opts.figures, backend=opts.backend,
                                 device=opts.device)
-        memory, model = max(memory, est.bytes), model + est.seconds * len(spec.seeds)
+        memory, model = max(memory, float(est.bytes)), model + float(est.seconds or 0.0) * len(spec.seeds)
     measured = estimate_recipe(rec, opts.device, opts.backend, opts.scale, labels).seconds if labels else 0.0
     return Estimate(what, memory, measured if measured is not None else model)
 
@@ -183,7 +183,7 @@ def _result(rec: Recipe, opts: ReproduceOptions, outcomes: dict[str, list[RunOut
 def _common_fields(runs: list[RunSpec], outcomes: dict[str, list[RunOutcome]]) -> dict[str, Any]:
     """``gamma_star``, ``normalized_margin`` (the worst run) and ``width`` when every run is one modular-addition
     problem with a closed form (else ``gamma_star`` is null and the note says why)."""
-    problems = {(s.sizes.get("p"), s.sizes.get("k")) for s in runs if s.task == "modular-addition"
+    problems = {(int(s.sizes["p"]), int(s.sizes["k"])) for s in runs if s.task == "modular-addition"
                 and s.activation == "power"}
     done = [o for group in outcomes.values() for o in group if o.spec.activation == "power"
             and o.spec.task == "modular-addition"]

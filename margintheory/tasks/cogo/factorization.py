@@ -115,7 +115,7 @@ def factorizations(v: np.ndarray, shape: tuple[int, int]) -> list[Factorization]
         scored += [(math.sqrt(max(float(t), 0.0) / norm2), perm, patterns[j]) for j, t in enumerate(total)]
     scored.sort(key=lambda x: x[0])
     best = scored[0][0]
-    out = []
+    out: list[Factorization] = []
     for error, perm, pattern in scored:
         if error > best + TIE_ERROR or len(out) == MAX_ALTERNATIVES:
             break
