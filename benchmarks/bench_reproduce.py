@@ -105,11 +105,11 @@ def calibrate(console: Console, backends: list[str], max_memory: float, seconds:
     console.print(f"wrote {DATA}")
 
 
-def run(console: Console, name: str, labels: list[str] | None, backend: str) -> None:
+def run(console: Console, name: str, labels: list[str] | None, backend: str, into: str | None) -> None:
     from margintheory.presentation.report import render_text
     from margintheory.reproduce.runner import ReproduceOptions, reproduce
 
-    out = OUT / name
+    out = OUT / (into or name)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     result = reproduce(name, out, ReproduceOptions(labels=tuple(labels) if labels else None, backend=backend,
                                                    max_memory=4 * 2**30, max_seconds=None))
@@ -166,6 +166,8 @@ def main() -> None:
     parser.add_argument("--run", metavar="NAME")
     parser.add_argument("--runs", default=None, help="the recipe's runs to train, comma-separated")
     parser.add_argument("--backend", default="numpy")
+    parser.add_argument("--into", default=None, metavar="DIR_NAME",
+                        help="train into benchmarks/out/reproduce/DIR_NAME (another recipe's: its runs are reused)")
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--recipes-table", action="store_true")
     args = parser.parse_args()
@@ -173,7 +175,7 @@ def main() -> None:
     if args.calibrate:
         calibrate(console, args.backends.split(","), args.max_memory, args.seconds)
     if args.run:
-        run(console, args.run, args.runs.split(",") if args.runs else None, args.backend)
+        run(console, args.run, args.runs.split(",") if args.runs else None, args.backend, args.into)
     if args.table:
         table_rows(console)
     if args.recipes_table:

@@ -107,8 +107,9 @@ def estimate_run(spec: RunSpec, device: str, backend: str, timings: dict[str, An
     if not found:
         return RunEstimate(spec.label, None, f"no {device} measurement of a {spec.task} run")
     same = [m for m in found if m["backend"] == backend] or found
-    best = min(same, key=lambda m: abs(math.log(update_work(_as_spec(m, spec)) / update_work(spec)))
-               + abs(math.log(row_work(_as_spec(m, spec)) / row_work(spec))))
+    best = min(same, key=lambda m: (-_likeness(m, spec), abs(math.log(update_work(_as_spec(m, spec))
+                                                                       / update_work(spec)))
+                                    + abs(math.log(row_work(_as_spec(m, spec)) / row_work(spec)))))
     per_step = step_seconds(spec, best)
     seconds = per_step * spec.steps * len(spec.seeds)
     where = f"{table.get('hardware', device)}, {best['backend']} backend"
@@ -119,6 +120,13 @@ def estimate_run(spec: RunSpec, device: str, backend: str, timings: dict[str, An
     basis = (f"{per_step:.3g} s/step x {spec.steps} steps x {len(spec.seeds)} seed(s); {how} on {where} "
              f"({table.get('date', 'undated')})")
     return RunEstimate(spec.label, seconds, basis)
+
+
+def _likeness(m: dict[str, Any], spec: RunSpec) -> int:
+    """How many of the run's sizes, batch and split a measurement shares (the most alike is scaled, then the one
+    nearest in work: a ``k = 4`` run is scaled from a ``k = 4`` measurement)."""
+    same = sum(m["sizes"].get(name) == value for name, value in spec.sizes.items())
+    return same + (m.get("batch_size") == spec.batch_size) + (m.get("train_fraction", 1.0) == spec.train_fraction)
 
 
 def _as_spec(m: dict[str, Any], like: RunSpec) -> RunSpec:
