@@ -16,11 +16,11 @@ and ``jax.devices()``.  A backend that is not present is reported as "not measur
   history row every step as ``margintheory train`` records by default) after a compiling warm-up, each run in a
   new interpreter (numpy as a user runs it, without jax in the process), ``--repeats`` interleaved runs of each
   configuration, the fastest reported per step: ``--steps`` on a GPU, ``--cpu-steps`` on numpy and jax-cpu; numpy
-  runs with one BLAS thread (the README's advice) and with the default pool, and the faster is the baseline.
+  runs with one BLAS thread (the advice of docs/TRAINING.md) and with the default pool, and the faster is the baseline.
   ``float32`` rows train in float32 (records still float64).
 * ``--papers OUT``: the papers' runs at their sizes on the GPU (train for ``--papers-steps``, then ``analyze`` with
   figures), each into ``OUT/<case>``; refused without a GPU.  ``--papers-quick`` runs the same pipeline at small
-  sizes on any backend (it checks the pipeline, it measures nothing the README quotes).
+  sizes on any backend (it checks the pipeline, it measures nothing the docs quote).
 * ``--json FILE`` is rewritten (atomically) after every row, so a run stopped at a time limit keeps what it measured.
 
     python benchmarks/bench_backends.py                        # 2-core sizes, about two minutes

@@ -129,17 +129,18 @@ def run(console: Console, name: str, labels: list[str] | None, backend: str, int
 
 
 def table_rows(console: Console) -> None:
-    """``| recipe | paper's claim | measured | agrees? |`` rows from docs/reproductions/*.json."""
+    """``| recipe | paper's claim | read as | measured | agrees? |`` rows from docs/reproductions/*.json."""
     for path in sorted(DOC_RESULTS.glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
         name = doc["parameters"]["recipe"]
         for c in doc["checks"]:
             agrees = "not measured" if c["measured"] is None else ("yes" if c["passed"] else "**no**")
             if c["informational"] and c["measured"] is not None:
-                agrees += " (reported)"
+                agrees += " (reported, not deciding)"
             measured = c["measured"] if not isinstance(c["measured"], float) else f"{c['measured']:.6g}"
-            console.print(f"| {name} | {c['statement'].split('. Read as:')[0]} | {measured} | {agrees} |",
-                          highlight=False, markup=False, soft_wrap=True)
+            claim, _, reading = c["statement"].partition(". Read as: ")
+            console.print(f"| `{name}` | {claim} | {reading} | {measured} | {agrees} |", highlight=False,
+                          markup=False, soft_wrap=True)
 
 
 def recipes_table(console: Console) -> None:

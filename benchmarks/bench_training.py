@@ -1,12 +1,12 @@
 """Benchmark of the trainer (not run by CI).
 
 Default: CPU and wall time of one full-batch step (forward + analytic backward over all ``p^k`` points) for the
-reproduction sizes, and the throughput in points x neurons per second.  ``--reproduce DIR`` reruns the README's
+reproduction sizes, and the throughput in points x neurons per second.  ``--reproduce DIR`` reruns the docs'
 reproduction (``margintheory train`` settings below) into ``DIR/<case>`` and prints the measured ratio to
 ``gamma*``, the max-power statistics and the wall / CPU time of each run.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_training.py              # step timings (seconds)
-    OMP_NUM_THREADS=1 python benchmarks/bench_training.py --reproduce out   # the README runs (minutes)
+    OMP_NUM_THREADS=1 python benchmarks/bench_training.py --reproduce out   # the runs of docs/benchmarks.md (minutes)
 
 Single-threaded BLAS is faster at these sizes (small matrices) and makes the timings comparable.
 """
@@ -83,7 +83,7 @@ def reproduce(out: str, console: Console) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reproduce", metavar="DIR", help="rerun the README reproduction into DIR")
+    parser.add_argument("--reproduce", metavar="DIR", help="rerun the reproduction of docs/benchmarks.md into DIR")
     args = parser.parse_args()
     console = Console()
     timings(console)

@@ -31,7 +31,8 @@ from margintheory._version import __version__
 _compat.install()  # the 0.1.0 import paths, deprecated (docs/API.md)
 
 __all__ = [
-    "Check", "CoGO", "GroupComposition", "ModularAddition", "PolyNetwork", "SparseParity", "VerificationResult",
+    "Check", "CoGO", "GroupComposition", "ModularAddition", "ModularAdditionEveryP", "PolyNetwork", "SparseParity",
+    "VerificationResult",
     "__version__", "construction_width", "gamma_star", "gamma_star_exact", "result_schema", "validate_result",
     "verify",
 ]
@@ -41,6 +42,7 @@ __all__ = [
 _LAZY = {"Check": "margintheory.core.checks", "VerificationResult": "margintheory.core.checks",
          "PolyNetwork": "margintheory.core.network", "CoGO": "margintheory.core.problems",
          "GroupComposition": "margintheory.core.problems", "ModularAddition": "margintheory.core.problems",
+         "ModularAdditionEveryP": "margintheory.core.problems",
          "SparseParity": "margintheory.core.problems", "result_schema": "margintheory.presentation.schema",
          "validate_result": "margintheory.presentation.schema", "verify": "margintheory.verification",
          "construction_width": "margintheory.core.theory", "gamma_star": "margintheory.core.theory",
@@ -49,7 +51,7 @@ _LAZY = {"Check": "margintheory.core.checks", "VerificationResult": "margintheor
 if TYPE_CHECKING:  # pragma: no cover
     from margintheory.core.checks import Check, VerificationResult
     from margintheory.core.network import PolyNetwork
-    from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, SparseParity
+    from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, ModularAdditionEveryP, SparseParity
     from margintheory.core.theory import construction_width, gamma_star, gamma_star_exact
     from margintheory.presentation.schema import result_schema, validate_result
     from margintheory.verification import verify

@@ -169,10 +169,11 @@ def test_cli_bad_weights_are_one_line_exit_2(capsys, tmp_path, case, message):
     argv = ["solve", "--p", "5", "--k", "2", "--single-neuron", "--weights", str(path)]
     if case == "no-single":
         argv.remove("--single-neuron")
-    if case == "too-big":  # non-uniform weights at p = 7: the generic relaxation in 21 variables does not fit 2 GiB
+    if case == "too-big":  # random weights at (7, 3): beyond the eliminated branch and bound (343 inputs carry
+        # weight), so the generic relaxation in 28 variables is sized, and it does not fit 2 GiB
         path7 = tmp_path / "w7.npz"
-        np.savez(path7, **dict(zip(("q", "tau"), _random(7, 2), strict=True)))
-        argv = ["solve", "--p", "7", "--k", "2", "--single-neuron", "--weights", str(path7)]
+        np.savez(path7, **dict(zip(("q", "tau"), _random(7, 3), strict=True)))
+        argv = ["solve", "--p", "7", "--k", "3", "--single-neuron", "--weights", str(path7)]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err

@@ -1,6 +1,6 @@
 """The documentation site builds offline with ``mkdocs build --strict`` (warnings are errors) and holds what it
-promises: the README's story, the theory page, findings, benchmarks, the CLI reference generated from the parsers,
-the API reference from the docstrings and the notebooks with their outputs.
+promises: its written pages (``docs/*.md``: home, commands, network files, findings, measured figures, ...), the CLI
+reference generated from the parsers, the API reference from the docstrings and the notebooks with their outputs.
 
 Needs the ``docs`` extra (the README's test command installs it); skipped without mkdocs.
 """
@@ -55,8 +55,10 @@ def test_the_documentation_site(tmp_path):
 
 def check_pages_exist(site: Path) -> None:
     for page in ("index.html", "theory/index.html", "findings/index.html", "benchmarks/index.html",
-                 "cli/index.html", "TRAINING/index.html", "api/core/index.html", "api/network_io/index.html",
-                 "api/testing/index.html", "notebooks/01_k2_from_scratch/index.html"):
+                 "commands/index.html", "network-files/index.html", "results/index.html", "backends/index.html",
+                 "sweeps/index.html", "smallest-networks/index.html", "python/index.html", "checks/index.html",
+                 "failures/index.html", "cli/index.html", "TRAINING/index.html", "api/core/index.html",
+                 "api/network_io/index.html", "api/testing/index.html", "notebooks/01_k2_from_scratch/index.html"):
         assert (site / page).stat().st_size > 1000, page
 
 
@@ -83,10 +85,12 @@ def check_notebooks_are_rendered_with_their_outputs(site: Path) -> None:
 
 def check_home_findings_benchmarks_and_api(site: Path) -> None:
     home = _text(site / "index.html")
-    assert "gamma*(p, k)" in home and "Network files" in home
+    assert "gamma*(p, k)" in home and "Network files" in home and "157.8 s" in home
     findings = _text(site / "findings" / "index.html")
     assert "-1/2" in findings and "Findings" in findings
     assert "bare GEMM" in _text(site / "benchmarks" / "index.html")
+    assert "weights-only" in _text(site / "network-files" / "index.html")
+    assert "max_margin_interval" in _text(site / "commands" / "index.html")
     api = _text(site / "api" / "network_io" / "index.html")
     assert "read_network_arrays" in api and "weights-only" in api
     assert "perturbed_constructions" in _text(site / "api" / "testing" / "index.html")

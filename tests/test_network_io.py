@@ -497,8 +497,8 @@ def test_memory_budget_boundary_is_exact(tmp_path):
 
 
 def test_float32_checkpoint_verifies_at_the_precision_it_was_saved_in(capsys):
-    """The README's float32 advice: the construction rounded to float32 is refuted at the float64 tolerance (its
-    margin is below gamma* by ~5e-8) and verified with --rtol 1e-5 --fourier-tol 1e-5."""
+    """The float32 advice of docs/network-files.md: the construction rounded to float32 is refuted at the float64
+    tolerance (its margin is below gamma* by ~5e-8) and verified with --rtol 1e-5 --fourier-tol 1e-5."""
     from margintheory.cli import main
 
     ckpt = str(FIXTURES / "torch_legacy_checkpoint.pt")

@@ -53,10 +53,10 @@ def arrays(p, k):
 def rss():  # this process's peak (VmHWM: ru_maxrss is inherited across exec from a large parent, e.g. a test worker)
     with open("/proc/self/status") as fh:
         return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
-class_weighted_single_neuron(3, 1, max_memory=2**40, **arrays(3, 1))  # imports, Clarabel's set-up
+class_weighted_single_neuron(3, 1, max_memory=2**40, method="generic", **arrays(3, 1))  # imports, Clarabel's set-up
 base = rss()
-class_weighted_single_neuron(3, 2, max_memory=2**40, **arrays(3, 2))
-print(rss() - base, estimate(class_weights(3, 2, **arrays(3, 2))).bytes)
+class_weighted_single_neuron(3, 2, max_memory=2**40, method="generic", **arrays(3, 2))
+print(rss() - base, estimate(class_weights(3, 2, **arrays(3, 2)), method="generic").bytes)
 """
 
 
@@ -73,18 +73,28 @@ def test_generic_relaxation_estimates_match_the_measurement_at_5_2():
     from margintheory.solvers.class_weighted import class_weights, estimate
     from margintheory.solvers.single_neuron import estimate_memory
 
-    est = estimate(class_weights(5, 2, **_random(5, 2))).bytes
+    est = estimate(class_weights(5, 2, **_random(5, 2)), method="generic").bytes
     assert 0.5 <= est / MEASURED_5_2 <= 2.0 and est > 2 * 2**30  # so the default budget refuses it
     # solve_single_neuron's own guard sizes the same relaxation (it said 75 MiB)
     assert 0.5 <= estimate_memory(5, 2, "generic") / MEASURED_5_2 <= 2.0
 
 
-def test_weighted_5_2_is_refused_up_front_under_the_default_budget(capsys, tmp_path):
+def test_weighted_5_2_generic_relaxation_is_refused_up_front_under_the_default_budget():
+    """The generic relaxation at (5, 2) needs ~4.3 GiB: refused before anything is built (the default method now
+    eliminates w instead, docs/theory.md#class-weighted-scale)."""
+    from margintheory.errors import RefusedError
+    from margintheory.solvers.class_weighted import class_weighted_single_neuron
+
+    with pytest.raises(RefusedError, match="needs an estimated") as info:
+        class_weighted_single_neuron(5, 2, method="generic", **_random(5, 2))
+    assert info.value.parameter == "max_memory"
+
+
+def test_weighted_5_2_default_method_fits_the_default_budget(capsys, tmp_path):
     path = tmp_path / "w5.npz"
     np.savez(path, **_random(5, 2))
-    assert main(["solve", "--p", "5", "--k", "2", "--single-neuron", "--weights", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "needs an estimated" in err and "max_memory = 2.0 GiB" in err
+    code, doc = _json(capsys, ["solve", "--p", "5", "--k", "2", "--single-neuron", "--weights", str(path), "--json"])
+    assert code == 0 and doc["details"]["relative_gap"] <= 1e-6
 
 
 # ---------------------------------------------------------------- 2. the weighted gap is a float comparison

@@ -95,7 +95,8 @@ def test_max_width_caps_the_network(capsys, tmp_path):
 
 
 def test_column_generation_network_saved_as_safetensors_verifies_at_the_lp_accuracy(capsys, tmp_path):
-    """The README's advice for solve --out without --min-width: the LP's network verifies with --rtol 1e-8."""
+    """The advice of docs/commands.md for solve --out without --min-width: the LP's network verifies at
+    --rtol 1e-8."""
     path = tmp_path / "cg.safetensors"
     assert main(["solve", "--p", "5", "--k", "2", "--out", str(path)]) == 0
     capsys.readouterr()

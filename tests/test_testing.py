@@ -92,16 +92,16 @@ def test_documented_examples_run():
         exec(compile(code, "<margintheory.testing docstring>", "exec"), {})
 
 
-def test_readme_example_runs():
-    """The property test shown in the README's section on margintheory.testing runs as written."""
+def test_documented_page_example_runs():
+    """The property test shown on the docs page "Using the library" (docs/python.md) runs as written."""
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Property-based tests of your own", 1)[1].split("\n## ", 1)[0]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "python.md").read_text(encoding="utf-8")
+    section = page.split("## Property-based tests of your own", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     assert len(blocks) == 1
     names: dict = {}
-    exec(compile(blocks[0], "<README.md>", "exec"), names)
+    exec(compile(blocks[0], "<docs/python.md>", "exec"), names)
     tests = [f for n, f in names.items() if n.startswith("test_") and callable(f)]
     assert len(tests) == 1
     tests[0]()

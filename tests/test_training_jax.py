@@ -142,12 +142,12 @@ def test_a_measuring_step_gives_the_separate_evaluation_and_is_not_computed_twic
     import jax
 
     from margintheory.backends import jax_training
-    from margintheory.training.trainer import _Run, fresh_state
+    from margintheory.training.trainer import _Run, fresh_state, resolve
 
-    cfg = TrainConfig(**{**BASE, "steps": 6, **change}, backend="jax")
-    stepper = _Run(cfg, fresh_state(cfg)).stepper
+    cfg, task = resolve(TrainConfig(**{**BASE, "steps": 6, **change}, backend="jax"), None)
+    stepper = _Run(cfg, task, fresh_state(cfg, task)).stepper
     assert isinstance(stepper, jax_training.JaxStepper) and stepper.spec.evaluate_in_step
-    separate = jax_training._evaluate_function(cfg.k)
+    separate = jax_training._evaluate_function(stepper.spec.network)
     calls = {"step": 0, "evaluate": 0}
     real_step = stepper._step
 
@@ -197,9 +197,10 @@ def test_optax_schedules_equal_the_numpy_schedule(kind, warmup, milestones):
     import jax.numpy as jnp
 
     from margintheory.backends.jax_training import learning_rate_schedule
-    from margintheory.backends.training_step import TrainSpec
+    from margintheory.backends.training_step import NetworkSpec, TrainSpec
 
-    spec = TrainSpec(5, 2, 4, 0.0, "none", "adam", (0.9, 0.98), 0.0, 3e-3, 60, kind, warmup, 0.1, milestones)
+    spec = TrainSpec(NetworkSpec("sum", 2, 5, 5), 4, 0.0, "none", "adam", (0.9, 0.98), 0.0, 3e-3, 60, kind, warmup,
+                     0.1, milestones)
     ref = Schedule(3e-3, 60, kind, warmup, 0.1, milestones)
     steps = np.arange(1, 71)
     with jax.enable_x64(True):
@@ -236,7 +237,8 @@ def test_jax_regularizers_and_cross_entropy_equal_the_numpy_reference(kind):
     W[2] = 0.0
     value, gU, gW = regularizer_value_and_grad(U, W, kind)
     with jax.enable_x64(True):
-        got, grad = jax.jit(jax.value_and_grad(regularizer), static_argnums=(1, 2))({"U": U, "W": W}, kind, 3)
+        L_hom = 4  # the homogeneity k + 1
+        got, grad = jax.jit(jax.value_and_grad(regularizer), static_argnums=(1, 2))({"U": U, "W": W}, kind, L_hom)
         L = rng.normal(size=(40, 5)) * 30  # large logits: some rows misclassified, some by far
         y = rng.integers(0, 5, size=40)
         per_row, margin = (np.asarray(v) for v in jax.jit(cross_entropy_terms)(L, y))  # host arrays from here on

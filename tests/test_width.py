@@ -88,7 +88,7 @@ def test_parity_design_derivation_labels_the_general_case_argued():
     the per-instance steps cover k = 3..6 exactly."""
     from margintheory.symbolic.parity_design import parity_design_derivation
 
-    d = parity_design_derivation(k_max=6, factor_k_max=4)
+    d = parity_design_derivation(k_max=6, factor_k_max=4, count_k_max=6)
     kinds = [s.check.kind for s in d.steps]
     assert d.all_passed and kinds.count("argued") == 1 and "float" not in kinds, d.render("text")
     argued = next(s for s in d.steps if s.check.kind == "argued")

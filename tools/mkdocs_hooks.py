@@ -1,7 +1,8 @@
 """Pages of the documentation site generated at build time (mkdocs hooks; see mkdocs.yml).
 
-* ``index.md``, ``findings.md``, ``benchmarks.md``: README.md split at its ``##`` sections (the README stays the one
-  source of the story, the findings and the measured tables); links into ``docs/`` are rewritten.
+The written pages (the home page, commands, findings, measured figures, ...) are real files of ``docs/``; the README
+is the repository's short front page and is not part of the site.
+
 * ``cli.md``: every sub-command's usage and options, read from ``margintheory.cli.build_parser()``.
 * ``api/*.md``: one page per sub-package with a mkdocstrings directive per module (found by walking the package).
 * ``notebooks/*.ipynb``: the jupytext sources of ``proofs_notebooks/`` executed with nbclient (two at a time; any
@@ -22,11 +23,8 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
 NOTEBOOKS = ROOT / "proofs_notebooks"
 PACKAGE = ROOT / "margintheory"
-FINDINGS = "What the computation says about the papers"
-BENCHMARKS = "Measured figures"
 API_GROUPS = {
     "core": ("Core objects: closed forms, problems, networks, results, constructions", ["core", "errors"]),
     "runtime": ("Run-time services: atomic files, budgets, progress, streams", ["runtime"]),
@@ -45,41 +43,6 @@ API_GROUPS = {
     "reproduce": ("Reproductions: the papers' experiments as recipes", ["reproduce"]),
 }
 _tmp: list[Path] = []
-
-
-def readme_sections() -> tuple[str, dict[str, str]]:
-    """The README's preamble and its ``## `` sections by title."""
-    text = README.read_text(encoding="utf-8")
-    parts = re.split(r"^## (.+)$", text, flags=re.M)
-    return parts[0], {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
-
-
-def rewrite_links(md: str) -> str:
-    """README links into ``docs/`` point at the site's pages; other repository paths at nothing (code spans)."""
-    md = re.sub(r"\]\(docs/([^)]+)\)", r"](\1)", md)
-    md = md.replace("](LICENSE)", "](https://opensource.org/license/mit)")
-    return md
-
-
-def home_page() -> str:
-    pre, sections = readme_sections()
-    out = [pre]
-    for title, body in sections.items():
-        if title == FINDINGS:
-            out.append(f"## {title}\n\nSee [Findings](findings.md): every statement of the papers that the "
-                       "computation contradicts, with the command or test that reproduces it.\n\n")
-        elif title == BENCHMARKS:
-            out.append(f"## {title}\n\nSee [Benchmarks](benchmarks.md).\n\n")
-        else:
-            out.append(f"## {title}{body}")
-    return rewrite_links("".join(out))
-
-
-def section_page(title: str, heading: str) -> str:
-    _, sections = readme_sections()
-    if title not in sections:
-        raise KeyError(f"README.md has no section '## {title}' (the docs build takes it from there)")
-    return rewrite_links(f"# {heading}\n{sections[title]}")
 
 
 def _option_row(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
@@ -176,10 +139,7 @@ def execute_notebooks(out_dir: Path) -> list[Path]:
 
 @event_priority(50)  # before mkdocs-jupyter's on_files, which turns the notebooks into pages
 def on_files(files: Files, config) -> Files:  # noqa: ANN001 - mkdocs passes its config object
-    pages = {"index.md": home_page(), "findings.md": section_page(FINDINGS, "Findings: what the computation says "
-                                                                            "about the papers"),
-             "benchmarks.md": section_page(BENCHMARKS, "Benchmarks"), "cli.md": cli_page(),
-             "api/index.md": api_index()}
+    pages = {"cli.md": cli_page(), "api/index.md": api_index()}
     pages.update({f"api/{key}.md": api_page(key) for key in API_GROUPS})
     for uri, content in pages.items():
         files.append(File.generated(config, uri, content=content))

@@ -2,7 +2,7 @@
 # The mutation gate of the trusted core: run mutmut on one named area and print its surviving-mutant count.
 #
 #   tools/mutation.sh                      list the areas ([tool.margintheory.mutation.*] in pyproject.toml)
-#   tools/mutation.sh AREA                 mutate the area from scratch and count (the figure the README quotes)
+#   tools/mutation.sh AREA                 mutate the area from scratch and count (the figure docs/checks.md quotes)
 #   tools/mutation.sh AREA --survivors     re-run only the mutants not killed last time (after adding tests)
 #   tools/mutation.sh AREA --count         only count the last run's results
 #   tools/mutation.sh AREA --show          print the diff of every mutant not killed last time

@@ -2,10 +2,13 @@
 (docs/theory.md#training; the numpy reference is :mod:`margintheory.training.objective` and
 :mod:`margintheory.training.optim`, which this module reproduces to rounding).
 
-* Objective (Def. 4.1; Lemma 4.7 / Morwani et al. Thm 7.1): ``mean CE + lambda R(theta)``, the cross-entropy written
-  relative to the correct logit as the numpy reference writes it, ``R`` one of ``norm`` (``||theta||_{2,k+1}``),
-  ``norm-power``, ``l2``, ``none``.  Gradients: ``jax.value_and_grad``.
-* Optimizers: ``optax.sgd`` (``gd``), ``optax.adam``, ``optax.adamw`` (decoupled decay), eps ``1e-12`` as the
+* Networks and losses: every :class:`~margintheory.backends.training_step.NetworkSpec` (family ``sum`` or
+  ``linear``, activation ``z^degree`` or ReLU, cross-entropy or projected MSE), as the numpy reference.
+* Objective (Def. 4.1; Lemma 4.7 / Morwani et al. Thm 7.1): ``mean loss + lambda R(theta)``, the cross-entropy
+  written relative to the correct logit as the numpy reference writes it, ``R`` one of ``norm``
+  (``||theta||_{2,L}``, ``L`` the network's homogeneity), ``norm-power``, ``l2``, ``none``.  Gradients:
+  ``jax.value_and_grad``.
+* Optimizers: ``optax.sgd`` (``gd``, ``sgd``), ``optax.adam``, ``optax.adamw`` (decoupled decay), eps ``1e-12`` as the
   numpy reference; schedules: ``optax.linear_schedule`` warm-up joined to ``optax.constant_schedule``,
   ``optax.cosine_decay_schedule`` or ``optax.piecewise_constant_schedule`` (doubling at milestones).  Optax counts
   updates from 0, the numpy schedule from 1: :func:`learning_rate_schedule` takes the numpy convention.
@@ -34,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from margintheory.backends.select import Backend, devices, float64, import_jax
-from margintheory.backends.training_step import Evaluation, TrainSpec
+from margintheory.backends.training_step import Evaluation, NetworkSpec, TrainSpec
 from margintheory.errors import InputError
 
 #: device bytes of one block's buffers: a CPU block stays this size (cache-sized: measured at p=17, k=3, m=512 on a
@@ -75,27 +78,34 @@ def optimizer(spec: TrainSpec) -> Any:
         return by_step(count + 1)
 
     b1, b2 = spec.betas
-    if spec.optimizer == "gd":
+    if spec.optimizer in ("gd", "sgd"):
         return optax.sgd(lr)
     if spec.optimizer == "adam":
         return optax.adam(lr, b1=b1, b2=b2, eps=ADAM_EPS)
     return optax.adamw(lr, b1=b1, b2=b2, eps=ADAM_EPS, weight_decay=spec.weight_decay)
 
 
-def logits(params: dict[str, Any], inputs: Any, k: int, one_hot_gradient: bool = False) -> Any:
-    """``f(a)[c] = sum_i (U[i,0,a_1] + ... + U[i,k-1,a_k])^k W[i,c]`` for rows ``inputs`` (n, k).
+def logits(params: dict[str, Any], inputs: Any, network: NetworkSpec | int, one_hot_gradient: bool = False) -> Any:
+    """``f(a)[c] = sum_i act(U[i,0,a_1] + ... + U[i,k-1,a_k]) W[i,c]`` for rows ``inputs`` (n, k) (family ``sum``),
+    ``sum_i act(u_i . x) W[i,c]`` for real rows ``x`` (family ``linear``); ``network`` an integer ``k``: family
+    ``sum`` with ``act = z^k``.
 
     ``one_hot_gradient``: the embeddings' gradient as one-hot products (:func:`embedding_rows`) instead of the
     scatter-add that autodiff makes of the gather (GPUs: a scatter-add sums with atomics, in an order that changes
     from run to run, so a resumed run would not repeat the uninterrupted one bit for bit)."""
     import jax
 
+    net = network if isinstance(network, NetworkSpec) else NetworkSpec("sum", network, 0, 0, "power", network)
     U, W = params["U"], params["W"]
-    rows = embedding_rows if one_hot_gradient else (lambda table, index: table[index])
-    z = rows(U[:, 0, :].T, inputs[:, 0])
-    for j in range(1, k):
-        z = z + rows(U[:, j, :].T, inputs[:, j])
-    return jax.lax.integer_pow(z, k) @ W
+    if net.family == "linear":
+        z = inputs @ U.T
+    else:
+        rows = embedding_rows if one_hot_gradient else (lambda table, index: table[index])
+        z = rows(U[:, 0, :].T, inputs[:, 0])
+        for j in range(1, net.inputs):
+            z = z + rows(U[:, j, :].T, inputs[:, j])
+    act = jax.nn.relu(z) if net.activation == "relu" else jax.lax.integer_pow(z, net.degree)
+    return act @ W
 
 
 @functools.lru_cache(maxsize=1)
@@ -137,8 +147,26 @@ def cross_entropy_terms(L: Any, y: Any) -> tuple[Any, Any]:
     return per_row, -best
 
 
-def regularizer(params: dict[str, Any], kind: str, k: int) -> Any:
-    """``R(theta)`` named ``kind`` (the numpy reference's four), differentiable everywhere it is in numpy."""
+def projected_mse_terms(L: Any, y: Any, scale: float) -> Any:
+    """Per-row ``||P1perp(scale L - e_y)||^2`` (Tian, CoGO, Eq. 1; as
+    :func:`margintheory.training.objective.projected_mse_sum`)."""
+    import jax.numpy as jnp
+
+    t = scale * L - (y[:, None] == jnp.arange(L.shape[1])[None, :]).astype(L.dtype)
+    t = t - jnp.mean(t, axis=1, keepdims=True)
+    return jnp.sum(t * t, axis=1)
+
+
+def loss_terms(L: Any, y: Any, network: NetworkSpec) -> tuple[Any, Any]:
+    """Per-row loss of ``network`` and the margin ``f[y] - max_{c != y} f[c]``."""
+    if network.loss == "projected-mse":
+        return projected_mse_terms(L, y, network.output_scale), logit_margins(L, y)
+    return cross_entropy_terms(L, y)
+
+
+def regularizer(params: dict[str, Any], kind: str, homogeneity: int) -> Any:
+    """``R(theta)`` named ``kind`` (the numpy reference's four) with the norm ``||theta||_{2,L}``, ``L =
+    homogeneity``, differentiable everywhere it is in numpy."""
     import jax
     import jax.numpy as jnp
 
@@ -147,12 +175,12 @@ def regularizer(params: dict[str, Any], kind: str, k: int) -> Any:
         return jnp.zeros((), U.dtype)
     if kind == "l2":
         return 0.5 * (jnp.sum(U * U) + jnp.sum(W * W))
-    r2 = jnp.sum(U * U, axis=(1, 2)) + jnp.sum(W * W, axis=1)
+    r2 = jnp.sum(U * U, axis=tuple(range(1, U.ndim))) + jnp.sum(W * W, axis=1)
     if kind == "norm-power":
-        return jnp.sum(r2 ** ((k + 1) / 2))
+        return jnp.sum(r2 ** (homogeneity / 2))
     top2 = jax.lax.stop_gradient(jnp.max(r2))  # a rescaling against overflow: the value does not depend on it
     scale2 = jnp.where(top2 > 0, top2, 1.0)
-    return jnp.sqrt(scale2) * jnp.sum((r2 / scale2) ** ((k + 1) / 2)) ** (1.0 / (k + 1))
+    return jnp.sqrt(scale2) * jnp.sum((r2 / scale2) ** (homogeneity / 2)) ** (1.0 / homogeneity)
 
 
 def _blocks(n: int, m: int, p: int, backend: Backend, dtype_bytes: int) -> tuple[int, int]:
@@ -170,12 +198,15 @@ def _blocks(n: int, m: int, p: int, backend: Backend, dtype_bytes: int) -> tuple
 
 def _padded(inputs: np.ndarray, labels: np.ndarray, weights: np.ndarray, rows: int, n_blocks: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows in ``n_blocks`` blocks of ``rows`` (padding rows have weight 0); integer inputs (family ``sum``) as
+    int32, real inputs (family ``linear``) in the weights' dtype."""
     total = rows * n_blocks
     pad = total - len(labels)
     a = np.concatenate([inputs, np.zeros((pad, inputs.shape[1]), inputs.dtype)]).reshape(n_blocks, rows, -1)
     y = np.concatenate([labels, np.zeros(pad, labels.dtype)]).reshape(n_blocks, rows)
     w = np.concatenate([weights, np.zeros((pad,) + weights.shape[1:], weights.dtype)])
-    return a.astype(np.int32), y.astype(np.int32), w.reshape((n_blocks, rows) + weights.shape[1:])
+    a = a.astype(np.int32) if inputs.dtype.kind in "iu" else a.astype(weights.dtype)
+    return a, y.astype(np.int32), w.reshape((n_blocks, rows) + weights.shape[1:])
 
 
 def _state_name(path: tuple) -> str:
@@ -233,11 +264,11 @@ def _step_function(spec: TrainSpec, one_hot_gradient: bool = False) -> tuple[Any
     import jax.numpy as jnp
     import optax
 
-    k, tx, measuring = spec.k, optimizer(spec), spec.evaluate_in_step
+    net, tx, measuring = spec.network, optimizer(spec), spec.evaluate_in_step
 
     def block_loss(params, a, y, w):
-        L = logits(params, a, k, one_hot_gradient)
-        per_row, margin = cross_entropy_terms(L, y)
+        L = logits(params, a, net, one_hot_gradient)
+        per_row, margin = loss_terms(L, y, net)
         return jnp.sum(w * per_row), _right_and_least_margin(L, y, w, margin) if measuring else ()
 
     value_and_grad = jax.value_and_grad(block_loss, has_aux=True)
@@ -245,7 +276,7 @@ def _step_function(spec: TrainSpec, one_hot_gradient: bool = False) -> tuple[Any
     def held_out_measures(params, a, y, w):
         def body(seen, block):
             a_b, y_b, w_b = block
-            L = logits(params, a_b, k)
+            L = logits(params, a_b, net)
             return _join_measures(seen, _right_and_least_margin(L, y_b, w_b, logit_margins(L, y_b))), None
 
         return jax.lax.scan(body, _no_measures(params["U"].dtype), (a, y, w))[0]
@@ -267,7 +298,7 @@ def _step_function(spec: TrainSpec, one_hot_gradient: bool = False) -> tuple[Any
         if measuring:
             right_test, least_test = held_out_measures(params, *held_out) if held_out else _no_measures(dtype)
             measures = (loss, seen[0], right_test, jnp.minimum(seen[1], least_test))
-        penalty, grad_r = jax.value_and_grad(regularizer)(params, spec.regularizer, k)
+        penalty, grad_r = jax.value_and_grad(regularizer)(params, spec.regularizer, net.homogeneity)
         grad = jax.tree.map(lambda g, r: g / n + spec.lam * r, grad, grad_r)
         updates, new_state = tx.update(grad, opt_state, params)
         new = optax.apply_updates(params, updates)
@@ -318,8 +349,8 @@ def _join_measures(seen: tuple, block: tuple) -> tuple:
 
 
 @functools.lru_cache(maxsize=8)
-def _evaluate_function(k: int) -> Callable:
-    """``(float64 params, a, y, w) -> (train CE sum, train correct, test correct, min margin)``; ``w`` holds the
+def _evaluate_function(network: NetworkSpec) -> Callable:
+    """``(float64 params, a, y, w) -> (train loss sum, train correct, test correct, min margin)``; ``w`` holds the
     train and test indicator of every row (0 for padding)."""
     import jax
     import jax.numpy as jnp
@@ -327,8 +358,8 @@ def _evaluate_function(k: int) -> Callable:
     def evaluate(p64, a, y, w):
         def body(carry, block):
             a_b, y_b, w_b = block
-            L = logits(p64, a_b, k)
-            per_row, margin = cross_entropy_terms(L, y_b)
+            L = logits(p64, a_b, network)
+            per_row, margin = loss_terms(L, y_b, network)
             loss, train, test = carry
             return (loss + jnp.sum(w_b[:, 0] * per_row),
                     _join_measures(train, _right_and_least_margin(L, y_b, w_b[:, 0], margin)),
@@ -361,15 +392,15 @@ class JaxStepper:
         self.opt_state = restore_state(fresh, moments) if moments else fresh
         self.train_inputs, self.train_labels = inputs[train_mask], labels[train_mask]
         self.n_train, self.n_test = int(train_mask.sum()), int((~train_mask).sum())
-        rows, n_blocks = _blocks(len(labels), spec.width, spec.p, backend, 8)
+        rows, n_blocks = _blocks(len(labels), spec.width, spec.network.classes, backend, 8)
         which = np.stack([train_mask, ~train_mask], axis=1).astype(np.float64)
         self.all_points = jax.device_put(_padded(inputs, labels, which, rows, n_blocks), self.device)
-        self._evaluate = _evaluate_function(spec.k)
+        self._evaluate = _evaluate_function(spec.network)
         self.full_batch = self._put_batch(self.train_inputs, self.train_labels)
         self.held_out: tuple[Any, ...] = ()  # the test points' blocks, for steps that measure the history row
         if spec.evaluate_in_step and self.n_test:
             test = ~train_mask
-            rows, n_blocks = _blocks(self.n_test, spec.width, spec.p, backend, 8)
+            rows, n_blocks = _blocks(self.n_test, spec.width, spec.network.classes, backend, 8)
             self.held_out = tuple(jax.device_put(_padded(inputs[test], labels[test], np.ones(self.n_test), rows,
                                                          n_blocks), self.device))
         #: with ``spec.evaluate_in_step``: the step computed ahead by :meth:`evaluate` (its measures are the row)
@@ -378,7 +409,8 @@ class JaxStepper:
 
     def _put_batch(self, inputs: np.ndarray, labels: np.ndarray) -> tuple[Any, ...]:
         jax = import_jax()
-        rows, n_blocks = _blocks(len(labels), self.spec.width, self.spec.p, self.backend, self.dtype().itemsize)
+        rows, n_blocks = _blocks(len(labels), self.spec.width, self.spec.network.classes, self.backend,
+                                 self.dtype().itemsize)
         a, y, w = _padded(inputs, labels, np.ones(len(labels), self.dtype), rows, n_blocks)
         return (*jax.device_put((a, y, w), self.device), self.dtype(len(labels)))
 

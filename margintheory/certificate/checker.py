@@ -8,7 +8,7 @@ has -- the sphere norm polynomial (:func:`norm_power`; producer: ``margintheory.
 the block constants ``c_b^2`` (:func:`block_constants_squared`; producer: ``margintheory.symbolic.block_reduction``)
 and the exact margin of the witness network -- so that a bug in the producer's copy cannot hide in the check.
 
-What a certificate (format ``margintheory-maxmin-certificate``, version 1; README "Certificate files") claims, and
+What a certificate (format ``margintheory-maxmin-certificate``, version 1; docs/commands.md) claims, and
 how each part is re-checked here:
 
 1. ``sos``: an identity of real polynomials in ``z = (z_1..z_k, z_w) in C^(k+1)`` (written in ``z`` and

@@ -145,7 +145,7 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
     base = max(GAP_TOL, rtol or 0.0)
     # a float L is the measured margin minus its a-priori error bound: the gap cannot be decided more finely than
     # that bound, so it widens the tolerance (as for the row "normalized margin = gamma*"); both terms are stated in
-    # the row (README: "the tolerance applied is 1e-9 plus L's relative error bound")
+    # the row (docs/commands.md: "the tolerance applied is 1e-9 plus L's relative error bound")
     float_slack = L.error_bound / L.value if L.exactness == "float" and L.value > 0 else 0.0
     tol = base + float_slack
     # the tolerance (the float sum above) is compared in rational arithmetic, exactly: a wider --rtol is decided as

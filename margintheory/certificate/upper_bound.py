@@ -116,6 +116,13 @@ def _block_certificate(k: int, max_memory: int, time_limit: float | None) -> tup
     return cert, info
 
 
+def block_form_certificate(k: int, *, max_memory: int = 2 * 2**30,
+                           time_limit: float | None = None) -> tuple[RationalSOS, dict[str, Any]]:
+    """The exact SOS certificate ``max_{|z| = 1} g_k <= B`` of the block form and the solver's record (cached per
+    ``k``): the one ``p``-independent ingredient of ``U`` (docs/theory.md#every-p)."""
+    return _block_certificate(k, max_memory, time_limit)
+
+
 @lru_cache(maxsize=8)
 def _symbolic_proof(k: int) -> tuple[bool, str]:
     from margintheory.symbolic.block_reduction import lemma_c14_for_all_p

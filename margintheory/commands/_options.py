@@ -51,7 +51,7 @@ FAMILY_CHOICES = ("lemma-c18", "cyclic-lattice", "parity-design", "smallest-know
 def add_backend_options(parser: argparse.ArgumentParser, *, dtype: bool = False) -> None:
     """``--backend`` and ``--device`` (and ``--dtype`` for training): where the array kernels run.  Unset, they
     are the numpy backend on the CPU; ``--device gpu`` alone means the jax backend."""
-    group = parser.add_argument_group("backend (README, 'Backends and GPUs')")
+    group = parser.add_argument_group("backend (docs/backends.md)")
     group.add_argument("--backend", choices=backends.BACKENDS, default=None,
                        help="array backend: numpy (default; numba-compiled kernels) or jax (jit-compiled XLA kernels; "
                        "install margintheory[jax]); verdicts are float64 on both")

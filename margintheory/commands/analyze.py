@@ -1,8 +1,11 @@
-"""``margintheory analyze NETWORK --p P --k K``: how close is a (trained) network to a max-margin one?
+"""``margintheory analyze [TASK] NETWORK ...``: how close is a (trained) network to a max-margin one?
 
-Wiring only: :func:`margintheory.training.analysis.analyze_network` (built on ``verify_network``) for the checks,
-:meth:`margintheory.core.network.PolyNetwork.load` for loading (``.npz``, ``.safetensors`` or a PyTorch file, read
-without torch; ``--names`` maps other layouts) and :mod:`margintheory.training.figures` for ``--plots``.
+Wiring only: :func:`margintheory.training.analysis.analyze` (modular addition: ``analyze_network``, built on
+``verify_network``; parity, group, cogo: their task packages' ``analysis`` modules; ``--activation relu``: the
+ReLU measurements) for the checks, :meth:`margintheory.core.network.PolyNetwork.load` /
+:meth:`~margintheory.tasks.parity.checks.ParityNetwork.load` for loading (``.npz``, ``.safetensors`` or a PyTorch
+file, read without torch; ``--names`` maps other layouts) and :mod:`margintheory.training.figures` /
+:mod:`margintheory.training.task_figures` for ``--plots``.
 """
 
 from __future__ import annotations
@@ -34,20 +37,41 @@ SUMMARY_FIELDS = [
 ]
 
 
+TASKS = ("modular-addition", "parity", "group", "cogo")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         "analyze",
         help="measure how close a network is to the max-margin characterisation",
-        description="Normalized margin vs gamma*, per-neuron Fourier sparsity and phase residuals, fraction of "
-        "neurons in the optimal single-neuron set, frequency histogram, multidimensional DFT (Lemma C.20) and a "
-        "comparison with the construction. NETWORK is a .npz or .safetensors file (arrays U (m,k,p), W (m,p)) or a "
-        "PyTorch file (.pt/.pth/.bin/.ckpt; read without torch, weights only: tensors U and W, or embed.{j}.weight "
-        "(p,m) and out.weight (p,m); --names maps any other layout). Exit codes: 0 verified, 1 refuted, 2 bad input.",
+        description="Modular addition (default; --p, --k): normalized margin vs gamma*, per-neuron Fourier sparsity "
+        "and phase residuals, fraction of neurons in the optimal single-neuron set, frequency histogram, "
+        "multidimensional DFT (Lemma C.20) and a comparison with the construction. parity (--n, --k): margin vs "
+        "gamma* and Thm 7.8's characterization of the neurons. group (--group): margin vs the class LP and Thm "
+        "7.9, the irrep power of each neuron, all irreps used. cogo: the loss, the per-frequency solution orders "
+        "and the constructions they factorize into (Tian Table 2). --activation relu: a ReLU network's margin and "
+        "Fourier / irrep statistics (no claim: not-applicable). NETWORK is a .npz or .safetensors file (arrays "
+        "U (m,k,p), W (m,p); parity U (m,n), W (m,2), S (k,)) or a PyTorch file (.pt/.pth/.bin/.ckpt; read without "
+        "torch, weights only: tensors U and W, or embed.{j}.weight (p,m) and out.weight (p,m); --names maps any "
+        "other layout). Exit codes: 0 verified, 1 refuted, 2 bad input.",
     )
+    parser.add_argument("task_name", nargs="?", choices=TASKS, metavar="TASK",
+                        help="the task: modular-addition (default), parity, group, cogo")
     parser.add_argument("network", metavar="NETWORK", help="network file (.npz, .safetensors, .pt/.pth/.bin/.ckpt)")
+    parser.add_argument("--task", default=None, choices=TASKS, help="the task (the same as TASK)")
     add_network_file_options(parser)
-    parser.add_argument("--p", type=int, required=True, help="modulus p")
-    parser.add_argument("--k", type=int, required=True, help="number of inputs k")
+    parser.add_argument("--p", type=int, default=None, help="modular addition: modulus p")
+    parser.add_argument("--k", type=int, default=None, help="modular addition: number of inputs k; parity: |S|")
+    parser.add_argument("--n", type=int, default=None, help="parity: number of input bits n (default: the network's)")
+    parser.add_argument("--group", default=None, help="group: S3, S4, S5, S6 or C<n>")
+    parser.add_argument("--d", type=int, default=None, help="cogo: the order d of Z_d (default: the network's)")
+    parser.add_argument("--activation", choices=("power", "relu"), default="power",
+                        help="power: the task's polynomial network (default); relu: a ReLU network")
+    parser.add_argument("--loss-tol", type=float, default=None,
+                        help="cogo: the loss over all pairs a trained network may keep (default 1e-3)")
+    parser.add_argument("--output-scale", type=float, default=None,
+                        help="cogo: the s of the loss ||P1perp(s f - e_y)||^2 the network was trained on, when not "
+                        "Eq. 1's 1/(2d) (train cogo --output-scale)")
     parser.add_argument("--plots", metavar="DIR", help="write the one-page summary, embedding and frequency (and "
                         "margin-history) figures to DIR, each as PNG and PDF")
     parser.add_argument("--json", action="store_true", help="print one JSON object (verdict + checks)")
@@ -67,8 +91,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from margintheory.core.network import PolyNetwork
-    from margintheory.training.analysis import TRAINED_NETWORK_RTOL, analyze_network
+    from margintheory.training.analysis import TRAINED_NETWORK_RTOL, analyze
 
     if args.rtol is not None and not (0 <= args.rtol < 1):
         raise InputError(f"--rtol must be in [0, 1), got {args.rtol}")
@@ -76,24 +99,74 @@ def run(args: argparse.Namespace) -> int:
     if args.plots is not None:
         _check_plot_paths(Path(args.plots))
     backend = selected_backend(args)
-    net = nonzero_network(PolyNetwork.load(args.network, names=args.names, k=args.k, max_memory=args.max_memory,
-                                           max_seconds=engine_time_limit(args)), args.network)
+    problem, net = _problem_and_network(args)
     with using(backend):
-        result = analyze_network(net, args.p, args.k, max_memory=args.max_memory,
-                                 max_seconds=engine_time_limit(args), rtol=rtol, tolerance=args.tolerance,
-                                 compare_construction=not args.no_construction, title=f"analysis of {args.network}",
-                                 exhaustive=args.exhaustive)
+        result = analyze(problem, net, activation=args.activation, max_memory=args.max_memory,
+                         max_seconds=engine_time_limit(args), rtol=rtol, tolerance=args.tolerance,
+                         compare_construction=not args.no_construction, title=f"analysis of {args.network}",
+                         exhaustive=args.exhaustive, loss_tol=args.loss_tol, output_scale=args.output_scale)
         note_unused_engine(args, result)
         if args.plots is not None:
-            result.fields["figures"] = [str(p) for p in _plots(net, Path(args.network), Path(args.plots), args)]
+            result.fields["figures"] = [str(p) for p in _plots(problem, net, Path(args.network), Path(args.plots),
+                                                               args)]
             for figure in result.fields["figures"]:
                 say(f"wrote {figure}")
     result.parameters.update(network=args.network, tolerance=args.tolerance, rtol=rtol)
-    return emit(result, args.json, SUMMARY_FIELDS)
+    return emit(result, args.json, SUMMARY_FIELDS if args.task == "modular-addition" else None)
 
 
-#: the figures written by --plots (each as .png and .pdf); existing ones are replaced (atomically)
-FIGURE_STEMS = ("summary", "embeddings", "frequencies", "margin")
+#: the size options of each task
+SIZE_OPTIONS = {"modular-addition": ("p", "k"), "parity": ("n", "k"), "group": ("group",), "cogo": ("d",)}
+
+
+def _problem_and_network(args: argparse.Namespace):  # noqa: ANN202 - (Problem, PolyNetwork | ParityNetwork)
+    """The task's problem object and the loaded network; an option of another task is refused."""
+    from margintheory.core.network import PolyNetwork
+    from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, SparseParity
+
+    first, flag = args.task_name, args.task
+    if first is not None and flag is not None and first != flag:
+        raise InputError(f"the task is given twice: {first!r} and --task {flag}")
+    args.task = task = first or flag or "modular-addition"
+    for other, names in SIZE_OPTIONS.items():
+        for name in names:
+            if getattr(args, name) is not None and name not in SIZE_OPTIONS[task]:
+                raise InputError(f"--{name} is not an option of analyze {task} (it belongs to analyze {other})")
+    for flag in ("loss_tol", "output_scale"):
+        if getattr(args, flag) is not None and task != "cogo":
+            raise InputError(f"--{flag.replace('_', '-')} applies to analyze cogo only")
+    if args.output_scale is not None and not 0 < args.output_scale < float("inf"):
+        raise InputError(f"--output-scale must be positive and finite, got {args.output_scale}")
+    if task == "parity":
+        from margintheory.tasks.parity.checks import ParityNetwork
+
+        pnet = nonzero_network(ParityNetwork.load(args.network, k=args.k, max_memory=args.max_memory), args.network)
+        if args.n is not None and args.n != pnet.n:
+            raise InputError(f"{args.network} has n = {pnet.n} but --n {args.n} was given")
+        return SparseParity(pnet.n, pnet.k), pnet
+    if task == "modular-addition" and (args.p is None or args.k is None):
+        raise InputError("analyze needs --p and --k (modular addition; or name another TASK)")
+    if task == "group" and args.group is None:
+        raise InputError("analyze group needs --group (S3, S4, S5, S6 or C<n>)")
+    k = args.k if task == "modular-addition" else 2
+    net = nonzero_network(PolyNetwork.load(args.network, names=args.names, k=k, max_memory=args.max_memory,
+                                           max_seconds=engine_time_limit(args)), args.network)
+    if task == "modular-addition":
+        return ModularAddition(args.p, args.k), net
+    if net.k != 2:
+        raise InputError(f"{args.network} has k = {net.k} inputs; a {task} network has 2")
+    if task == "group":
+        problem = GroupComposition(args.group)
+        if net.p != problem.order:
+            raise InputError(f"{args.network} has p = {net.p} symbols; {problem.group} has order {problem.order}")
+        return problem, net
+    if args.d is not None and args.d != net.p:
+        raise InputError(f"{args.network} has d = {net.p} but --d {args.d} was given")
+    return CoGO(net.p), net
+
+
+#: the figures written by --plots (each as .png and .pdf; those of the task); existing ones are replaced (atomically)
+FIGURE_STEMS = ("summary", "embeddings", "frequencies", "margin", "irreps", "neurons")
 
 
 def _check_plot_paths(out: Path) -> None:
@@ -105,19 +178,25 @@ def _check_plot_paths(out: Path) -> None:
             check_output_file(out / f"{stem}.{ext}")
 
 
-def _plots(net, network_path: Path, out: Path, args: argparse.Namespace) -> list[Path]:
+def _plots(problem, net, network_path: Path, out: Path, args: argparse.Namespace) -> list[Path]:  # noqa: ANN001
     """The one-page summary, embeddings and frequency figures; the margin curve and init-vs-end too when
-    ``margintheory train`` wrote ``history.json`` / ``initial.npz`` next to the network."""
+    ``margintheory train`` wrote ``history.json`` / ``initial.npz`` next to the network.  Other tasks and ReLU
+    networks: :func:`margintheory.training.task_figures.analysis_figures`."""
     from margintheory.core.network import PolyNetwork
     from margintheory.engines.margins import exhaustive_margin
     from margintheory.training import figures
+
+    if args.task != "modular-addition" or args.activation == "relu":
+        from margintheory.training.task_figures import analysis_figures
+
+        return analysis_figures(problem, net, network_path, out, args.activation)
 
     here = network_path.parent
     initial = PolyNetwork.load(here / "initial.npz") if (here / "initial.npz").is_file() else None
     if initial is not None and initial.U.shape != net.U.shape:
         initial = None
     margins = exhaustive_margin(net, args.max_memory, max_seconds=engine_time_limit(args))
-    summary, embeddings, frequencies, margin = (out / stem for stem in FIGURE_STEMS)
+    summary, embeddings, frequencies, margin = (out / stem for stem in FIGURE_STEMS[:4])
     written = figures.plot_summary(net, margins, summary, tolerance=args.tolerance)
     written += figures.plot_embeddings(net, embeddings)
     written += figures.plot_frequency_distribution(net, frequencies, initial)

@@ -180,16 +180,18 @@ def _schema_fields(result: VerificationResult, problem: ModularAddition, args: a
 def _read_weights(problem: ModularAddition, args: argparse.Namespace) -> ClassWeights:
     """``q`` and ``tau`` from ``--weights`` (shapes and dtypes checked on the headers, sizes within --max-memory
     before any data is read), validated by :func:`margintheory.solvers.class_weighted.class_weights`."""
-    from margintheory.network_io import read_arrays
+    from margintheory.network_io import read_stored_arrays
     from margintheory.solvers.class_weighted import class_weights
 
     n, p = problem.p**problem.k, problem.p
     # reading the arrays and checking them (a float64 copy, the shifted view of tau, comparisons): before any data
     require(Estimate(f"reading and checking the class weights of {args.weights}", 32.0 * n * (p + 1), None),
             args.max_memory, None)
-    arrays = read_arrays(args.weights, ("q", "tau"), max_memory=args.max_memory, shapes={"q": (n,), "tau": (n, p)})
+    arrays = read_stored_arrays(args.weights, ("q", "tau"), max_memory=args.max_memory,
+                                shapes={"q": (n,), "tau": (n, p)}, exclusive=True)
     try:
-        return class_weights(problem, q=arrays["q"], tau=arrays["tau"])
+        return class_weights(problem, q=arrays["q"][0], tau=arrays["tau"][0],
+                             stored={name: dtype for name, (_, dtype) in arrays.items()})
     except InputError as exc:
         raise InputError(f"{args.weights}: {exc}") from None
 
@@ -356,7 +358,7 @@ def _bracket(problem: ModularAddition, args: argparse.Namespace, weights: ClassW
         return solve_single_neuron(problem, **options)
     from margintheory.solvers.class_weighted import class_weighted_single_neuron
 
-    return class_weighted_single_neuron(problem, q=weights.q, tau=weights.tau, **options)
+    return class_weighted_single_neuron(problem, q=weights.q, tau=weights.tau, stored=weights.stored, **options)
 
 
 def _weighted_bracket_checks(g: float, b: SingleNeuronBracket, weights: ClassWeights) -> list[Check]:

@@ -71,6 +71,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--family", choices=FAMILY_CHOICES,
                         default=None,
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
+    parser.add_argument("--every-p", action="store_true",
+                        help="modular addition: prove the claims for every odd p at once, as identities in the symbol "
+                        "p (needs --k <= 8, no --p; docs/theory.md#every-p)")
     parser.add_argument("--exhaustive", action="store_true",
                         help="modular addition: compute the lower end L on all p^k inputs, even where the network's "
                         "Fourier structure proves it without enumeration (docs/theory.md#compact-margin)")
@@ -151,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
     if args.network:
         result.parameters["network"] = args.network
     summary = SUMMARY_FIELDS if args.task == MODULAR else None
+    if args.every_p:
+        from margintheory.tasks.modular_addition.every_p import EVERY_P_FIELDS as summary
     return emit(result, args.json, summary)
 
 
@@ -187,6 +192,14 @@ def load_network(args: argparse.Namespace) -> PolyNetwork:
 
 
 def _modular(args: argparse.Namespace) -> Parsed:
+    if args.every_p:
+        from margintheory.core.problems import ModularAdditionEveryP
+
+        if args.p is not None or args.network:
+            raise InputError("--every-p proves the claims for every odd p at once: give --k only, not --p or --network")
+        if args.k is None:
+            raise InputError("--every-p needs --k (1..8)")
+        return ModularAdditionEveryP(args.k), None
     if args.network:
         net = load_network(args)
         return ModularAddition(net.p if args.p is None else args.p, net.k if args.k is None else args.k), net
@@ -251,10 +264,11 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
-                 "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device", "exhaustive")
+                 "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device", "exhaustive",
+                 "every_p")
 TASK_OPTIONS = {
     MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler",
-              "backend", "device", "exhaustive"},
+              "backend", "device", "exhaustive", "every_p"},
     "parity": {"n", "k", "rtol"},
     "group": {"group", "k", "rtol", "names", "backend", "device"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},
@@ -282,6 +296,8 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
         raise InputError("--exact computes in exact arithmetic; --backend and --device choose the float64 engine")
     if args.exact and args.exhaustive:
         raise InputError("--exact already evaluates every input exactly; --exhaustive applies to the float64 checks")
+    if getattr(args, "every_p", False):
+        _reject_every_p_options(args)
     if args.family and args.network:
         raise InputError("--family chooses a construction; it cannot be combined with --network")
     if args.workers is not None and args.scheduler:
@@ -297,6 +313,16 @@ def _reject_foreign_options(args: argparse.Namespace) -> None:
         raise InputError(f"--task {name} uses quadratic networks with two inputs: --k must be 2 or omitted")
     if name == "cogo":
         _reject_cogo_angles(args)
+
+
+def _reject_every_p_options(args: argparse.Namespace) -> None:
+    """``--every-p`` proves identities in ``p`` exactly with both ends: the options about one ``p``, a network file,
+    float64 engines or the per-(p, k) certificate file do not apply."""
+    for flag in ("exact", "exhaustive", "rtol", "certificate", "no_certificate", "overwrite", "workers", "scheduler",
+                 "backend", "device", "names"):
+        if _given(args, flag):
+            raise InputError(f"--{flag.replace('_', '-')} does not apply to --every-p (an exact proof for every odd p "
+                             "with both ends; the certificate file is per (p, k))")
 
 
 def _given(args: argparse.Namespace, flag: str) -> bool:

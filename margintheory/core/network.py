@@ -4,8 +4,8 @@
 ``||theta_i||_2`` = Euclidean norm of the concatenation ``(U[i,0], ..., U[i,k-1], W[i])``,
 ``||theta||_{2,k+1} = (sum_i ||theta_i||_2^(k+1))^(1/(k+1))``.  The network is (k+1)-homogeneous.
 
-File layout (``.npz`` or ``.safetensors``, documented in the README, format version 1; read and written through
-:mod:`margintheory.network_io`, which also reads PyTorch files):
+File layout (``.npz`` or ``.safetensors``, documented in docs/network-files.md, format version 1; read and written
+through :mod:`margintheory.network_io`, which also reads PyTorch files):
 
 * ``U``: float array of shape ``(m, k, p)``; ``U[i, j]`` is neuron i's embedding of input position j.
 * ``W``: float array of shape ``(m, p)``; ``W[i, c]`` is neuron i's output weight for class c.

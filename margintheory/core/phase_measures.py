@@ -282,6 +282,20 @@ def family_measure(family: str, k: int) -> PhaseMeasure:
     raise ValueError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
 
 
+#: the smallest ``k`` at which each family of :data:`FAMILIES` exists (the cyclic lattice's generator needs two
+#: coordinates, the parity design three: :func:`cyclic_lattice_generator`, :func:`parity_design_points`)
+FAMILY_MIN_K = {"lemma-c18": 1, "cyclic-lattice": 2, "parity-design": 3, "smallest-known": 1}
+
+
+def family_absent_reason(family: str, k: int) -> str | None:
+    """Why the family does not exist at ``k`` (``"the parity design needs k >= 3"``), or ``None`` where it does.
+    A sweep over families and ``k`` records such a pair as ``not-applicable`` instead of failing on it."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; choose one of {', '.join(FAMILIES)}")
+    least = FAMILY_MIN_K[family]
+    return None if k >= least else f"the {family} family needs k >= {least}, not k = {k}"
+
+
 def family_size(family: str, k: int) -> int | float:
     """Atoms per frequency of :func:`family_measure` from ``k`` alone, without building the measure (``inf`` for
     ``k > 128``: no such network can be built); for the up-front size checks."""

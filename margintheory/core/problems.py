@@ -88,6 +88,36 @@ class ModularAddition:
 
 
 @dataclass(frozen=True)
+class ModularAdditionEveryP:
+    """``k``-input modular addition for **every odd** ``p >= 3`` at once (``p`` a symbol): Theorem C.22's claims as
+    identities in ``p`` (docs/theory.md#every-p).  ``1 <= k <= MAX_K``; the theorem's own range, the odd primes, is
+    contained; the width minima are stated for the primes ``p > 2k``.
+    """
+
+    k: int
+    task: ClassVar[str] = "modular-addition"
+    MAX_K: ClassVar[int] = 8
+
+    def __post_init__(self) -> None:
+        k = theory.int_at_least("k", self.k, 1)
+        if k > self.MAX_K:
+            raise InputError(f"k must be <= {self.MAX_K} for the every-p proof (the sum-of-squares certificate of the "
+                             f"block form grows fast beyond it), got {k}")
+        object.__setattr__(self, "k", k)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"k": self.k, "every_p": True}
+
+    @property
+    def p_range(self) -> dict[str, Any]:
+        """The range of ``p`` the claims are proved for (JSON ``details.p_range``)."""
+        return {"parity": "odd", "min": 3, "max": None,
+                "claims": "every odd p >= 3 (Theorem C.22's odd primes included)",
+                "theorem_hypothesis": "p an odd prime",
+                "width_minimum": f"every prime p > 2k = {2 * self.k} (no aliasing of the phase moments)"}
+
+
+@dataclass(frozen=True)
 class SparseParity:
     """``(n, k)`` sparse parity: all ``2^n`` points of ``{+1,-1}^n``, label ``prod_{j in S} x_j`` with ``|S| = k``.
 
@@ -186,12 +216,16 @@ class CoGO:
     k0: int = 1
     task: ClassVar[str] = "cogo"
     MAX_D: ClassVar[int] = 64
+    #: a given (or trained) network: the paper's largest group is ``Z_127`` (Tian Table 2, Fig. 4)
+    MAX_NETWORK_D: ClassVar[int] = 256
     CONSTRUCTIONS: ClassVar[tuple[str, ...]] = ("F6", "F4", "F46", "memorize")
 
     def __post_init__(self) -> None:
         d = self.d
-        if isinstance(d, bool) or not isinstance(d, int) or not 3 <= d <= self.MAX_D:
-            raise InputError(f"d must be an integer in 3..{self.MAX_D}, got {d!r}")
+        top = self.MAX_D if self.construction is not None else self.MAX_NETWORK_D
+        if isinstance(d, bool) or not isinstance(d, int) or not 3 <= d <= top:
+            what = "a construction" if self.construction is not None else "a network"
+            raise InputError(f"d must be an integer in 3..{top} for {what}, got {d!r}")
         if self.construction is not None and self.construction not in self.CONSTRUCTIONS:
             names = ", ".join(self.CONSTRUCTIONS)
             raise InputError(f"unknown CoGO construction {self.construction!r}; choose from {names}")
@@ -223,7 +257,7 @@ class CoGO:
         return f"d = {self.d} is even: the modular-addition closed form assumes odd d"
 
 
-Problem = ModularAddition | SparseParity | GroupComposition | CoGO
+Problem = ModularAddition | ModularAdditionEveryP | SparseParity | GroupComposition | CoGO
 
 
 def as_problem(p: int | ModularAddition, k: int | None = None) -> ModularAddition:

@@ -4,7 +4,9 @@
 * per neuron: the common frequency, amplitudes and phases of ``v[x] = A cos(phi + 2 pi zeta x / p)``
   (``v^(zeta) = (p A / 2) e^{i phi}``), and the residual of ``phi_u1 + ... + phi_uk = phi_w (mod 2 pi)``;
 * the optimal single-neuron set of Lemma C.15: single frequency, equal amplitudes, aligned phases;
-* frequency coverage and Lemma C.20's ``f^(j,...,j,-j)`` from single-neuron DFTs (Lemma C.14's fully mixed term).
+* frequency coverage and Lemma C.20's ``f^(j,...,j,-j)`` from single-neuron DFTs (Lemma C.14's fully mixed term);
+* :func:`fourier_summary`: the statistics a training run records per step (Li et al. Fig. 4.2, Morwani et al.
+  Fig. 7.4): mean max normalized power of the neurons' vectors, its norm-weighted mean, frequencies covered.
 """
 
 from __future__ import annotations
@@ -147,3 +149,40 @@ def multidim_dft_theory(net: PolyNetwork) -> np.ndarray:
     val = val.astype(complex)
     val[0] = np.nan
     return val
+
+
+#: a neuron is *sparse* when every one of its vectors has at least this max normalized power (``frequencies_covered``)
+SPARSE_THRESHOLD = 0.9
+
+
+@dataclass(frozen=True)
+class FourierSummary:
+    """Fourier statistics of the neurons (:func:`fourier_summary`)."""
+
+    mean_max_power: float
+    weighted_max_power: float
+    frequencies_covered: int
+    neuron_max_power: np.ndarray  # (m,) mean over the neuron's k+1 vectors
+    dominant_frequency: np.ndarray  # (m,) frequency with most one-sided power summed over the neuron's vectors
+
+
+def fourier_summary(U: np.ndarray, W: np.ndarray) -> FourierSummary:
+    """One-sided spectra of ``u_1..u_k, w`` of every neuron (``U`` ``(m, k, p)``, ``W`` ``(m, p)``):
+
+    * ``mean_max_power``: mean over neurons and their ``k+1`` vectors of ``max_j P(j) / sum_j P(j)``;
+    * ``weighted_max_power``: the neuron's mean weighted by ``||theta_i||^(k+1)`` (its share of the norm budget;
+      tiny, unused neurons do not count);
+    * ``frequencies_covered``: frequencies ``1..(p-1)/2`` that are the dominant frequency of a *sparse* neuron
+      (every vector's max power ``>= SPARSE_THRESHOLD``)."""
+    V = np.concatenate([U, W[:, None, :]], axis=1)
+    P = one_sided_power(V)  # (m, k+1, floor(p/2)+1)
+    tot = P.sum(axis=-1)
+    vec_max = np.where(tot > 0, P.max(axis=-1) / np.where(tot > 0, tot, 1.0), 0.0)
+    dom = np.argmax(P.sum(axis=1), axis=-1)
+    weights = tot.sum(axis=1) ** ((U.shape[1] + 1) / 2.0)  # (p ||theta_i||^2)^((k+1)/2) by Parseval
+    neuron_max = vec_max.mean(axis=1)
+    weighted = float(np.sum(weights * neuron_max) / weights.sum()) if weights.sum() > 0 else 0.0
+    sparse = np.all(vec_max >= SPARSE_THRESHOLD, axis=1) & (dom > 0)
+    p = U.shape[2]
+    covered = len(set(dom[sparse].tolist()) & set(range(1, (p - 1) // 2 + 1)))
+    return FourierSummary(float(vec_max.mean()), weighted, covered, neuron_max, dom)

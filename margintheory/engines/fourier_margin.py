@@ -202,6 +202,13 @@ def cosine_network_from_measure(p: int, measure: PhaseMeasure, *, scale_power: F
     """The network of :func:`margintheory.core.construction.build_phase_measure_network` described exactly: the
     measure's
     atoms at every frequency ``1..(p-1)/2``, class phase ``theta_1 + ... + theta_k``."""
+    group = measure_group(measure, tuple(frequencies(p)))
+    return CosineNetwork(p, measure.k, measure.denominator, (group,), scale_power, source or measure.description)
+
+
+def measure_group(measure: PhaseMeasure, zetas: tuple[int, ...]) -> CosineGroup:
+    """The measure's atoms as one group of neurons at the frequencies ``zetas``, class phase ``theta_1 + ... +
+    theta_k`` (the moments of the group do not depend on ``zetas`` or on ``p``)."""
     q = measure.denominator
     pts = np.asarray(measure.points, dtype=np.int64) % q
     phases = np.concatenate([pts, pts.sum(axis=1, keepdims=True) % q], axis=1)
@@ -209,8 +216,13 @@ def cosine_network_from_measure(p: int, measure: PhaseMeasure, *, scale_power: F
     gen = None
     if measure.cyclic_generator is not None:
         gen = (*measure.cyclic_generator, sum(measure.cyclic_generator) % q)
-    group = CosineGroup(tuple(frequencies(p)), phases, tuple(measure.weights), gen)
-    return CosineNetwork(p, measure.k, q, (group,), scale_power, source or measure.description)
+    return CosineGroup(zetas, phases, tuple(measure.weights), gen)
+
+
+def family_scale_power(family: str, k: int) -> Fraction:
+    """``sigma^(k+1)`` of a family network at the scale of :func:`margintheory.core.construction.build_construction`:
+    ``2^k / k!`` for Lemma C.18 (network function ``sum_zeta cos_zeta(s - c)``), ``1`` for the smaller families."""
+    return Fraction(2**k, math.factorial(k)) if family == "lemma-c18" else Fraction(1)
 
 
 def construction_cosine_network(problem: ModularAddition, family: str = "lemma-c18") -> CosineNetwork:
@@ -221,7 +233,7 @@ def construction_cosine_network(problem: ModularAddition, family: str = "lemma-c
     ``sum_zeta cos_zeta(s - c)``); the families have ``A^(k+1) = w``."""
     p, k = problem.p, problem.k
     measure = phase_measures.family_measure(family, k)  # looked up at call time (tests replace it)
-    scale = Fraction(2**k, math.factorial(k)) if family == "lemma-c18" else Fraction(1)
+    scale = family_scale_power(family, k)
     name = "the construction of Lemma C.18" if family == "lemma-c18" else f"the {family} network"
     return cosine_network_from_measure(p, measure, scale_power=scale, source=f"{name} ({measure.description})")
 

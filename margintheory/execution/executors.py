@@ -34,6 +34,8 @@ from margintheory.errors import ExecutionError, InputError
 
 #: how long to wait for a scheduler to answer, and for a LocalCluster's workers to start (seconds)
 CONNECT_TIMEOUT = 30.0
+#: where a LocalCluster's scheduler serves HTTP: any free port of the loopback (never the fixed 8787)
+LOOPBACK_ANY_PORT = "127.0.0.1:0"
 
 
 @dataclass(frozen=True)
@@ -263,8 +265,10 @@ def _dask_client(workers: int | None, threads: int, scheduler: str | None) -> It
             yield client, f"dask scheduler {scheduler}"
         return
     n = workers if workers is not None else _cores()
+    # no dashboard; the scheduler's HTTP server (health routes) still starts, by default on port 8787, with a 4-line
+    # "Port 8787 is already in use" warning whenever another dask runs: a free port of the loopback instead
     cluster = LocalCluster(n_workers=n, threads_per_worker=threads, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)
+                           scheduler_kwargs={"dashboard_address": LOOPBACK_ANY_PORT}, silence_logs=logging.ERROR)
     with cluster, Client(cluster, timeout=CONNECT_TIMEOUT) as client:
         yield client, f"LocalCluster: {n} worker process{'es' if n != 1 else ''} x {threads} thread" + (
             "s" if threads != 1 else "")

@@ -9,7 +9,7 @@ that names the file and what is wrong with it.
 
 The format is chosen by the file name's suffix:
 
-* ``.npz``: numpy archive, this package's layout (README, "Network files");
+* ``.npz``: numpy archive, this package's layout (docs/network-files.md);
 * ``.safetensors``: Hugging Face safetensors, the same tensor names as ``.npz``;
 * ``.pt``, ``.pth``, ``.bin``, ``.ckpt``, ``.pkl``: ``torch.save`` output (zip or legacy format), read without torch.
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from margintheory.errors import InputError, MarginTheoryError, NetworkFormatError
 from margintheory.network_io._files import DAMAGED_FILE_ERRORS, damaged, open_regular
-from margintheory.network_io._tensors import DEFAULT_MAX_MEMORY, LazyTensor, TensorFile
+from margintheory.network_io._tensors import DEFAULT_MAX_MEMORY, LazyTensor, TensorFile, dtype_name
 from margintheory.network_io.names import NameMap, default_names, mapped_uw
 from margintheory.network_io.npz import is_zip, scan_npz, write_npz
 from margintheory.network_io.safetensors_format import looks_like_safetensors, scan_safetensors, write_safetensors
@@ -35,7 +35,7 @@ from margintheory.network_io.weights_only_pickle import show
 
 __all__ = [
     "DEFAULT_MAX_MEMORY", "FORMAT_VERSION", "META_PREFIX", "LazyTensor", "NameMap", "TensorFile", "file_format",
-    "open_tensor_file", "output_format", "read_arrays", "read_network_arrays", "write_arrays",
+    "open_tensor_file", "output_format", "read_arrays", "read_network_arrays", "read_stored_arrays", "write_arrays",
 ]
 
 FORMAT_VERSION = 1
@@ -57,6 +57,9 @@ def file_format(path: str | os.PathLike[str], head: bytes = b"") -> str:
         return "safetensors"
     if head[:1] == b"\x80":
         return "pytorch"
+    if suffix == ".npy" or head[:6] == b"\x93NUMPY":
+        raise NetworkFormatError(f"{path}: a .npy file holds one array, and this needs several by name: save them "
+                                 "together with numpy.savez(FILE.npz, NAME=array, ...) (or as .safetensors)")
     raise NetworkFormatError(f"{path}: unknown network file type (suffix {suffix or 'none'}; expected .npz, "
                              f".safetensors or a PyTorch file {', '.join(TORCH_SUFFIXES)})")
 
@@ -171,12 +174,24 @@ def _check_version(tf: TensorFile) -> None:
 
 def read_arrays(path: str | os.PathLike[str], required: tuple[str, ...], optional: tuple[str, ...] = (), *,
                 max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
-                shapes: dict[str, tuple[int, ...]] | None = None) -> dict[str, np.ndarray]:
+                shapes: dict[str, tuple[int, ...]] | None = None, exclusive: bool = False) -> dict[str, np.ndarray]:
     """Top-level arrays of a file by name (``required`` must all be present), read under the memory budget (and
     ``max_seconds`` for parsing a PyTorch pickle).
 
     ``shapes`` (optional) gives the shape each named array must have; those arrays must also be real numbers
-    (float or integer).  Both are checked on the headers, before any data is read."""
+    (float or integer).  ``exclusive``: any other top-level array (but ``format_version``) is refused by name, as
+    network files refuse unknown tensors.  All of it is checked on the headers, before any data is read."""
+    stored = read_stored_arrays(path, required, optional, max_memory=max_memory, max_seconds=max_seconds,
+                                shapes=shapes, exclusive=exclusive)
+    return {name: array for name, (array, _) in stored.items()}
+
+
+def read_stored_arrays(path: str | os.PathLike[str], required: tuple[str, ...], optional: tuple[str, ...] = (), *,
+                       max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
+                       shapes: dict[str, tuple[int, ...]] | None = None,
+                       exclusive: bool = False) -> dict[str, tuple[np.ndarray, str]]:
+    """:func:`read_arrays`, each array with the name of the dtype it is stored in (``bfloat16`` arrays are widened to
+    float32 on reading: the stored name says how precise their values are)."""
     with open_tensor_file(path, max_memory=max_memory, max_seconds=max_seconds) as tf:
         top = tf.tree if isinstance(tf.tree, dict) else {}
         missing = [n for n in required if not isinstance(top.get(n), LazyTensor)]
@@ -184,6 +199,13 @@ def read_arrays(path: str | os.PathLike[str], required: tuple[str, ...], optiona
             held = ", ".join(show(str(n)) for n in list(top)[:12]) + (", ..." if len(top) > 12 else "")
             raise NetworkFormatError(f"{tf.path}: missing array(s) {missing}; expected {list(required)} "
                                      f"(the file holds: {held or 'nothing'})")
+        known = {*required, *optional, "format_version"}
+        unknown = [str(n) for n in top if n not in known]
+        if exclusive and unknown:
+            names = ", ".join(show(n) for n in unknown[:12]) + (", ..." if len(unknown) > 12 else "")
+            raise NetworkFormatError(f"{tf.path}: unknown array(s) {names}; expected only {list(required)}"
+                                     + (f" and optionally {list(optional)}" if optional else "")
+                                     + " (remove the others, or save the arrays you mean under these names)")
         wanted = [top[n] for n in (*required, *optional) if isinstance(top.get(n), LazyTensor)]
         for t in wanted:
             shape = (shapes or {}).get(t.name)
@@ -194,7 +216,7 @@ def read_arrays(path: str | os.PathLike[str], required: tuple[str, ...], optiona
             if tuple(t.shape) != tuple(shape):
                 raise NetworkFormatError(f"{tf.path}: array {t.name} must have shape {tuple(shape)}, got "
                                          f"{tuple(t.shape)}")
-        return {t.name: a for t, a in zip(wanted, tf.load(wanted), strict=True)}
+        return {t.name: (a, dtype_name(t.dtype)) for t, a in zip(wanted, tf.load(wanted), strict=True)}
 
 
 def write_arrays(path: str | os.PathLike[str], arrays: dict[str, np.ndarray], *, kind: str | None = None) -> None:

@@ -279,7 +279,7 @@ def default_names(tf: TensorFile) -> NameMap:
     top = tf.tree if isinstance(tf.tree, Mapping) else {}
     ours = all(n in ("U", "W", "format_version") or str(n).startswith("meta__") for n in top)
     if ours and isinstance(top.get("U"), LazyTensor) and isinstance(top.get("W"), LazyTensor):
-        return NameMap((KeyRef("U"),), KeyRef("W"))  # this package's layout (README, "Network files")
+        return NameMap((KeyRef("U"),), KeyRef("W"))  # this package's layout (docs/network-files.md)
     if tf.kind == "npz" and is_training_checkpoint(top):
         return NameMap((KeyRef("U"),), KeyRef("W"))  # weights only: the moments and the run state are skipped
     candidates = [(c, top[c]) for c in CONTAINERS if isinstance(top.get(c), Mapping)] + [("", top)]

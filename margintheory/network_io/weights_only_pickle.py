@@ -10,7 +10,7 @@ message.  The result is a tree of dicts, lists, tuples, numbers, strings and :cl
 
 Storage (persistent-id) records are turned into :class:`StorageRef` by the caller's ``persistent_load``.
 
-**The reader bounds its own work** (:class:`Limits`; the numbers are stated in the README, "Network files"), so that
+**The reader bounds its own work** (:class:`Limits`; the numbers are stated in docs/network-files.md), so that
 a small hostile pickle can neither hang the process nor crash it:
 
 * every opcode counts against ``Limits.objects`` (one per 512 bytes of the memory budget), and the time budget is

@@ -208,15 +208,11 @@ def _lambda_monotone(claim: Claim, outs: list[RunOutcome]) -> Measured:
 
 
 # -- CoGO (Tian, arXiv:2410.01779): orders, factorizations and classes of the per-frequency solutions -----------
-def cogo_solutions(o: RunOutcome) -> list:
-    """The per-frequency solutions of a trained CoGO network, sorted (:func:`margintheory.tasks.cogo.factorization.
-    sort_solutions`; computed once per run)."""
-    if "cogo" not in o.cache:
-        from margintheory.tasks.cogo.algebra import from_network
-        from margintheory.tasks.cogo.factorization import sort_solutions
-
-        o.cache["cogo"] = sort_solutions(from_network(o.network))
-    return o.cache["cogo"]
+def cogo_solutions(o: RunOutcome) -> list[dict[str, Any]]:
+    """The per-frequency solutions of a trained CoGO network as its analysis sorted them (order, factorization
+    error, construction: :func:`margintheory.tasks.cogo.analysis.analyze_cogo_network`,
+    :func:`margintheory.tasks.cogo.factorization.frequency_solutions`)."""
+    return list(o.analysis["details"]["per_frequency"])
 
 
 def _by_label(outs: list[RunOutcome]) -> dict[str, list[RunOutcome]]:
@@ -233,53 +229,53 @@ def _share(part: int, whole: int) -> float:
 def _cogo_orders(claim: Claim, outs: list[RunOutcome]) -> Measured:
     shares, parts = [], []
     for label, runs in _by_label(outs).items():
-        orders = [s.order for o in runs for s in cogo_solutions(o)]
+        orders = [s["order"] for o in runs for s in cogo_solutions(o)]
         share = _share(sum(q in (4, 6) for q in orders), len(orders))
         shares.append(share)
         hist = {q: orders.count(q) for q in sorted(set(orders))}
-        parts.append(f"{label}: {100 * share:.1f}% of {len(orders)} (seed, frequency) solutions; orders {hist}")
+        parts.append(f"{label}: {100 * share:.1f}% of {len(orders)} (seed, frequency) solutions; orders {hist} "
+                     f"(Table 2, % not order 4/6: {_paper(claim, label)})")
     worst = min(shares)
     return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), "order 4 or 6: " + "; ".join(parts))
 
 
 def _cogo_order_count(claim: Claim, outs: list[RunOutcome]) -> Measured:
-    orders = sorted({s.order for o in outs for s in cogo_solutions(o)})
-    per = "; ".join(f"{_name(o)}: {[s.order for s in cogo_solutions(o)]}" for o in outs)
+    orders = sorted({s["order"] for o in outs for s in cogo_solutions(o)})
+    per = "; ".join(f"{_name(o)}: {[s['order'] for s in cogo_solutions(o)]}" for o in outs)
     return Measured(orders, claim.paper_value, orders == [claim.paper_value], f"nodes per frequency: {per}")
 
 
 def _cogo_factorable(claim: Claim, outs: list[RunOutcome]) -> Measured:
     shares, parts = [], []
     for label, runs in _by_label(outs).items():
-        sols = [s for o in runs for s in cogo_solutions(o) if s.order in (4, 6)]
-        share = _share(sum(s.factorable for s in sols), len(sols))
+        sols = [s for o in runs for s in cogo_solutions(o) if s["order"] in (4, 6)]
+        share = _share(sum(s["construction"] is not None for s in sols), len(sols))
         shares.append(share)
-        errors = {q: [s.factorization.error for s in sols if s.order == q] for q in (4, 6)}
+        errors = {q: [s["factorization_error"] for s in sols if s["order"] == q and s["construction"] is not None]
+                  for q in (4, 6)}
         mean = ", ".join(f"order {q}: {100 * float(np.mean(e)):.2f}e-2" for q, e in errors.items() if e)
-        parts.append(f"{label}: {100 * share:.1f}% of {len(sols)} factorable; mean factorization error {mean} "
-                     f"(Table 2: {_paper(claim, label, 'factorization_error_1e-2')})")
+        parts.append(f"{label}: {100 * share:.1f}% of {len(sols)} factorable; mean factorization error {mean or '-'} "
+                     f"(Table 2, % non-factorable order 4, 6: {_paper(claim, label)})")
     worst = min(shares)
     return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), "; ".join(parts))
 
 
-def _paper(claim: Claim, label: str, key: str | None = None) -> str:
-    """Table 2's entry for the run ``d<d>`` (the claim's ``paper_value`` by ``d``)."""
+def _paper(claim: Claim, label: str) -> str:
+    """The paper's value for the run ``d<d>`` (the claim's ``paper_value`` by ``d``)."""
     values = claim.paper_value or {}
     row = values.get(int(label[1:])) if label[1:].isdigit() else None
-    if row is None:
-        return "not reported"
-    return str(row[key] if key is not None and isinstance(row, dict) else row)
+    return "not reported" if row is None else str(row)
 
 
 def _cogo_constructions(claim: Claim, outs: list[RunOutcome]) -> Measured:
-    from margintheory.tasks.cogo.factorization import CLASSES
+    from margintheory.tasks.cogo.factorization import CONSTRUCTIONS
 
     shares, parts = [], []
     for label, runs in _by_label(outs).items():
-        kinds = [s.kind for o in runs for s in cogo_solutions(o) if s.factorable]
-        share = _share(sum(k != "others" for k in kinds), len(kinds))
+        kinds = [s["construction"] for o in runs for s in cogo_solutions(o) if s["construction"] is not None]
+        share = _share(sum(k != "other" for k in kinds), len(kinds))
         shares.append(share)
-        dist = ", ".join(f"{c}: {100 * _share(kinds.count(c), len(kinds)):.1f}%" for c in CLASSES)
+        dist = ", ".join(f"{c}: {100 * _share(kinds.count(c), len(kinds)):.1f}%" for c in CONSTRUCTIONS)
         parts.append(f"{label}: {100 * share:.1f}% of {len(kinds)} matched ({dist}; Table 2: {_paper(claim, label)})")
     worst = min(shares)
     return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), "; ".join(parts))
@@ -303,6 +299,100 @@ def _cogo_potentials(claim: Claim, outs: list[RunOutcome]) -> Measured:
     return Measured(worst, 0.0, worst <= (claim.tolerance or 0.0), "; ".join(parts))
 
 
+# -- sparse parity (Thm 7.8) and finite groups (Thm 7.9) ----------------------------------------------------------
+def _ratio_to(outs: list[RunOutcome], claim: Claim, what: str) -> Measured:
+    """The normalized margin over the analysis's ``gamma_star`` (its note says which closed form), worst run."""
+    ratios, parts = [], []
+    for o in outs:
+        gamma = o.analysis.get("gamma_star")
+        ratio = float(o.analysis["normalized_margin"]) / float(gamma) if gamma else float("nan")
+        ratios.append(ratio)
+        parts.append(f"{_name(o)}: {_ratio(ratio)}")
+    worst = min(ratios)
+    note = outs[0].analysis.get("gamma_star_note", "")
+    return Measured(worst, 1.0, bool(worst >= 1 - (claim.tolerance or 0.0)),
+                    f"normalized margin / {what}: " + "; ".join(parts) + (f" ({note})" if note else ""))
+
+
+def _parity_margin(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    return _ratio_to(outs, claim, "gamma* of Thm 7.8")
+
+
+def _parity_support(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    shares = [float(o.analysis["details"]["weighted_fraction_characterized"]) for o in outs]
+    detail = "; ".join(f"{_name(o)}: {s:.6f} of ||theta||^(k+1), {o.analysis['details']['characterized_neurons']} of "
+                       f"{o.analysis['details']['active_neurons']} active neurons; weight on S "
+                       f"{float(o.analysis['details']['weight_on_support']):.6f}" for o, s in zip(outs, shares,
+                                                                                                    strict=True))
+    return Measured(min(shares), 1.0, min(shares) >= 1 - (claim.tolerance or 0.0), detail)
+
+
+def _group_margin(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    return _ratio_to(outs, claim, "Thm 7.9's max margin")
+
+
+def irrep_fractions(net: PolyNetwork, group: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(m, K)`` fraction of each neuron's power in each real irrep of ``group`` (trivial first) and the irreps'
+    dimensions (:func:`margintheory.tasks.groups.margin.irrep_power_fractions`, Lemmas D.10-D.12)."""
+    from margintheory.core.problems import GroupComposition
+    from margintheory.core.representations import basis_vectors, real_irreps
+    from margintheory.tasks.groups.margin import irrep_power_fractions
+
+    irreps = real_irreps(GroupComposition(group).G)
+    B, owner = basis_vectors(irreps)
+    dims = np.array([R.dim for R in irreps], dtype=float)
+    return irrep_power_fractions(net, B, owner, dims), dims
+
+
+def _single_irrep(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    shares, parts = [], []
+    for o in outs:
+        frac, _ = irrep_fractions(o.network, o.spec.sizes["group"])
+        ok = (frac.max(axis=1) >= SINGLE_FREQUENCY_POWER) & (frac.argmax(axis=1) > 0)
+        share = float(norm_shares(o.network)[ok].sum())
+        shares.append(share)
+        parts.append(f"{_name(o)}: norm share {share:.9f}, {int(ok.sum())}/{ok.size} neurons")
+    worst = min(shares)
+    return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), "; ".join(parts))
+
+
+def _all_irreps(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    counts, parts, every = [], [], True
+    for o in outs:
+        frac, dims = irrep_fractions(o.network, o.spec.sizes["group"])
+        used = sorted({int(i) for i in frac.argmax(axis=1)[frac.max(axis=1) >= SPARSE_THRESHOLD]} - {0})
+        missing = sorted(set(range(1, len(dims))) - set(used))
+        every &= not missing
+        counts.append(len(used))
+        parts.append(f"{_name(o)}: {len(used)}/{len(dims) - 1} non-trivial irreps"
+                     + (f" (missing irreps {missing})" if missing else ""))
+    dims_n = len(irrep_fractions(outs[0].network, outs[0].spec.sizes["group"])[1]) - 1
+    return Measured(min(counts), dims_n, every, "; ".join(parts))
+
+
+def _irrep_dimension_counts(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    violations, parts = 0, []
+    for o in outs:
+        frac, dims = irrep_fractions(o.network, o.spec.sizes["group"])
+        counts = np.bincount(frac.argmax(axis=1), minlength=len(dims))
+        per_dim = {int(d): float(counts[1:][dims[1:] == d].mean()) for d in sorted(set(dims[1:].tolist()))}
+        means = list(per_dim.values())
+        violations += sum(1 for a, b in zip(means, means[1:], strict=False) if b < a)
+        parts.append(f"{_name(o)}: neurons per irrep {counts.tolist()} (dimensions {dims.astype(int).tolist()}); "
+                     f"mean per dimension {per_dim}")
+    return Measured(violations, 0, violations == 0, "; ".join(parts))
+
+
+def _irrep_power_init(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    meds, parts = [], []
+    for o in outs:
+        top = irrep_fractions(o.initial, o.spec.sizes["group"])[0].max(axis=1)
+        meds.append(float(np.median(top)))
+        parts.append(f"{_name(o)}: {_quantiles(top)}")
+    worst = max(meds)
+    return Measured(worst, "spread out (median < 0.9)", worst < 0.9, "at initialization: " + "; ".join(parts))
+
+
 def _unmeasured(claim: Claim, outs: list[RunOutcome]) -> Measured:
     return Measured(None, claim.paper_value, False, f"no measurement of {claim.kind!r} in this version")
 
@@ -312,7 +402,10 @@ MEASURES: dict[str, Callable[[Claim, list[RunOutcome]], Measured]] = {
     "all-frequencies": _all_frequencies, "frequency-uniform": _frequency_uniform, "max-power-init": _max_power_init,
     "relu-max-power": _relu_max_power, "lambda-limit": _lambda_limit, "lambda-monotone": _lambda_monotone,
     "cogo-orders": _cogo_orders, "cogo-order-count": _cogo_order_count, "cogo-factorable": _cogo_factorable,
-    "cogo-constructions": _cogo_constructions, "cogo-potentials": _cogo_potentials,
+    "cogo-constructions": _cogo_constructions, "cogo-potentials": _cogo_potentials, "parity-margin": _parity_margin,
+    "parity-support": _parity_support, "group-margin": _group_margin, "single-irrep": _single_irrep,
+    "all-irreps": _all_irreps, "irrep-dimension-counts": _irrep_dimension_counts,
+    "irrep-power-init": _irrep_power_init,
 }
 
 

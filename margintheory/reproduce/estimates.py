@@ -192,17 +192,17 @@ def measure_speed(spec: RunSpec, *, backend: str, device: str, steps: int) -> tu
     compilation included: an upper bound on a row)."""
     from dataclasses import replace
 
-    from margintheory.reproduce.runs import modular_addition_config
+    from margintheory.reproduce.runs import problem_of, train_config, trainer_gap
     from margintheory.training.trainer import train
 
-    if spec.task != "modular-addition" or spec.activation != "power":
-        raise NotImplementedError(f"no trainer for {spec.task} / {spec.activation} runs in this version")
+    gap = trainer_gap(spec)
+    if gap is not None:
+        raise NotImplementedError(gap)
     times = []
     for n in (steps, 2 * steps):
         short = replace(spec, steps=n, milestones=(), schedule="constant", log_every=n)
-        cfg = modular_addition_config(short, 0, backend, "float64")
         start = time.process_time()
-        train(cfg, device=device)
+        train(problem_of(short), train_config(short, 0, backend, "float64"), device=device)
         times.append(time.process_time() - start)
     update = max(0.0, times[1] - times[0]) / steps
     return update, max(0.0, times[0] - steps * update) / 2

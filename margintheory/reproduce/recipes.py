@@ -114,7 +114,8 @@ class RunSpec:
         if batch is not None and batch >= _points(self.task, sizes) * self.train_fraction:
             batch = None
         schedule = "constant" if self.schedule == "doubling" and not milestones else self.schedule
-        return replace(self, sizes=sizes, steps=steps, milestones=milestones, schedule=schedule,
+        optimizer = "gd" if self.optimizer == "sgd" and batch is None else self.optimizer  # sgd needs a batch
+        return replace(self, sizes=sizes, steps=steps, milestones=milestones, schedule=schedule, optimizer=optimizer,
                        warmup=min(self.warmup, steps // 4),
                        batch_size=batch, log_every=max(1, steps // 50), hardware="cpu")
 

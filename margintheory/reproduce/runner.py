@@ -106,18 +106,20 @@ def _chosen_labels(rec: Recipe, opts: ReproduceOptions) -> list[str]:
 
 def _estimate(rec: Recipe, labels: list[str], opts: ReproduceOptions) -> Estimate:
     """Memory of the largest run and time of all runs: measured speeds where there are some, else the trainer's
-    cost model (:func:`margintheory.training.trainer.estimate_training`)."""
-    from margintheory.training.trainer import estimate_training
+    cost model (:func:`margintheory.training.trainer.estimate_training_run`)."""
+    from margintheory.reproduce.runs import problem_of, train_config
+    from margintheory.training.tasks import training_task
+    from margintheory.training.trainer import estimate_training_run, network_of
 
     what = f"reproducing {rec.name}" + ("" if opts.scale == 1 else f" scaled by {opts.scale:g}")
     memory, model = 0.0, 0.0
     for label in labels:
         spec = rec.run(label).scaled(opts.scale)
-        s = spec.sizes
-        if spec.task != "modular-addition":
-            continue
-        est = estimate_training(s["p"], s["k"], s["width"], spec.steps, figures=opts.figures, backend=opts.backend,
-                                device=opts.device)
+        cfg = train_config(spec, 0, opts.backend, opts.dtype)
+        task = training_task(problem_of(spec))
+        est = estimate_training_run(network_of(cfg, task), task.n_points, cfg.width, cfg.steps,
+                                    batch_size=cfg.batch_size, log_every=cfg.log_every, figures=opts.figures,
+                                    backend=opts.backend, device=opts.device)
         memory, model = max(memory, float(est.bytes)), model + float(est.seconds or 0.0) * len(spec.seeds)
     measured = estimate_recipe(rec, opts.device, opts.backend, opts.scale, labels).seconds if labels else 0.0
     return Estimate(what, memory, measured if measured is not None else model)

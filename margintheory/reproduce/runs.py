@@ -24,23 +24,28 @@ import numpy as np
 
 from margintheory.core.checks import VerificationResult
 from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.errors import InputError
 from margintheory.reproduce.recipes import Recipe, RunSpec
 from margintheory.runtime.atomic import atomic_write_text
 from margintheory.sweep.grid import Cell
-
-#: why a run cannot be trained by this version, by (task, activation); absent: it can
-MISSING_TRAINERS = {
-    ("modular-addition", "relu"): "the ReLU activation is not in this version's trainer",
-    ("parity", "power"): "there is no sparse-parity trainer in this version",
-    ("group", "power"): "there is no finite-group trainer in this version",
-    ("cogo", "power"): "there is no CoGO (projected MSE) trainer in this version",
-}
+from margintheory.tasks.parity.checks import ParityNetwork
 
 
 def trainer_gap(spec: RunSpec) -> str | None:
-    """Why this version cannot train ``spec`` (``None`` when it can)."""
-    return MISSING_TRAINERS.get((spec.task, spec.activation))
+    """Why this version cannot train ``spec`` (``None`` when it can): a task or activation without a trainer, or
+    a variant of the objective the trainer does not have (CoGO Fig. 2 bottom drops the ``R_*`` term of Eq. 3)."""
+    from margintheory.backends.training_step import ACTIVATIONS
+    from margintheory.training.tasks import TRAINABLE
+
+    if spec.task not in TRAINABLE:
+        return f"there is no {spec.task} trainer in this version"
+    if spec.activation not in ACTIVATIONS:
+        return f"the {spec.activation} activation is not in this version's trainer"
+    if spec.objective != "full":
+        return ("the trainer minimizes the full loss: Eq. 3 without its R_* term (an objective of the monomial "
+                "potentials) is not in this version")
+    return None
 
 
 def run_name(label: str, seed: int, scale: float) -> str:
@@ -83,60 +88,79 @@ def recipe_cell(params: dict[str, Any]) -> VerificationResult:
         raise InputError(f"run {spec.label}: {gap}")
     run_dir = Path(params["out"]) / "runs" / run_name(spec.label, params["seed"], params["scale"])
     run_dir.mkdir(parents=True, exist_ok=True)
-    return _train_modular_addition(spec, params, run_dir)
+    return _train_run(spec, params, run_dir)
 
 
-def _train_modular_addition(spec: RunSpec, params: dict[str, Any], run_dir: Path) -> VerificationResult:
+def problem_of(spec: RunSpec) -> Problem:
+    """The problem object of a run (its task at its sizes)."""
+    s = spec.sizes
+    if spec.task == "modular-addition":
+        return ModularAddition(int(s["p"]), int(s["k"]))
+    if spec.task == "parity":
+        return SparseParity(int(s["n"]), int(s["k"]))
+    if spec.task == "group":
+        return GroupComposition(str(s["group"]))
+    return CoGO(int(s["d"]))
+
+
+def train_config(spec: RunSpec, seed: int, backend: str, dtype: str):  # noqa: ANN201 - a TrainConfig
+    """The trainer's configuration of a run: the paper's settings, this seed and backend (modular addition names
+    ``p`` and ``k`` in it too, as its checkpoints always have)."""
+    from margintheory.training.config import TrainConfig
+
+    s = spec.sizes
+    modular = spec.task == "modular-addition"
+    return TrainConfig(p=s["p"] if modular else None, k=s["k"] if modular else None, width=s["width"],
+                       steps=spec.steps, lam=spec.lam, regularizer=spec.regularizer, optimizer=spec.optimizer,
+                       lr=spec.lr, schedule=spec.schedule, warmup=spec.warmup, milestones=list(spec.milestones),
+                       betas=list(spec.betas), weight_decay=spec.weight_decay, batch_size=spec.batch_size,
+                       train_fraction=spec.train_fraction, seed=seed, log_every=spec.history_every,
+                       checkpoint_every=max(spec.history_every, 1000), backend=backend, dtype=dtype,
+                       activation=spec.activation)
+
+
+def _train_run(spec: RunSpec, params: dict[str, Any], run_dir: Path) -> VerificationResult:
     from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, require
-    from margintheory.training.analysis import analyze_network, estimate_analysis
-    from margintheory.training.trainer import estimate_training, train, write_history
+    from margintheory.training.analysis import analyze
+    from margintheory.training.tasks import training_task
+    from margintheory.training.trainer import estimate_training_run, network_of, train, write_history
 
-    cfg = modular_addition_config(spec, params["seed"], params["backend"], params["dtype"])
+    problem = problem_of(spec)
+    cfg = train_config(spec, params["seed"], params["backend"], params["dtype"])
+    task = training_task(problem)
     memory, seconds = params.get("max_memory", DEFAULT_MAX_MEMORY), params.get("max_seconds")
-    need = estimate_training(cfg.p, cfg.k, cfg.width, cfg.steps, figures=False, backend=cfg.backend,
-                             device=params["device"]).plus(
-        estimate_analysis(cfg.p, cfg.k, cfg.width, compare_construction=False, max_memory=memory))
-    require(need, memory, seconds)
-    trained = train(cfg, checkpoint=run_dir / "checkpoint.npz", resume=True, device=params["device"])
+    require(estimate_training_run(network_of(cfg, task), task.n_points, cfg.width, cfg.steps,
+                                  batch_size=cfg.batch_size, log_every=cfg.log_every, figures=False,
+                                  backend=cfg.backend, device=params["device"]), memory, seconds)
+    trained = train(problem, cfg, checkpoint=run_dir / "checkpoint.npz", resume=True, device=params["device"])
     trained.network.save(run_dir / "network.npz")
     trained.initial.save(run_dir / "initial.npz")
     write_history(run_dir, trained)
-    result = analyze_network(trained.network, cfg.p, cfg.k, max_memory=memory, max_seconds=seconds, rtol=None,
-                             compare_construction=False,
-                             title=f"{params['recipe']}, run {spec.label} seed {cfg.seed} (p={cfg.p}, k={cfg.k}, "
-                                   f"m={cfg.width})")
-    result.fields["relative_gradient_norm"] = relative_gradient_norm(cfg, trained.network)
+    kwargs: dict[str, Any] = {"compare_construction": False} if spec.task == "modular-addition" else {}
+    result = analyze(problem, trained.network, activation=spec.activation, rtol=None, max_memory=memory,
+                     max_seconds=seconds, title=f"run {spec.label} seed {cfg.seed} ({task.label()}, m={cfg.width})",
+                     **kwargs)
+    result.fields["relative_gradient_norm"] = relative_gradient_norm(cfg, task, trained.network)
     result.fields.update(train_seconds=trained.seconds, train_cpu_seconds=trained.cpu_seconds,
                          final_loss=trained.history[-1]["loss"], train_accuracy=trained.history[-1]["train_acc"])
-    result.parameters.update(recipe=params["recipe"], run=spec.label, seed=cfg.seed, scale=params["scale"])
+    result.parameters.update(run=spec.label, seed=cfg.seed, scale=params["scale"])
     _write_run_json(run_dir, spec, params, trained.seconds, trained.cpu_seconds)
     return result
 
 
-def modular_addition_config(spec: RunSpec, seed: int, backend: str, dtype: str):  # noqa: ANN201 - a TrainConfig
-    """The trainer's configuration of a modular-addition run (the paper's settings, this seed and backend)."""
-    from margintheory.training.trainer import TrainConfig
-
-    s = spec.sizes
-    return TrainConfig(p=s["p"], k=s["k"], width=s["width"], steps=spec.steps, lam=spec.lam,
-                       regularizer=spec.regularizer, optimizer=spec.optimizer, lr=spec.lr, schedule=spec.schedule,
-                       warmup=spec.warmup, milestones=list(spec.milestones), betas=list(spec.betas),
-                       weight_decay=spec.weight_decay, batch_size=spec.batch_size,
-                       train_fraction=spec.train_fraction, seed=seed, log_every=spec.history_every,
-                       checkpoint_every=max(spec.history_every, 1000), backend=backend, dtype=dtype)
-
-
-def relative_gradient_norm(cfg, net: PolyNetwork) -> float:  # noqa: ANN001 - a TrainConfig
+def relative_gradient_norm(cfg, task, net: Any) -> float:  # noqa: ANN001 - a TrainConfig and a TrainingTask
     """``||grad L(theta)|| / ||grad of the data term alone||`` at the trained weights, over the training points:
     how far the run is from a stationary point of the regularized objective (0 at a stationary point; 1 when the
-    penalty's gradient is negligible next to the loss's)."""
-    from margintheory.engines.margins import input_grid
+    penalty's gradient is negligible next to the loss's, as with no penalty at all)."""
     from margintheory.training.objective import Batch, objective_and_grad
-    from margintheory.training.trainer import train_mask
+    from margintheory.training.trainer import network_of, train_mask
 
-    batch = Batch.from_inputs(input_grid(cfg.p, cfg.k)[train_mask(cfg)], cfg.p)
-    full = objective_and_grad(net.U, net.W, batch, cfg.lam, cfg.regularizer)
-    data = objective_and_grad(net.U, net.W, batch, 0.0, "none")
+    inputs, labels = task.points()
+    mask = train_mask(cfg, task.n_points)
+    spec = network_of(cfg, task)
+    batch = Batch.from_inputs(inputs[mask], spec.symbols, labels=labels[mask])
+    full = objective_and_grad(net.U, net.W, batch, cfg.lam, cfg.regularizer, network=spec)
+    data = objective_and_grad(net.U, net.W, batch, 0.0, "none", network=spec)
     num = float(np.sqrt(np.sum(full.grad_U**2) + np.sum(full.grad_W**2)))
     den = float(np.sqrt(np.sum(data.grad_U**2) + np.sum(data.grad_W**2)))
     return num / den if den > 0 else float("inf")
@@ -172,8 +196,8 @@ class RunOutcome:
 
     spec: RunSpec
     seed: int
-    network: PolyNetwork
-    initial: PolyNetwork
+    network: Any  # a PolyNetwork, or a ParityNetwork for parity
+    initial: Any
     history: list[dict[str, Any]]
     analysis: dict[str, Any]
     run_dir: Path
@@ -184,5 +208,6 @@ class RunOutcome:
 def load_outcome(spec: RunSpec, seed: int, run_dir: Path, analysis: dict[str, Any]) -> RunOutcome:
     """Read the run directory of a finished run (its files were written by :func:`recipe_cell`)."""
     doc = json.loads((run_dir / "history.json").read_text(encoding="utf-8"))
-    return RunOutcome(spec, seed, PolyNetwork.load(run_dir / "network.npz"), PolyNetwork.load(run_dir / "initial.npz"),
+    kind: Any = ParityNetwork if spec.task == "parity" else PolyNetwork
+    return RunOutcome(spec, seed, kind.load(run_dir / "network.npz"), kind.load(run_dir / "initial.npz"),
                       doc["history"], analysis, run_dir, float(doc.get("seconds") or 0.0))

@@ -4,7 +4,7 @@ Every entry point that allocates in proportion to ``(p, k, m)`` first builds an 
 numbers alone (nothing is allocated to make it) and passes it to :func:`require`, which raises
 :class:`~margintheory.errors.RefusedError` naming the estimate and the budget.  The estimates are conservative
 (calibrated against ``tracemalloc`` peaks of the real code paths); the budget bounds the memory a job allocates on
-top of the interpreter and the imported libraries (about 250 MB, see the README's "Failure behaviour").
+top of the interpreter and the imported libraries (about 250 MB, see docs/failures.md).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ The arrays: ``q`` of shape ``(p^k,)`` over the inputs in row-major order of ``(a
 (:func:`margintheory.engines.margins.input_grid`), non-negative, summing to 1; ``tau`` of shape ``(p^k, p)``, row
 ``x`` a
 distribution over the wrong labels: non-negative, summing to 1, ``tau[x, y(x)] = 0``.  Sums are accepted within
-:data:`SUM_TOL`; the bracket is for the arrays exactly as given (their float64 values as exact rationals).
+:func:`sum_tolerance` of the dtype they are stored in (:data:`SUM_TOL` for float64); the bracket is for the arrays
+exactly as given (their float64 values as exact rationals).
 
 **When the frequency reduction applies** (``proved``).  Write ``y = y(x)`` and ``d = c - y``.  If
 
@@ -52,7 +53,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +70,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from margintheory.certificate.upper_bound import ProofStep, ProvedUpperBound
 
 EPS = float(np.finfo(float).eps)
-#: ``q`` and every row of ``tau`` must sum to 1 within this (absolute) tolerance
+#: ``q`` and every row of ``tau`` must sum to 1 within this (absolute) tolerance, or within the rounding of a lower
+#: precision they are stored in (:func:`sum_tolerance`)
 SUM_TOL = 1e-9
-METHODS = ("auto", "fourier-exact", "fourier-blocks", "generic")
+#: unit roundoff of the dtypes numpy has no ``finfo`` for (bfloat16: 8 significant bits)
+_EPS_BY_NAME = {"bfloat16": 2.0**-7}
+METHODS = ("auto", "fourier-exact", "eliminated", "fourier-blocks", "generic")
 #: relative excess of the rational ``r`` over ``max_j |kappa(j)|^2`` tried first by :func:`kappa_bound`
 KAPPA_SLACK = 2.0**-48
 
@@ -85,6 +89,8 @@ class ClassWeights:
     q: np.ndarray
     tau: np.ndarray
     profile: np.ndarray | None
+    #: the dtype each array was given (or stored) in, whose rounding the sums were allowed (:func:`sum_tolerance`)
+    stored: dict[str, str] = field(default_factory=dict)
 
     @property
     def translation_invariant(self) -> bool:
@@ -112,21 +118,42 @@ class ClassWeights:
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"translation_invariant": self.translation_invariant, "uniform": self.uniform,
-                               "q_constant": bool(np.all(self.q == self.q[0])), "total": self.total}
+                               "q_constant": bool(np.all(self.q == self.q[0])), "total": self.total,
+                               "dtypes": dict(self.stored)}
         if self.profile is not None:
             out["tau_profile"] = self.profile
         return out
 
 
-def class_weights(p: int | ModularAddition, k: int | None = None, *, q: Any, tau: Any) -> ClassWeights:
+def sum_tolerance(dtype: Any, terms: int) -> float:
+    """How far from 1 the sum of ``terms`` weights stored in ``dtype`` may be: :data:`SUM_TOL`, or
+    ``(ceil(log2(terms)) + 1) eps`` for a float type of machine epsilon ``eps`` when that is larger -- rounding each
+    weight to the type moves the sum by at most ``eps/2``, and weights normalized in that type (a pairwise sum, as
+    numpy's) carry about ``log2(terms) eps`` more.  float32: ``1.2e-7`` per term of the logarithm, so a float32 file
+    summing to ``0.99999998`` is accepted; integer arrays sum exactly."""
+    name = str(dtype)
+    if name in _EPS_BY_NAME:
+        eps = _EPS_BY_NAME[name]
+    elif np.dtype(dtype).kind == "f":
+        eps = float(np.finfo(dtype).eps)
+    else:
+        return SUM_TOL
+    return max(SUM_TOL, (math.ceil(math.log2(max(terms, 2))) + 1) * eps)
+
+
+def class_weights(p: int | ModularAddition, k: int | None = None, *, q: Any, tau: Any,
+                  stored: dict[str, str] | None = None) -> ClassWeights:
     """Validate ``q``, ``tau`` for the problem (module docstring) and decide the hypothesis (*) exactly; a bad array
-    is an :class:`InputError` of one line."""
+    is an :class:`InputError` of one line.  Sums are checked within :func:`sum_tolerance` of each array's dtype, or of
+    the dtype named in ``stored`` (``{"q": "bfloat16"}``: the dtype a file stores it in, before widening)."""
     problem = as_problem(p, k)
     p, k = problem.p, problem.k
     n = p**k
+    dtypes = {"q": str(np.asarray(q).dtype), "tau": str(np.asarray(tau).dtype), **(stored or {})}
+    q_tol, tau_tol = sum_tolerance(dtypes["q"], n), sum_tolerance(dtypes["tau"], p)
     qa, ta = _real_array("q", q, (n,)), _real_array("tau", tau, (n, p))
-    if np.any(qa < 0) or abs(float(qa.sum()) - 1.0) > SUM_TOL:
-        raise InputError(f"q must be non-negative and sum to 1 (within {SUM_TOL:g}); its sum is {float(qa.sum())!r}"
+    if np.any(qa < 0) or abs(float(qa.sum()) - 1.0) > q_tol:
+        raise InputError(f"q must be non-negative and sum to 1 (within {q_tol:.2g}); its sum is {float(qa.sum())!r}"
                          + (f" and its smallest entry {float(qa.min())!r}" if np.any(qa < 0) else ""))
     y = input_grid(p, k).sum(axis=1) % p
     rows = np.arange(n)
@@ -137,13 +164,13 @@ def class_weights(p: int | ModularAddition, k: int | None = None, *, q: Any, tau
         raise InputError(f"tau[x, y(x)] must be 0 (weights are over the wrong labels); row {int(wrong[0])} gives the "
                          f"true label y = {int(y[wrong[0]])} the weight {float(ta[wrong[0], y[wrong[0]]])!r}")
     sums = ta.sum(axis=1)
-    off = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOL)
+    off = np.flatnonzero(np.abs(sums - 1.0) > tau_tol)
     if off.size:
-        raise InputError(f"every row of tau must sum to 1 (within {SUM_TOL:g}); row {int(off[0])} sums to "
+        raise InputError(f"every row of tau must sum to 1 (within {tau_tol:.2g}); row {int(off[0])} sums to "
                          f"{float(sums[off[0]])!r}")
     shifted = ta[rows[:, None], (y[:, None] + np.arange(p)[None, :]) % p]  # shifted[x, d] = tau[x, y(x) + d]
     invariant = bool(np.all(qa == qa[0]) and np.all(shifted == shifted[0]))
-    return ClassWeights(problem, qa, ta, shifted[0].copy() if invariant else None)
+    return ClassWeights(problem, qa, ta, shifted[0].copy() if invariant else None, dtypes)
 
 
 def _real_array(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -281,22 +308,34 @@ def _best_block_neuron(weights: ClassWeights) -> tuple[np.ndarray, int]:
     return best, j
 
 
-def _weighted_upper(ub: ProvedUpperBound, weights: ClassWeights) -> tuple[Fraction, list[ProofStep], KappaBound]:
-    """``U`` with ``U^2 >= lam^2 c_b^2 K_b B^2`` for every block (``K_b = r``, or ``kappa(p/2)^2`` for the real
-    block) and the proof steps that replace the uniform chain's last one."""
+def blocks_upper_bound(ub: ProvedUpperBound, profile: np.ndarray, scale: Fraction
+                       ) -> tuple[Fraction, list[Fraction], KappaBound]:
+    """``(U, needs, kappa bound)`` with ``U^2 >= need_b = scale^2 c_b^2 K_b B^2`` for every frequency block ``b`` of
+    the proved chain ``ub`` (``c_b^2`` its rational constant, ``B`` its SOS bound), where ``K_b = r >=
+    |kappa(j)|^2`` (:func:`kappa_bound`, an exact identity) for the complex blocks and ``K_b = kappa(p/2)^2 =
+    (2 sum_{d odd} t(d))^2`` exactly for the real block of even ``p``; ``profile`` is ``t(d)``, ``d = 0..p-1``
+    (float64 entries taken as exact rationals, ``t(0) = 0``).  Everything is compared in exact rationals."""
     from margintheory.certificate.checker import ceil_sqrt
-    from margintheory.certificate.upper_bound import ProofStep
 
-    assert weights.profile is not None
-    p, k = weights.problem.p, weights.problem.k
-    scale = Fraction(float(weights.q[0])) * p**k * Fraction(p - 1, p)
-    kb = kappa_bound(weights.profile)
-    t = [Fraction(float(x)) for x in weights.profile]
+    kb = kappa_bound(profile)
+    t = [Fraction(float(x)) for x in profile]
     real = (2 * sum(t[1::2], Fraction(0))) ** 2  # kappa(p/2)^2 = (sum_d t(d) (1 - (-1)^d))^2, exact
     B = ub.block_bound
     need = [c["constant_squared"] * scale**2 * (kb.r if c["domain"] == "complex" else real) * B * B
             for c in ub.constants]
     U = max(ceil_sqrt(v) for v in need) if need else Fraction(0)
+    return U, need, kb
+
+
+def _weighted_upper(ub: ProvedUpperBound, weights: ClassWeights) -> tuple[Fraction, list[ProofStep], KappaBound]:
+    """``U`` with ``U^2 >= lam^2 c_b^2 K_b B^2`` for every block (``K_b = r``, or ``kappa(p/2)^2`` for the real
+    block) and the proof steps that replace the uniform chain's last one."""
+    from margintheory.certificate.upper_bound import ProofStep
+
+    assert weights.profile is not None
+    p, k = weights.problem.p, weights.problem.k
+    scale = Fraction(float(weights.q[0])) * p**k * Fraction(p - 1, p)
+    U, need, kb = blocks_upper_bound(ub, weights.profile, scale)
     steps = [
         ProofStep("weights translation-invariant: q constant, tau[x, y(x) + d] = t(d) for every x, d", "proved", True,
                   f"exact comparison of the {p**k} x {p} float64 entries (no tolerance); s = q[x] = "
@@ -372,10 +411,54 @@ def _relaxation_bracket(weights: ClassWeights, method: str, n_starts: int, seed:
     return b
 
 
+def _eliminated_bracket(weights: ClassWeights, n_starts: int, seed: int | None, time_limit: float | None
+                        ) -> SingleNeuronBracket:
+    """``w`` eliminated and the branch and bound of :mod:`margintheory.solvers.weighted_bnb` (``certified``): ``U =
+    c_k f_upper`` plus the float64 rounding of ``q tau``; ``L`` the best unit neuron's objective on the arrays."""
+    from margintheory.solvers.local import LocalMaxima
+    from margintheory.solvers.weighted_bnb import c_k, solve_eliminated
+
+    p, k = weights.problem.p, weights.problem.k
+    G = weights.pair_weights().signed_matrix()
+    res = solve_eliminated(G, p, k, n_starts=n_starts, seed=seed, time_limit=time_limit)
+    theta = res.theta
+    lower = objective_on_arrays(weights, theta)
+    slack = weights_rounding_bound(weights)
+    upper = c_k(k) * res.upper * (1 + 4 * EPS) + slack
+    local = LocalMaxima(lower, theta.ravel(), np.array([lower]), theta.ravel()[None, :], 0, None, res.seconds)
+    out = SingleNeuronBracket(p, k, lower, upper, True, "eliminated", theta, local)
+    out.coefficient_error = slack
+    out.weights = {**weights.describe(), "rounding_of_q_tau": slack, "eliminated": res.summary()}
+    b = res.bnb
+    out.certification = (f"certified: w eliminated (max over w is |M(u)|, M(u) = G^T z^k), branch and bound over the "
+                         f"{res.reduction.factors}-dimensional cones with rigorous eigenvalue bounds (Weyl + Bauer-"
+                         f"Fike, float64 a-priori rounding): f* <= {res.upper:.17g} ({b.cells_closed} cells closed, "
+                         f"{b.cells_open} open, {b.vertex_evaluations} vertex evaluations, {b.stopped}); U = c_k f + "
+                         f"{slack:.2e} (rounding of q tau); lower: the unit neuron of the best u, evaluated on the "
+                         "arrays by the direct sum")
+    out.seconds = res.seconds
+    return out
+
+
+def eliminated_applies(weights: ClassWeights) -> bool:
+    """Whether ``auto`` takes the eliminated branch and bound (:func:`margintheory.solvers.weighted_bnb.applies`:
+    ``k = 2`` with at most 9 labels used, or ``k = 3`` with few inputs carrying weight)."""
+    from margintheory.solvers.weighted_bnb import applies, reduce_weights
+
+    p, k = weights.problem.p, weights.problem.k
+    if k not in (2, 3):
+        return False
+    try:
+        return applies(reduce_weights(weights.pair_weights().signed_matrix(), p, k))
+    except InputError:
+        return False
+
+
 def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None, *, q: Any, tau: Any,
                                  method: str = "auto", n_starts: int = 16, seed: int | None = 0,
                                  solver: str = "CLARABEL", time_limit: float | None = None,
-                                 max_memory: int = 2 * 2**30) -> SingleNeuronBracket:
+                                 max_memory: int = 2 * 2**30, stored: dict[str, str] | None = None
+                                 ) -> SingleNeuronBracket:
     """Bracket ``Psi(q, tau)``, the class-weighted single-neuron optimum (module docstring;
     docs/theory.md#class-weighted-margin), for the problem ``p`` (a
     :class:`~margintheory.core.problems.ModularAddition`,
@@ -386,11 +469,18 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
     :func:`~margintheory.solvers.single_neuron.solve_single_neuron` decides); naming a relaxation runs it on any
     weights (to compare the two).  Weak duality (Lemma C.6 of Li et al., arXiv:2402.09469): every network's
     normalized margin is at most the upper end.  Refuses up front beyond ``max_memory`` (:func:`estimate`).
+    ``stored``: the dtypes the arrays were stored in, for their sums' tolerance (:func:`class_weights`).
     """
-    weights = class_weights(p, k, q=q, tau=tau)
+    weights = class_weights(p, k, q=q, tau=tau, stored=stored)
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {METHODS}")
-    chosen = "fourier-exact" if method == "auto" and weights.translation_invariant else method
+    chosen = method
+    if method == "auto":
+        chosen = ("fourier-exact" if weights.translation_invariant else
+                  "eliminated" if eliminated_applies(weights) else "auto")
+    if chosen == "eliminated" and not eliminated_applies(weights):
+        raise InputError("the eliminated branch and bound needs k = 2 (at most 9 labels used) or k = 3 with few "
+                         "inputs carrying weight (at most 8 dimensions in all)")
     if chosen == "fourier-exact" and not weights.translation_invariant:
         raise InputError("the fourier-exact bracket needs translation-invariant weights: q constant and "
                          "tau[x, y(x) + d] depending on d only (exactly)")
@@ -399,6 +489,8 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
     require(estimate(weights, method=chosen, solver=solver), max_memory, time_limit, time_parameter="time_limit")
     if chosen == "fourier-exact":
         return _invariant_bracket(weights, max_memory, time_limit)
+    if chosen == "eliminated":
+        return _eliminated_bracket(weights, n_starts, seed, time_limit)
     return _relaxation_bracket(weights, chosen, n_starts, seed, solver, time_limit, max_memory)
 
 
@@ -411,6 +503,15 @@ def estimate(weights: ClassWeights, *, method: str = "auto", solver: str = "CLAR
 
     p, k = weights.problem.p, weights.problem.k
     arrays = 8.0 * p**k * (p + 4) * 3
+    if method == "eliminated" or (method == "auto" and not weights.translation_invariant and
+                                  eliminated_applies(weights)):
+        from margintheory.solvers.weighted_bnb import estimate_bytes
+
+        rows = np.any(weights.q[:, None] * weights.tau != 0, axis=1)
+        used = int(np.count_nonzero(np.any(weights.tau[rows] != 0, axis=0) | np.isin(np.arange(p), weights.labels[
+            rows])))
+        return Estimate(f"the class-weighted single-neuron bracket for p = {p}, k = {k} (w eliminated, branch and "
+                        "bound)", estimate_bytes(p, k, int(rows.sum()), used) + arrays, None)
     if method == "fourier-exact" or (method == "auto" and weights.translation_invariant):
         est = single_neuron_estimate(p, k, solver=solver, method="fourier-exact")
     else:

@@ -5,8 +5,9 @@
   arXiv:2402.09469; docs/theory.md#theorem-c22).
 * :func:`train_cell`: :func:`margintheory.training.trainer.train` with a
   :class:`~margintheory.training.trainer.TrainConfig`, then :func:`margintheory.training.analysis.analyze_network` on
-  the trained network (its verdict with the given ``rtol``; without one the float64 bound decides, which a trained
-  network rarely meets).
+  the trained network, with the given ``rtol`` or else the ``analyze`` command's default
+  (:data:`~margintheory.training.analysis.TRAINED_NETWORK_RTOL`): a cell and the command it runs give the same
+  verdict on the same network.
 * ``solve`` cells run the ``solve`` command's computation; the command line supplies that function.
 
 :func:`run_cell` runs a cell function with the cell's parameters and budget and turns the result into a row of the
@@ -24,14 +25,19 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from margintheory._version import __version__
-from margintheory.core.checks import EXACTNESS_LEVELS, VerificationResult
+from margintheory.core.checks import EXACTNESS_LEVELS, Check, VerificationResult
+from margintheory.core.phase_measures import FAMILIES as FAMILY_NAMES
+from margintheory.core.problems import ModularAddition
 from margintheory.errors import MarginTheoryError
 from margintheory.runtime import progress
 from margintheory.sweep.grid import Cell
 from margintheory.sweep.store import COLUMNS, ERROR
+
+if TYPE_CHECKING:  # pragma: no cover
+    from margintheory.core.network import PolyNetwork  # modular addition's trained network
 
 CellFunction = Callable[[dict[str, Any]], VerificationResult]
 #: the cell's parameters that have a column of their own (all of them are also in the ``parameters`` column)
@@ -40,34 +46,55 @@ PARAMETER_COLUMNS = {"p": "p", "k": "k", "family": "family", "method": "method",
 
 
 def verify_cell(params: dict[str, Any]) -> VerificationResult:
-    """``margintheory.verify`` of the modular-addition problem ``(p, k)`` (module docstring)."""
-    from margintheory.core.problems import ModularAddition
+    """``margintheory.verify`` of the modular-addition problem ``(p, k)`` (module docstring); a family that does not
+    exist at this ``k`` (the parity design below ``k = 3``) is a ``not-applicable`` result (:func:`absent_family`)."""
+    from margintheory.core.phase_measures import family_absent_reason
     from margintheory.verification import verify
 
-    options: dict[str, Any] = {"family": params.get("family", "lemma-c18"), "exact": bool(params.get("exact")),
+    family = params.get("family", "lemma-c18")
+    problem = ModularAddition(params["p"], params["k"])
+    reason = family_absent_reason(family, problem.k) if family in FAMILY_NAMES else None
+    if reason is not None:
+        return absent_family(problem, family, reason)
+    options: dict[str, Any] = {"family": family, "exact": bool(params.get("exact")),
                                "certificate": bool(params.get("certificate", True)), "rtol": params.get("rtol")}
     for name in ("max_memory", "max_seconds"):
         if name in params:
             options[name] = params[name]
-    return verify(ModularAddition(params["p"], params["k"]), **options)
+    return verify(problem, **options)
+
+
+def absent_family(problem: ModularAddition, family: str, reason: str) -> VerificationResult:
+    """The ``not-applicable`` result of a grid cell whose family does not exist at its ``k``: nothing to check, so
+    no check decides (exit code 0); one informational row says why, and ``gamma*`` is still given."""
+    result = VerificationResult(title=f"the {family} family at p={problem.p}, k={problem.k}", applicable=False,
+                                task="modular-addition", parameters={"p": problem.p, "k": problem.k, "family": family})
+    result.add(Check(name="family exists at this k", expected="a network of the family", measured="none",
+                     tolerance=None, passed=False, exactness="proved", informational=True,
+                     statement=f"{reason}: there is no network of this family to check", detail=reason))
+    result.fields.update(gamma_star=problem.gamma_star, gamma_star_note=problem.gamma_star_note)
+    result.notes.append(f"{reason}: not applicable (a grid over families and k holds such pairs)")
+    return result
 
 
 def train_cell(params: dict[str, Any]) -> VerificationResult:
     """Train, then analyse the trained network (module docstring)."""
     from margintheory.runtime.budget import DEFAULT_MAX_MEMORY, require
-    from margintheory.training.analysis import analyze_network, estimate_analysis
+    from margintheory.training.analysis import TRAINED_NETWORK_RTOL, analyze_network, estimate_analysis
     from margintheory.training.trainer import TrainConfig, estimate_training, train
 
-    cfg = TrainConfig(p=params["p"], k=params["k"], width=params["width"], steps=params.get("steps", 3000),
+    p, k = int(params["p"]), int(params["k"])
+    cfg = TrainConfig(p=p, k=k, width=params["width"], steps=params.get("steps", 3000),
                       lam=params.get("lambda", 1e-3), lr=params.get("lr", 5e-3), seed=params.get("seed", 0),
                       log_every=max(1, params.get("steps", 3000)), checkpoint_every=10**9)
     memory, seconds = params.get("max_memory", DEFAULT_MAX_MEMORY), params.get("max_seconds")
-    need = estimate_training(cfg.p, cfg.k, cfg.width, cfg.steps, figures=False).plus(
-        estimate_analysis(cfg.p, cfg.k, cfg.width, compare_construction=False, max_memory=memory))
+    need = estimate_training(p, k, cfg.width, cfg.steps, figures=False).plus(
+        estimate_analysis(p, k, cfg.width, compare_construction=False, max_memory=memory))
     require(need, memory, seconds)
     trained = train(cfg)
-    result = analyze_network(trained.network, cfg.p, cfg.k, max_memory=memory, max_seconds=seconds,
-                             rtol=params.get("rtol"), compare_construction=False,
+    rtol = params.get("rtol")
+    result = analyze_network(cast("PolyNetwork", trained.network), p, k, max_memory=memory, max_seconds=seconds,
+                             rtol=TRAINED_NETWORK_RTOL if rtol is None else rtol, compare_construction=False,
                              title=f"trained network (p={cfg.p}, k={cfg.k}, m={cfg.width}, seed={cfg.seed})")
     last = trained.history[-1]
     result.parameters.update(width=cfg.width, seed=cfg.seed, lr=cfg.lr, **{"lambda": cfg.lam}, steps=cfg.steps)

@@ -79,7 +79,8 @@ def _span(pair: tuple | None, digits: int = 6) -> str:
 
 
 def _verdict_counts(group: dict[str, Any]) -> str:
-    """``6 ok`` / ``4 ok 1 refuted 1 failed`` (zero counts left out)."""
+    """``6 ok``, or one line per verdict (``4 ok``, ``1 refuted``, ``1 failed``; zero counts left out): a count is
+    never wrapped away from its verdict."""
     names = {"verified": "ok", "refuted": "refuted", "not-applicable": "n/a", ERROR: "failed"}
     styles = {"refuted": "yellow", ERROR: "red"}
     parts = []
@@ -87,32 +88,51 @@ def _verdict_counts(group: dict[str, Any]) -> str:
         if group[verdict]:
             text = f"{group[verdict]} {name}"
             parts.append(f"[{styles[verdict]}]{text}[/{styles[verdict]}]" if verdict in styles else text)
-    return " ".join(parts) or "-"
+    return "\n".join(parts) or "-"
 
 
 def summary_table(rows: Sequence[dict[str, Any]], title: str | None = None, width: int = 80) -> Table:
-    """A rich table of :func:`summary_groups`, one line per group on terminals ``width`` wide (80 and more): the
-    group and verdict columns wrap, the numbers do not."""
-    digits = 10 if width >= 120 else 6
-    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("cells", overflow="fold")
-    table.add_column("k", justify="right", no_wrap=True)
-    table.add_column("p", justify="right", no_wrap=True)
-    table.add_column("verdicts", overflow="fold")
-    table.add_column("margin/γ*", justify="right", no_wrap=True)
-    table.add_column("rel.err", justify="right", no_wrap=True)
-    table.add_column("width", justify="right", no_wrap=True)
-    table.add_column("s", justify="right", no_wrap=True)
+    """A rich table of :func:`summary_groups` that fits a terminal ``width`` wide (80 and more) without breaking a
+    word: a group's name (a family such as ``smallest-known``, a method, ``width 64``), a verdict count and the
+    numbers are never cut.  Several verdicts of a group take a line each; where the one-line layout is too wide the
+    command goes on a line of its own above the variant and the ratios get fewer digits (6, then 4)."""
     groups = summary_groups(rows)
+    layouts = [(10 if width >= 120 else 6, False), (6, True), (4, True)]
+    for digits, stacked in layouts:
+        table = _summary_layout(groups, title, digits, stacked)
+        if _natural_width(table) <= width:
+            break
+    return table
+
+
+def _summary_layout(groups: list[dict[str, Any]], title: str | None, digits: int, stacked: bool) -> Table:
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
+                  padding=(0, 1, 0, 0))  # two spaces between columns
+    table.add_column("cells", no_wrap=True)
+    for name in ("k", "p"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("verdicts", no_wrap=True)
+    for name in ("margin/γ*", "rel.err", "width", "s"):
+        table.add_column(name, justify="right", no_wrap=True)
     one_command = len({g["command"] for g in groups}) == 1  # then the title names it and the rows need not
     if one_command and groups:
         table.columns[0].header = f"{groups[0]['command']} cells"
     for g in groups:
         error = "-" if g["max_relative_error"] is None else f"{g['max_relative_error']:.1e}"
-        name = g["variant"] if one_command and g["variant"] else f"{g['command']} {g['variant']}".strip()
+        if one_command and g["variant"]:
+            name = g["variant"]
+        else:
+            name = f"{g['command']}{chr(10) if stacked and g['variant'] else ' '}{g['variant']}".strip()
         table.add_row(escape(name), str(g["k"]), _span(g["p"]),
                       _verdict_counts(g), _span(g["ratio"], digits), error, _span(g["width"]), f"{g['seconds']:.3g}")
     return table
+
+
+def _natural_width(table: Table) -> int:
+    """The width ``table`` takes when nothing limits it."""
+    from rich.console import Console
+
+    return Console(width=10_000).measure(table).maximum
 
 
 def failed_lines(rows: Sequence[dict[str, Any]], limit: int = 10) -> list[str]:

@@ -48,9 +48,18 @@ MAX_EXACT_WORK = 300_000
 _LEMMA = "Lemma C.14 (Li et al., arXiv:2402.09469)"
 
 
+def block_constant_expr(p: int | sp.Expr = P, k: int | sp.Expr = K) -> sp.Expr:
+    """``c_(p,k) = 2 k! (p/2)^((k+1)/2) / ((p-1) p^k)``, the constant of every complex frequency block, as the
+    product the proof derives it (``k!/((p-1) p^k)`` of (C.10), times 2 for the pair ``j, -j``, times
+    ``sqrt(p/2)^(k+1)`` from ``u^(j) = sqrt(p/2) zeta_j``); ``p``, ``k`` integers or symbols (the default: the
+    symbols of :func:`lemma_c14_for_all_p`, whose step proves this expression's square)."""
+    p, k = sp.sympify(p), sp.sympify(k)
+    return sp.factorial(k) / ((p - 1) * p**k) * 2 * sp.sqrt(p / 2) ** (k + 1)
+
+
 def block_constant(p: int, k: int) -> sp.Expr:
     """``c_(p,k)`` as an exact sympy number (irrational for even ``k``)."""
-    return 2 * sp.factorial(k) * sp.Rational(p, 2) ** sp.Rational(k + 1, 2) / ((p - 1) * sp.Integer(p) ** k)
+    return block_constant_expr(sp.Integer(p), sp.Integer(k))
 
 
 def _orthogonality_holds() -> bool:
@@ -109,8 +118,7 @@ def lemma_c14_for_all_p(k: int | None = None) -> Derivation:
     d.exact(sp.Eq(A + sp.conjugate(A), 2 * sp.re(A), evaluate=False),
             "real vectors: u^(-j) = conj(u^(j)), so the terms j and p - j pair into 2 Re(conj(w^(j)) prod u_i^(j))",
             _LEMMA, scope="all complex A")
-    zp = sp.sqrt(P / 2)
-    c_expr = sp.factorial(K) / ((P - 1) * P**K) * 2 * zp ** (K + 1)
+    c_expr = block_constant_expr()
     d.exact(sp.Eq(c_expr**2, (2 * sp.factorial(K) / ((P - 1) * P**K)) ** 2 * (P / 2) ** (K + 1), evaluate=False),
             "block j (1 <= j < p/2) equals c_(p,k) Re(conj(zeta_w) prod zeta_i) with c_(p,k) = "
             "2 k! (p/2)^((k+1)/2)/((p-1)p^k); its square is rational", _LEMMA, scope=_SCOPE + ", all k")

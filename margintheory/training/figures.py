@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 from pathlib import Path
 from typing import Any, SupportsFloat, cast
@@ -165,9 +164,28 @@ def _embedding_max_power(net: PolyNetwork) -> tuple[np.ndarray, np.ndarray]:
 def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.PathLike[str],
                         title: str = "") -> list[Path]:
     """Morwani et al. Fig. 7.1c: normalized margin vs step with the ``gamma*`` line; right: sparsity and accuracy."""
+    return plot_history(history, theory.gamma_star(p, k) if p % 2 else None, stem,
+                        title or f"training p={p}, k={k}")
+
+
+#: the structure statistics drawn on the right of :func:`plot_history` (those the history has)
+STRUCTURE_CURVES = (
+    ("mean_max_power", "mean max normalized power", "tab:green"),
+    ("weighted_max_power", "same, weighted by norm share", "tab:cyan"),
+    ("mean_max_irrep_power", "mean max irrep power", "tab:green"),
+    ("weighted_max_irrep_power", "same, weighted by norm share", "tab:cyan"),
+    ("weight_on_support", "share of ||U||^2 on the support S", "tab:green"),
+    ("weighted_characterized", "norm share of Thm 7.8 neurons", "tab:cyan"),
+    ("train_acc", "train accuracy", "tab:gray"), ("test_acc", "test accuracy", "tab:olive"),
+)
+
+
+def plot_history(history: list[dict], gamma: float | None, stem: str | os.PathLike[str], title: str,
+                 norm_label: str = "k+1") -> list[Path]:
+    """Normalized margin vs step with the ``gamma*`` line (Morwani et al. Figs. 7.1c, 7.5, 7.6a), the gap to
+    ``gamma*`` on a log scale, and the task's structure statistics and accuracies (:data:`STRUCTURE_CURVES`)."""
     steps = np.array([h["step"] for h in history], dtype=float)
     nm = np.array([_num(h["normalized_margin"]) for h in history])
-    gamma = theory.gamma_star(p, k) if p % 2 else None
     fig, (ax, ax3, ax2) = plt.subplots(1, 3, figsize=(15, 3.6))
     ax.plot(steps, nm, color="tab:blue", label="normalized margin")
     if gamma is not None:
@@ -175,7 +193,7 @@ def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.Path
         ax.set_ylim(max(float(np.nanmin(nm)), -gamma) - 0.05 * gamma, 1.12 * gamma)
         ax.set_title(f"final margin / gamma* = {nm[-1] / gamma:.4f}", fontsize=9)
     ax.set_xlabel("step")
-    ax.set_ylabel("h(theta / ||theta||_{2,k+1})")
+    ax.set_ylabel(f"h(theta / ||theta||_{{2,{norm_label}}})")
     ax.legend(fontsize=8, loc="lower right")
     if gamma is not None:
         gap = 1.0 - nm / gamma
@@ -186,16 +204,14 @@ def plot_margin_history(history: list[dict], p: int, k: int, stem: str | os.Path
         ax3.set_title(f"gap to gamma* (final {gap[-1]:.2e})", fontsize=9)
     else:
         ax3.axis("off")
-    for key, label, color in (("mean_max_power", "mean max normalized power", "tab:green"),
-                              ("weighted_max_power", "same, weighted by norm share", "tab:cyan"),
-                              ("train_acc", "train accuracy", "tab:gray"), ("test_acc", "test accuracy", "tab:olive")):
+    for key, label, color in STRUCTURE_CURVES:
         vals = np.array([_num(h.get(key)) for h in history])
         if np.isfinite(vals).any():
             ax2.plot(steps, vals, color=color, label=label)
     ax2.set_ylim(-0.02, 1.05)
     ax2.set_xlabel("step")
     ax2.legend(fontsize=8, loc="lower right")
-    fig.suptitle(title or f"training p={p}, k={k}", fontsize=10)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return save_figure(fig, stem)
 
@@ -359,15 +375,18 @@ def _num(v: object) -> float:
     raise TypeError(f"history value {v!r} is not a number")
 
 
-def training_figures(out_dir: str | os.PathLike[str]) -> list[Path]:
-    """All three figures of a ``margintheory train`` output directory (``network.npz``, ``initial.npz``, history)."""
-    out = Path(out_dir)
+def modular_training_figures(out: Path, doc: dict[str, Any]) -> list[Path]:
+    """The embeddings, frequencies and margin figures of a modular-addition run directory (``doc``: its
+    ``history.json``); every task's: :func:`margintheory.training.task_figures.training_figures`."""
+    cfg = doc["config"]
     final = PolyNetwork.load(out / "network.npz")
     initial = PolyNetwork.load(out / "initial.npz") if (out / "initial.npz").exists() else None
-    doc = json.loads((out / "history.json").read_text())
-    cfg = doc["config"]
     tag = f"p={cfg['p']}, k={cfg['k']}, m={cfg['width']}, {doc['history'][-1]['step']} steps"
+    relu = cfg.get("activation", "power") == "relu"
+    tag += ", ReLU" if relu else ""
     written = plot_embeddings(final, out / "embeddings", title=f"trained neurons ({tag})")
     written += plot_frequency_distribution(final, out / "frequencies", initial, title=f"frequencies ({tag})")
-    written += plot_margin_history(doc["history"], cfg["p"], cfg["k"], out / "margin", title=f"training ({tag})")
+    gamma = doc.get("gamma_star") if "gamma_star" in doc else theory.gamma_star(cfg["p"], cfg["k"])
+    written += plot_history(doc["history"], gamma, out / "margin", f"training ({tag})",
+                            norm_label="2" if relu else "k+1")
     return written

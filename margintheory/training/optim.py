@@ -1,6 +1,8 @@
 """Optimizers (gradient descent, Adam, AdamW) and the learning-rate schedule, with serializable state.
 
 * ``gd``:    ``theta <- theta - lr * g``  (Morwani et al.'s full-batch GD; docs/theory.md#training).
+* ``sgd``:   the same update on mini-batches (Morwani et al.'s ``S_5`` run, batch 1000; the configuration
+  requires a batch size, so that the name says what the run does).
 * ``adam``:  Kingma & Ba, bias-corrected moments; the regularizer of :mod:`.objective` enters through ``g``.
 * ``adamw``: Loshchilov & Hutter, decoupled decay ``theta <- theta - lr * weight_decay * theta`` on top of Adam
   (Fourier-circuits settings, App. C.10.1: lr 5e-3, betas (0.9, 0.98), 10 warm-up steps).
@@ -18,7 +20,7 @@ import numpy as np
 
 from margintheory.errors import InputError
 
-OPTIMIZERS = ("gd", "adam", "adamw")
+OPTIMIZERS = ("gd", "sgd", "adam", "adamw")
 SCHEDULES = ("constant", "cosine", "doubling")
 
 
@@ -76,7 +78,7 @@ class OptimizerState:
     def step(self, params: dict[str, np.ndarray], grads: dict[str, np.ndarray], lr: float) -> None:
         """Update ``params`` in place with the gradients ``grads`` and learning rate ``lr``."""
         self.t += 1
-        if self.kind == "gd":
+        if self.kind in ("gd", "sgd"):
             for name, g in grads.items():
                 params[name] -= lr * g
             return

@@ -24,7 +24,8 @@ from margintheory.training.checkpoint import checkpoint_progress
 
 #: files a run writes (the figures as ``<stem>.png`` / ``<stem>.pdf``)
 RUN_FILES = ("network.npz", "initial.npz", "checkpoint.npz", "history.csv", "history.json")
-FIGURE_STEMS = ("embeddings", "frequencies", "margin")
+#: every task's figures (modular addition, CoGO: embeddings, frequencies; groups: irreps; parity: neurons; CoGO: loss)
+FIGURE_STEMS = ("embeddings", "frequencies", "margin", "irreps", "neurons", "loss")
 
 
 def run_files(out: Path) -> list[Path]:

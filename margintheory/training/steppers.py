@@ -21,7 +21,7 @@ from margintheory.training.objective import (
     BLOCK_ROWS,
     Batch,
     Workspace,
-    cross_entropy,
+    data_loss,
     forward_logits,
     objective_and_grad,
 )
@@ -31,9 +31,10 @@ from margintheory.training.optim import OptimizerState
 class NumpyStepper:
     """The numpy reference: ``objective_and_grad`` + :class:`~margintheory.training.optim.OptimizerState`."""
 
-    def __init__(self, spec: TrainSpec, inputs: np.ndarray, train_mask: np.ndarray, state: TrainState) -> None:
+    def __init__(self, spec: TrainSpec, inputs: np.ndarray, labels: np.ndarray, train_mask: np.ndarray,
+                 state: TrainState) -> None:
         self.spec, self.mask, self.state = spec, train_mask, state
-        self.all_data = all_data = Batch.from_inputs(inputs, spec.p)
+        self.all_data = all_data = Batch.from_inputs(inputs, spec.network.symbols, labels=labels)
         self.train = all_data.subset(np.flatnonzero(train_mask))
         self.opt = OptimizerState(spec.optimizer, spec.betas, weight_decay=spec.weight_decay, moments=state.moments,
                                   t=state.opt_t)
@@ -43,7 +44,8 @@ class NumpyStepper:
         s = self.state
         batch = self.train if rows is None else self.train.subset(rows)
         with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected and reported by the caller
-            val = objective_and_grad(s.U, s.W, batch, self.spec.lam, self.spec.regularizer, self.workspace)
+            val = objective_and_grad(s.U, s.W, batch, self.spec.lam, self.spec.regularizer, self.workspace,
+                                     self.spec.network)
         if not np.isfinite(val.total):
             return val.total, True
         with np.errstate(over="ignore", invalid="ignore"):
@@ -55,11 +57,12 @@ class NumpyStepper:
 
     def evaluate(self) -> Evaluation:
         s, labels = self.state, self.all_data.labels
-        logits_all = forward_logits(s.U, s.W, self.all_data.inputs, workspace=self.workspace)
-        data_loss, _ = cross_entropy(logits_all[self.mask], labels[self.mask])
+        logits_all = forward_logits(s.U, s.W, self.all_data.inputs, workspace=self.workspace,
+                                    network=self.spec.network)
+        loss = data_loss(logits_all[self.mask], labels[self.mask], self.spec.network)
         correct = logits_all.argmax(axis=1) == labels
         test = ~self.mask
-        return Evaluation(data_loss, float(correct[self.mask].mean()),
+        return Evaluation(loss, float(correct[self.mask].mean()),
                           float(correct[test].mean()) if test.any() else float("nan"),
                           float(margin_from_logits(logits_all, labels).min()))
 
@@ -67,13 +70,12 @@ class NumpyStepper:
         return self.opt.moments, self.opt.t
 
 
-def make_stepper(spec: TrainSpec, backend: Backend, inputs: np.ndarray, train_mask: np.ndarray,
-                 state: TrainState) -> Stepper:
-    """The stepper of ``backend`` continuing ``state`` (parameters, optimizer moments and count) on the points
-    ``inputs`` (all of ``D_p``, labels ``sum mod p``) of which ``train_mask`` marks the training part."""
+def make_stepper(spec: TrainSpec, backend: Backend, inputs: np.ndarray, labels: np.ndarray,
+                 train_mask: np.ndarray, state: TrainState) -> Stepper:
+    """The stepper of ``backend`` continuing ``state`` (parameters, optimizer moments and count) on the task's points
+    ``inputs`` with class ``labels``, of which ``train_mask`` marks the training part."""
     if backend.name == "numpy":
-        return NumpyStepper(spec, inputs, train_mask, state)
+        return NumpyStepper(spec, inputs, labels, train_mask, state)
     from margintheory.backends.jax_training import JaxStepper
 
-    labels = inputs.sum(axis=1) % spec.p
     return JaxStepper(spec, backend, inputs, labels, train_mask, state.U, state.W, state.moments, state.opt_t)

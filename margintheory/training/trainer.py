@@ -1,144 +1,49 @@
 """Training loop: seeds, data split, mini-batches, schedule, progress callbacks, checkpoints and exact resume.
 
-Minimizes ``mean CE + lambda * R(theta)`` (:mod:`.objective`; Lemma 4.7 = Thm 7.1) over the training
-part of ``D_p`` (all ``p^k`` points, :func:`margintheory.engines.margins.input_grid`).  Randomness comes from three
-generators derived from ``seed`` (``[seed, 0]`` initialization, ``[seed, 1]`` train/test split, ``[seed, 2]``
-mini-batches); the mini-batch generator's state is checkpointed, so a resumed run makes bit-for-bit the same updates
-as an uninterrupted one.  Each history row describes the parameters *after* ``step`` updates (row 0 = initialization).
+``train(problem, config)`` trains the network of any task (a problem object of :mod:`margintheory.core.problems`:
+:class:`ModularAddition`, :class:`SparseParity`, :class:`GroupComposition`, :class:`CoGO`) through its adapter
+(:mod:`margintheory.training.tasks`).  Minimizes ``mean loss + lambda * R(theta)`` (:mod:`.objective`; Lemma 4.7 =
+Thm 7.1 for the margin papers' cross-entropy, Tian's Eq. 1 for CoGO's projected MSE) over the training part of the
+task's points.  Randomness comes from three generators derived from ``seed`` (``[seed, 0]`` initialization,
+``[seed, 1]`` train/test split, ``[seed, 2]`` mini-batches); the mini-batch generator's state is checkpointed, so a
+resumed run makes bit-for-bit the same updates as an uninterrupted one.  Each history row describes the parameters
+*after* ``step`` updates (row 0 = initialization).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
-from margintheory.backends.select import BACKENDS, Backend
-from margintheory.backends.training_step import TrainSpec
-from margintheory.core import theory
+from margintheory.backends.select import Backend
+from margintheory.backends.training_step import NetworkSpec, TrainingTask
 from margintheory.core.network import PolyNetwork
-from margintheory.engines.margins import input_grid
+from margintheory.core.problems import ModularAddition, Problem
 from margintheory.errors import DivergedError, InputError
 from margintheory.runtime.atomic import atomic_write_text
 from margintheory.runtime.budget import Estimate, grid_points
+from margintheory.tasks.parity.checks import ParityNetwork
 from margintheory.training.checkpoint import TrainState, load_checkpoint, save_checkpoint
-from margintheory.training.metrics import HISTORY_FIELDS, measure_weights
-from margintheory.training.objective import BLOCK_ROWS, REGULARIZERS
+from margintheory.training.config import DTYPES, LATER_KEYS, RESUME_FREE, TrainConfig
+from margintheory.training.metrics import COMMON_FIELDS, HISTORY_FIELDS, margin_measures
+from margintheory.training.objective import BLOCK_ROWS
 from margintheory.training.objective import regularizer_value_and_grad as penalty_of
-from margintheory.training.optim import OptimizerState, Schedule
 from margintheory.training.steppers import make_stepper
+from margintheory.training.tasks import training_task
 
-
-@dataclass
-class TrainConfig:
-    """Hyper-parameters of a run (all of them are saved with the checkpoint and the history).
-
-    Defaults: Adam, betas (0.9, 0.98) and 10 warm-up steps as in the Fourier-circuits setup (App. C.10.1), cosine decay,
-    the papers' regularizer ``lambda ||theta||_{2,k+1}`` with ``lambda = 1e-3``, full batch, no test split.
-    """
-
-    p: int
-    k: int
-    width: int
-    steps: int = 3000
-    lam: float = 1e-3
-    regularizer: str = "norm"
-    optimizer: str = "adam"
-    lr: float = 5e-3
-    schedule: str = "cosine"
-    warmup: int = 10
-    final_fraction: float = 0.0
-    milestones: list[int] = field(default_factory=list)
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
-    weight_decay: float = 0.0
-    batch_size: int | None = None
-    train_fraction: float = 1.0
-    seed: int = 0
-    init_scale: float | None = None
-    log_every: int = 1
-    checkpoint_every: int = 500
-    backend: str = "numpy"
-    dtype: str = "float64"
-
-    def __post_init__(self) -> None:
-        theory.validate_pk(self.p, self.k)
-        checks = [
-            (self.width >= 1, f"width must be >= 1, got {self.width}"),
-            (self.steps >= 0, f"steps must be >= 0, got {self.steps}"),
-            (self.lam >= 0 and math.isfinite(self.lam), f"lambda must be finite and >= 0, got {self.lam}"),
-            (self.regularizer in REGULARIZERS, f"regularizer must be one of {REGULARIZERS}, got {self.regularizer!r}"),
-            (0 < self.train_fraction <= 1, f"train fraction must be in (0, 1], got {self.train_fraction}"),
-            (self.batch_size is None or self.batch_size >= 1, f"batch size must be >= 1, got {self.batch_size}"),
-            (self.log_every >= 1 and self.checkpoint_every >= 1, "log/checkpoint intervals must be >= 1"),
-            (self.weight_decay >= 0, f"weight decay must be >= 0, got {self.weight_decay}"),
-            (self.init_scale is None or 0 < self.init_scale < math.inf,
-             f"init scale must be positive and finite, got {self.init_scale}"),
-            (isinstance(self.seed, int) and self.seed >= 0, f"seed must be an integer >= 0, got {self.seed!r}"),
-            (self.backend in BACKENDS, f"backend must be one of {BACKENDS}, got {self.backend!r}"),
-            (self.dtype in DTYPES, f"dtype must be one of {DTYPES}, got {self.dtype!r}"),
-            (self.dtype == "float64" or self.backend == "jax",
-             f"{self.dtype} training needs the jax backend (the numpy trainer computes in float64)"),
-            (self.schedule != "doubling" or len(self.milestones) > 0,
-             "the doubling schedule needs milestones (the steps after which the learning rate doubles); without "
-             "them it is the constant schedule"),
-            (all(isinstance(s, int) and s >= 1 for s in self.milestones),
-             f"milestones must be step numbers >= 1, got {self.milestones}"),
-        ]
-        for ok, msg in checks:
-            if not ok:
-                raise InputError(msg)
-        n_train = int(round(self.train_fraction * self.p**self.k))
-        if n_train < 1:
-            raise InputError(f"train fraction {self.train_fraction} leaves no training point out of {self.p**self.k}")
-        if self.batch_size is not None and self.batch_size > n_train:
-            raise InputError(f"batch size {self.batch_size} exceeds the {n_train} training points (omit it for the "
-                             "full batch)")
-        self.schedule_obj()  # validates lr, schedule kind, warm-up
-        OptimizerState(self.optimizer, self.betas_pair())  # validates the optimizer name and betas
-
-    def betas_pair(self) -> tuple[float, float]:
-        """The two Adam betas (``betas`` is a list so that it round-trips through JSON)."""
-        if len(self.betas) != 2:
-            raise InputError(f"betas must be two numbers, got {self.betas}")
-        return float(self.betas[0]), float(self.betas[1])
-
-    def schedule_obj(self) -> Schedule:
-        return Schedule(self.lr, self.steps, self.schedule, self.warmup, self.final_fraction, tuple(self.milestones))
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def step_spec(self) -> TrainSpec:
-        """What a training step computes, for the backends (:mod:`margintheory.training.steppers`)."""
-        return TrainSpec(self.p, self.k, self.width, self.lam, self.regularizer, self.optimizer, self.betas_pair(),
-                         self.weight_decay, self.lr, self.steps, self.schedule, self.warmup, self.final_fraction,
-                         tuple(self.milestones), self.dtype, self.evaluate_in_step())
-
-    def evaluate_in_step(self) -> bool:
-        """Whether a step measures the history row, the training points from its own forward pass: float64
-        training (the row is float64) on the full batch, with no test points or a row every step (the step then also
-        runs a forward pass over the test points, which the row needs anyway; with rows further apart, every other
-        step would pay for it).  Fixed by the configuration, so a resumed run takes the same steps as the
-        uninterrupted one."""
-        n, n_train = self.p**self.k, int(round(self.train_fraction * self.p**self.k))  # as train_mask
-        full_batch = self.batch_size is None or self.batch_size >= n_train
-        return self.dtype == "float64" and full_batch and (n_train == n or self.log_every == 1)
-
-
-DTYPES = ("float32", "float64")
-#: configuration keys added after checkpoints were first written, and their value in those checkpoints
-LATER_KEYS = {"backend": "numpy", "dtype": "float64"}
-#: settings a resumed run may change: how far it goes, and how often it writes a checkpoint (neither changes a step)
-RESUME_FREE = ("steps", "checkpoint_every")
+__all__ = ["DTYPES", "LATER_KEYS", "RESUME_FREE", "TrainConfig", "TrainResult", "estimate_training",
+           "estimate_training_run", "history_csv", "train", "train_mask", "write_history"]
 
 
 #: cost of one numpy training step per unit ``p^k m (k + p)`` (forward, backward, a history row every step).
@@ -170,80 +75,125 @@ JAX_RUNTIME_BYTES = 160 * 2**20
 
 def estimate_training(p: int, k: int, width: int, steps: int, *, figures: bool = True, backend: str = "numpy",
                       device: str = "cpu") -> Estimate:
-    """Peak host memory and run time of :func:`train` from ``(p, k, m, steps)`` alone (numpy: calibrated with
-    ``tracemalloc`` and wall clocks: the data and logits of all ``p^k`` points, the blocked workspace, parameter
-    copies; jax: the inputs and their device copies, the blocks of :mod:`margintheory.backends.jax_training` on a
-    CPU, the numpy step time divided by :data:`JAX_CPU_STEP_SPEEDUP` on a CPU; on a GPU a fixed cost per step and
-    the step's matrix products at :data:`GPU_FLOPS`)."""
-    what = f"training width {width} for {steps} steps on {p}^{k} points"
-    n = grid_points(p, k)
-    if n == math.inf or width * (k + 1) * p > 2**100:
+    """Peak host memory and run time of :func:`train` on modular addition from ``(p, k, m, steps)`` alone, with the
+    full batch and a history row every step (:func:`estimate_training_run`)."""
+    return estimate_training_run(NetworkSpec("sum", k, p, p, "power", k), grid_points(p, k), width, steps,
+                                 figures=figures, backend=backend, device=device)
+
+
+def estimate_training_run(network: NetworkSpec, n_points: float, width: int, steps: int, *,
+                          batch_size: int | None = None, log_every: int = 1, figures: bool = True,
+                          backend: str = "numpy", device: str = "cpu") -> Estimate:
+    """Peak host memory and run time of :func:`train` for a network on ``n_points`` points (numpy: calibrated with
+    ``tracemalloc`` and wall clocks: the data and logits of all points, the blocked workspace, parameter copies;
+    a step's forward and backward pass over its batch taken as two thirds, a history row's pass over all points as
+    one third of :data:`SECONDS_PER_STEP_UNIT` per point, neuron and unit of ``inputs + classes``; jax: the inputs
+    and their device copies, the blocks of :mod:`margintheory.backends.jax_training` on a CPU, the numpy step time
+    divided by :data:`JAX_CPU_STEP_SPEEDUP` on a CPU; on a GPU a fixed cost per step and the step's matrix products
+    at :data:`GPU_FLOPS`)."""
+    what = f"training width {width} for {steps} steps on {n_points:.0f} points"
+    n = n_points
+    table = network.inputs * max(network.symbols, 1)
+    if n == math.inf or width * (table + network.classes) > 2**100:
         return Estimate(what, math.inf, math.inf)
-    weights = 8 * width * (k + 1) * p
+    rows = n if batch_size is None else min(n, batch_size)
+    weights = 8 * width * (table + network.classes)
     extra = 12 * weights + (64 * 2**20 if figures else 0)
-    seconds = max(1, steps) * SECONDS_PER_STEP_UNIT * n * width * (k + p)
+    per_row = SECONDS_PER_STEP_UNIT * width * (network.inputs + network.classes)
+    seconds = max(1, steps) * per_row * (2 / 3 * rows + 1 / 3 * n / log_every)
     if backend == "jax":
-        blocks = 4 * 8 * 2**20 if device == "cpu" else 0
-        blocks += JAX_RUNTIME_BYTES
+        blocks = (4 * 8 * 2**20 if device == "cpu" else 0) + JAX_RUNTIME_BYTES
         if device == "gpu":
-            seconds = max(1, steps) * (GPU_STEP_SECONDS + GPU_STEP_GEMMS * 2.0 * n * width * p / GPU_FLOPS)
+            width_out = max(network.classes, network.inputs if network.family == "linear" else 0)
+            gemm_rows = rows + n / log_every
+            seconds = max(1, steps) * (GPU_STEP_SECONDS + GPU_STEP_GEMMS / 2 * 2.0 * gemm_rows * width * width_out
+                                       / GPU_FLOPS)
         else:
             seconds /= JAX_CPU_STEP_SPEEDUP
-        return Estimate(what, (40 * k + 64) * n + blocks + extra, seconds)
-    return Estimate(what, 64 * n * p + 32 * n * k + 40 * min(BLOCK_ROWS, n) * width + extra, seconds)
+        return Estimate(what, (40 * network.inputs + 64) * n + blocks + extra, seconds)
+    return Estimate(what, 64 * n * network.classes + 32 * n * network.inputs + 40 * min(BLOCK_ROWS, n) * width
+                    + extra, seconds)
+
+
+#: the network a run trains: a PolyNetwork (modular addition, groups, CoGO) or a ParityNetwork (parity)
+TrainedNetwork = PolyNetwork | ParityNetwork
 
 
 @dataclass
 class TrainResult:
-    """The trained network, the network at initialization, the history and whether the run finished."""
+    """The trained network, the network at initialization, the history and whether the run finished.
+
+    ``network`` / ``initial``: the task's network object (:class:`~margintheory.core.network.PolyNetwork`, or
+    :class:`~margintheory.tasks.parity.checks.ParityNetwork` for parity); ``problem``: the problem trained on."""
 
     config: TrainConfig
-    network: PolyNetwork
-    initial: PolyNetwork
+    network: TrainedNetwork
+    initial: TrainedNetwork
     history: list[dict[str, float]]
     seconds: float
     finished: bool
     cpu_seconds: float = 0.0
+    problem: Problem | None = None
+    #: the history's columns (:data:`margintheory.training.metrics.COMMON_FIELDS`, the task's, ``seconds``)
+    fields: tuple[str, ...] = HISTORY_FIELDS
+    gamma_star: float | None = None
 
 
-def initial_parameters(cfg: TrainConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Gaussian initialization, standard deviation ``init_scale`` (default ``1/sqrt(p)``), generator ``[seed, 0]``."""
+def initial_parameters(cfg: TrainConfig, task: TrainingTask | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian initialization, standard deviation ``init_scale`` (default: the task's, ``1/sqrt(p)`` for modular
+    addition), generator ``[seed, 0]``; ``U`` first, then ``W``."""
+    task = task if task is not None else training_task(_modular_problem(cfg))
+    net = task.network_spec(cfg.activation)
     rng = np.random.default_rng([cfg.seed, 0])
-    scale = cfg.init_scale if cfg.init_scale is not None else 1.0 / math.sqrt(cfg.p)
-    U = rng.normal(0.0, scale, (cfg.width, cfg.k, cfg.p))
-    W = rng.normal(0.0, scale, (cfg.width, cfg.p))
+    scale = cfg.init_scale if cfg.init_scale is not None else task.default_init_scale()
+    U = rng.normal(0.0, scale, net.u_shape(cfg.width))
+    W = rng.normal(0.0, scale, net.w_shape(cfg.width))
     return U, W
 
 
-def train_mask(cfg: TrainConfig) -> np.ndarray:
-    """Mask over :func:`input_grid` rows of the training points (seeded permutation, generator ``[seed, 1]``)."""
-    n = cfg.p**cfg.k
+def train_mask(cfg: TrainConfig, n_points: int | None = None) -> np.ndarray:
+    """Mask over the task's points (modular addition: :func:`input_grid` rows, ``p^k`` of them) of the training
+    points (seeded permutation, generator ``[seed, 1]``)."""
+    n = n_points if n_points is not None else int(_modular_problem(cfg).p ** _modular_problem(cfg).k)
     mask = np.zeros(n, dtype=bool)
-    n_train = int(round(cfg.train_fraction * n))
-    mask[np.random.default_rng([cfg.seed, 1]).permutation(n)[:n_train]] = True
+    mask[np.random.default_rng([cfg.seed, 1]).permutation(n)[:cfg.n_train(n)]] = True
     return mask
 
 
-def fresh_state(cfg: TrainConfig) -> TrainState:
-    U, W = initial_parameters(cfg)
+def _modular_problem(cfg: TrainConfig) -> ModularAddition:
+    if cfg.p is None or cfg.k is None:
+        raise InputError("the configuration names no problem: give train() a problem object (or p and k for "
+                         "modular addition)")
+    return ModularAddition(cfg.p, cfg.k)
+
+
+def run_record(cfg: TrainConfig, task: TrainingTask) -> dict[str, Any]:
+    """The configuration as saved with the run: the hyper-parameters, the task and the problem's parameters."""
+    return {**cfg.to_dict(), "task": task.task, "problem": task.parameters()}
+
+
+def fresh_state(cfg: TrainConfig, task: TrainingTask | None = None) -> TrainState:
+    task = task if task is not None else training_task(_modular_problem(cfg))
+    U, W = initial_parameters(cfg, task)
     rng = np.random.default_rng([cfg.seed, 2])
-    return TrainState(cfg.to_dict(), U, W, 0, 0, {}, dict(rng.bit_generator.state), [], 0.0)
+    return TrainState(run_record(cfg, task), U, W, 0, 0, {}, dict(rng.bit_generator.state), [], 0.0)
 
 
 class _Run:
     """One training session (possibly continuing a checkpoint) on the backend's :class:`Stepper`."""
 
-    def __init__(self, cfg: TrainConfig, state: TrainState, device: str = "cpu") -> None:
-        self.cfg = cfg
-        self.state = state
-        inputs = input_grid(cfg.p, cfg.k)
-        self.mask = train_mask(cfg)
+    def __init__(self, cfg: TrainConfig, task: TrainingTask, state: TrainState, device: str = "cpu") -> None:
+        self.cfg, self.task, self.state = cfg, task, state
+        self.network = network_of(cfg, task)
+        inputs, labels = task.points()
+        self.mask = train_mask(cfg, len(labels))
         self.n_train = int(self.mask.sum())
         self.sched = cfg.schedule_obj()
         self.rng = np.random.default_rng()
         self.rng.bit_generator.state = state.rng_state
-        self.gamma = theory.gamma_star(cfg.p, cfg.k) if cfg.p % 2 == 1 else None
-        self.stepper = make_stepper(cfg.step_spec(), Backend(cfg.backend, device), inputs, self.mask, state)
+        self.gamma = task.gamma_star(cfg.width) if cfg.activation == "power" else None
+        self.stepper = make_stepper(cfg.step_spec(self.network, len(labels)), Backend(cfg.backend, device),
+                                    inputs, labels, self.mask, state)
 
     def batch_rows(self) -> np.ndarray | None:
         """Indices into the training points of this step's mini-batch (``None``: the full batch)."""
@@ -253,15 +203,20 @@ class _Run:
         return np.sort(self.rng.choice(self.n_train, size=bs, replace=False))
 
     def record(self, lr: float, seconds: float) -> dict[str, float]:
-        """A history row: loss and accuracies by the backend, recomputed in float64; margin and Fourier statistics
-        from the float64 weights."""
-        s = self.state
+        """A history row: loss and accuracies by the backend, recomputed in float64; margin and the task's
+        statistics from the float64 weights."""
+        s, L = self.state, self.network.homogeneity
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge weights: divergence, reported
             ev = self.stepper.evaluate()
             U, W = (np.asarray(a, dtype=np.float64) for a in self.stepper.weights())
-            penalty, _, _ = penalty_of(U, W, self.cfg.regularizer)
-            row = {"step": s.step, "lr": lr, "loss": ev.data_loss + self.cfg.lam * penalty, "data_loss": ev.data_loss}
-            row.update(measure_weights(U, W, ev.train_acc, ev.test_acc, ev.h, self.gamma))
+            penalty, _, _ = penalty_of(U, W, self.cfg.regularizer, L)
+            row = {"step": s.step, "lr": lr, "loss": ev.data_loss + self.cfg.lam * penalty, "data_loss": ev.data_loss,
+                   "train_acc": ev.train_acc, "test_acc": ev.test_acc}
+            row.update(margin_measures(U, W, ev.h, L, self.gamma))
+            if np.all(np.isfinite(U)) and np.all(np.isfinite(W)):
+                row.update(self.task.measure(U, W))
+            else:
+                row.update({name: float("nan") for name in self.task.history_fields})
         row["seconds"] = seconds
         s.history.append(row)
         return row
@@ -291,21 +246,37 @@ class _Run:
 ProgressHook = Callable[[dict[str, float], int], None]
 
 
-def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None, resume: bool = False,
-          stop_after: int | None = None, progress: ProgressHook | None = None,
-          hook: ProgressHook | None = None, device: str = "cpu") -> TrainResult:
-    """Run (or continue) training.
+@overload
+def train(problem: TrainConfig, config: None = None, *, checkpoint: str | os.PathLike[str] | None = None,
+          resume: bool = False, stop_after: int | None = None, progress: ProgressHook | None = None,
+          hook: ProgressHook | None = None, device: str = "cpu") -> TrainResult: ...
 
-    ``checkpoint``: file written every ``cfg.checkpoint_every`` steps, at the end, and on interruption
-    (``KeyboardInterrupt`` saves the current step, then re-raises).  ``resume``: continue from that file if it
-    exists (its configuration must equal ``cfg`` except for ``steps``).  ``stop_after``: stop after this many
-    updates in this session (used to test resuming).  ``progress`` and ``hook``: callbacks ``(row, target_step)``
-    called with every recorded history row (the command line passes one that draws a progress bar).  ``device``:
-    ``"cpu"`` or ``"gpu"`` for the ``jax`` backend (``cfg.backend``).
+
+@overload
+def train(problem: Problem, config: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
+          resume: bool = False, stop_after: int | None = None, progress: ProgressHook | None = None,
+          hook: ProgressHook | None = None, device: str = "cpu") -> TrainResult: ...
+
+
+def train(problem: Problem | TrainConfig, config: TrainConfig | None = None, *,
+          checkpoint: str | os.PathLike[str] | None = None, resume: bool = False, stop_after: int | None = None,
+          progress: ProgressHook | None = None, hook: ProgressHook | None = None,
+          device: str = "cpu") -> TrainResult:
+    """Run (or continue) training the network of ``problem`` with the hyper-parameters ``config``.
+
+    ``train(SparseParity(10, 4), TrainConfig(width=40, ...))``; for modular addition also ``train(TrainConfig(p=31,
+    k=2, width=240, ...))`` (the 0.1 form).  ``checkpoint``: file written every ``config.checkpoint_every`` steps,
+    at the end, and on interruption (``KeyboardInterrupt`` saves the current step, then re-raises).  ``resume``:
+    continue from that file if it exists (its problem and configuration must equal these except for ``steps`` and
+    ``checkpoint_every``).  ``stop_after``: stop after this many updates in this session (used to test resuming).
+    ``progress`` and ``hook``: callbacks ``(row, target_step)`` called with every recorded history row (the command
+    line passes one that draws a progress bar).  ``device``: ``"cpu"`` or ``"gpu"`` for the ``jax`` backend
+    (``config.backend``).
     """
-    state = _initial_state(cfg, checkpoint, resume)
-    run = _Run(cfg, state, device)
-    initial = PolyNetwork(*initial_parameters(cfg))
+    cfg, task = resolve(problem, config)
+    state = _initial_state(cfg, task, checkpoint, resume)
+    run = _Run(cfg, task, state, device)
+    initial = task.network(*initial_parameters(cfg, task))
     t_start = time.perf_counter() - state.seconds
     cpu_start = time.process_time() - state.cpu_seconds
 
@@ -314,10 +285,24 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
         state.cpu_seconds = time.process_time() - cpu_start
 
     if not state.history:
-        _check_start(cfg, run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0))
+        _check_start(cfg, task, run.record(run.sched(1) if cfg.steps else cfg.lr, 0.0))
     target = cfg.steps if stop_after is None else min(cfg.steps, state.step + stop_after)
     saved = state.step if checkpoint is not None and resume and Path(checkpoint).exists() else None
-    callbacks = [f for f in (progress, hook) if f is not None]
+    _loop(run, target, checkpoint, saved, [f for f in (progress, hook) if f is not None], clock, t_start)
+    clock()
+    run.snapshot()
+    if checkpoint is not None:
+        save_checkpoint(checkpoint, state)
+    net = task.network(state.U.copy(), state.W.copy())
+    return TrainResult(cfg, net, initial, state.history, state.seconds, state.step >= cfg.steps, state.cpu_seconds,
+                       task_problem(task), COMMON_FIELDS + tuple(task.history_fields) + ("seconds",), run.gamma)
+
+
+def _loop(run: _Run, target: int, checkpoint: str | os.PathLike[str] | None, saved: int | None,
+          callbacks: list[ProgressHook], clock: Callable[[], None], t_start: float) -> None:
+    """The updates up to step ``target``: history rows, callbacks, periodic checkpoints; on divergence the last
+    checkpoint is left as it is, on interruption the current step is saved."""
+    cfg, state = run.cfg, run.state
     try:
         while state.step < target:
             lr = run.update()
@@ -340,45 +325,92 @@ def train(cfg: TrainConfig, *, checkpoint: str | os.PathLike[str] | None = None,
             clock()
             save_checkpoint(checkpoint, run.snapshot())
         raise
-    clock()
-    run.snapshot()
-    if checkpoint is not None:
-        save_checkpoint(checkpoint, state)
-    net = PolyNetwork(state.U.copy(), state.W.copy())
-    return TrainResult(cfg, net, initial, state.history, state.seconds, state.step >= cfg.steps, state.cpu_seconds)
 
 
-def _check_start(cfg: TrainConfig, row: dict[str, float]) -> None:
+def network_of(cfg: TrainConfig, task: TrainingTask) -> NetworkSpec:
+    """The task's network with the configuration's activation (and output scale of a projected-MSE loss)."""
+    spec = task.network_spec(cfg.activation)
+    if cfg.output_scale is None:
+        return spec
+    if spec.loss != "projected-mse":
+        raise InputError(f"an output scale applies to a projected-MSE loss (CoGO); the {task.task} task is trained "
+                         f"on the {spec.loss}")
+    return dataclasses.replace(spec, output_scale=cfg.output_scale)
+
+
+def task_problem(task: TrainingTask) -> Problem:
+    return task.problem  # type: ignore[attr-defined]  # every adapter holds its problem
+
+
+def resolve(problem: Problem | TrainConfig, config: TrainConfig | None) -> tuple[TrainConfig, TrainingTask]:
+    """The configuration (modular addition: with ``p`` and ``k`` filled in from the problem) and the task's
+    adapter; the configuration's split and batch checked against the task's number of points."""
+    prob: Problem
+    if isinstance(problem, TrainConfig):
+        if config is not None:
+            raise InputError("train(problem, config): the problem comes first, then the configuration")
+        cfg, prob = problem, _modular_problem(problem)
+    elif config is None:
+        raise InputError("train(problem, config) needs a TrainConfig")
+    else:
+        cfg, prob = config, problem
+    if isinstance(prob, ModularAddition):
+        if (cfg.p, cfg.k) not in ((None, None), (prob.p, prob.k)):
+            raise InputError(f"the configuration's p={cfg.p}, k={cfg.k} differ from the problem's p={prob.p}, "
+                             f"k={prob.k}")
+        cfg = dataclasses.replace(cfg, p=prob.p, k=prob.k)
+    elif cfg.p is not None:
+        raise InputError(f"p and k describe modular addition; the {prob.task} problem carries its own parameters "
+                         "(leave p and k out of the configuration)")
+    task = training_task(prob)
+    cfg.check_points(task.n_points)
+    network_of(cfg, task)  # refuses an output scale the task's loss does not have
+    return cfg, task
+
+
+def _check_start(cfg: TrainConfig, task: TrainingTask, row: dict[str, float]) -> None:
     """Refuse, before any update, a start whose objective is not finite (the initial weights or lambda overflow)."""
     if not math.isfinite(row["loss"]):
-        scale = cfg.init_scale if cfg.init_scale is not None else 1.0 / math.sqrt(cfg.p)
+        scale = cfg.init_scale if cfg.init_scale is not None else task.default_init_scale()
         raise InputError(f"the objective at initialization is {row['loss']} (init scale {scale:g}, lambda "
                          f"{cfg.lam:g}: the logits or the penalty overflow float64); lower the init scale or lambda")
 
 
-def _initial_state(cfg: TrainConfig, checkpoint: str | os.PathLike[str] | None, resume: bool) -> TrainState:
+def saved_record(saved: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's configuration with the keys that older checkpoints lack at the values they implied (a run of
+    0.1 was modular addition)."""
+    full = {**LATER_KEYS, **saved}
+    full.setdefault("task", "modular-addition")
+    full.setdefault("problem", {"p": saved.get("p"), "k": saved.get("k")})
+    return full
+
+
+def _initial_state(cfg: TrainConfig, task: TrainingTask, checkpoint: str | os.PathLike[str] | None,
+                   resume: bool) -> TrainState:
     if not (resume and checkpoint is not None and Path(checkpoint).exists()):
-        return fresh_state(cfg)
+        return fresh_state(cfg, task)
     state = load_checkpoint(checkpoint)
-    saved = dict(state.config)
-    mine = cfg.to_dict()
-    diff = sorted(k for k in mine if k not in RESUME_FREE and saved.get(k, LATER_KEYS.get(k)) != mine[k])
+    saved = saved_record(dict(state.config))
+    mine = run_record(cfg, task)
+    diff = sorted(k for k in mine if k not in RESUME_FREE and saved.get(k) != mine[k])
     if diff:
-        detail = ", ".join(f"{k}: checkpoint {saved.get(k, LATER_KEYS.get(k))!r} vs now {mine[k]!r}" for k in diff)
+        detail = ", ".join(f"{k}: checkpoint {saved.get(k)!r} vs now {mine[k]!r}" for k in diff)
         raise InputError(f"{checkpoint}: checkpoint was written with different settings ({detail})")
     if cfg.steps < state.step:
         raise InputError(f"{checkpoint}: the run is already at step {state.step}, beyond steps {cfg.steps}; resume "
                          f"with steps >= {state.step} (a run is not shortened)")
-    if state.U.shape != (cfg.width, cfg.k, cfg.p):
-        raise InputError(f"{checkpoint}: parameters have shape {state.U.shape}, expected {(cfg.width, cfg.k, cfg.p)}")
+    shape = task.network_spec(cfg.activation).u_shape(cfg.width)
+    if state.U.shape != shape:
+        raise InputError(f"{checkpoint}: parameters have shape {state.U.shape}, expected {shape}")
     state.config = mine
     return state
 
 
-def history_csv(history: list[dict[str, float]]) -> str:
-    """The history as CSV text with the columns :data:`HISTORY_FIELDS`."""
+def history_csv(history: list[dict[str, float]], fields: tuple[str, ...] = HISTORY_FIELDS) -> str:
+    """The history as CSV text with the columns ``fields`` (modular addition's :data:`HISTORY_FIELDS` by default;
+    a run's are :attr:`TrainResult.fields`)."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(HISTORY_FIELDS), extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=list(fields), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in history:
         writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
@@ -386,15 +418,18 @@ def history_csv(history: list[dict[str, float]]) -> str:
 
 
 def write_history(out_dir: str | os.PathLike[str], result: TrainResult) -> None:
-    """``history.csv`` and ``history.json`` (with the configuration and wall time) written atomically."""
+    """``history.csv`` and ``history.json`` (with the configuration, the task and its problem, ``gamma*`` and the
+    wall time) written atomically."""
     out = Path(out_dir)
-    atomic_write_text(out / "history.csv", history_csv(result.history))
-    doc = {"config": result.config.to_dict(), "seconds": result.seconds, "cpu_seconds": result.cpu_seconds,
-           "finished": result.finished,
-           "gamma_star": theory.gamma_star(result.config.p, result.config.k) if result.config.p % 2 else None,
+    atomic_write_text(out / "history.csv", history_csv(result.history, result.fields))
+    problem = result.problem if result.problem is not None else _modular_problem(result.config)
+    config = {**result.config.to_dict(), "task": problem.task, "problem": training_task(problem).parameters()}
+    doc = {"config": config, "seconds": result.seconds, "cpu_seconds": result.cpu_seconds,
+           "finished": result.finished, "gamma_star": result.gamma_star, "fields": list(result.fields),
            "history": [{k: _finite_or_none(v) for k, v in row.items()} for row in result.history]}
     atomic_write_text(out / "history.json", json.dumps(doc, indent=1, allow_nan=False))
 
 
 def _finite_or_none(v: Any) -> Any:
     return None if isinstance(v, float) and not math.isfinite(v) else v
+

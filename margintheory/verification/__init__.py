@@ -21,7 +21,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from margintheory.core.checks import VerificationResult
-from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
+from margintheory.core.problems import (
+    CoGO,
+    GroupComposition,
+    ModularAddition,
+    ModularAdditionEveryP,
+    Problem,
+    SparseParity,
+)
 from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL
 from margintheory.engines.margins import DEFAULT_MAX_MEMORY
 from margintheory.errors import InputError, RefusedError
@@ -35,18 +42,38 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["TASK_NAMES", "TASKS", "Task", "VerifyOptions", "verify"]
 
 
-def _verify_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
+def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyOptions) -> VerificationResult:
     """The construction (float64 or exact) or a given network, and (``o.certificate``) the max-min interval
-    ``[L, U]`` of :mod:`margintheory.certificate.maxmin`: the solver leg, refused up front if it would not fit."""
+    ``[L, U]`` of :mod:`margintheory.certificate.maxmin`: the solver leg, refused up front if it would not fit.
+    A :class:`ModularAdditionEveryP` problem: the claims for every odd ``p`` at once
+    (:mod:`margintheory.tasks.modular_addition.every_p`)."""
+    if isinstance(problem, ModularAdditionEveryP):
+        from margintheory.tasks.modular_addition.every_p import verify_every_p
+
+        return verify_every_p(problem, **_every_p_options(o))
     if not o.certificate:
         return _check_modular(problem, o)
     from margintheory.certificate.block_sos import require_memory
+    from margintheory.certificate.even_p import attach_even_p, estimate_even_p
     from margintheory.certificate.maxmin import attach_maxmin
 
-    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory))
+    even = problem.p % 2 == 0  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
+    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory),
+                   lambda: require(estimate_even_p(problem, o.max_memory), o.max_memory, o.max_seconds) if even else 0)
     result = _check_modular(problem, o)
-    attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
+    if even:
+        attach_even_p(result, problem, max_memory=o.max_memory)
+    else:
+        attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
     return result
+
+
+def _every_p_options(o: VerifyOptions) -> dict:
+    """The options the every-p proof uses (the family and the budget); the others concern one ``p`` or a network."""
+    if o.network is not None or o.exact or o.exhaustive or o.rtol is not None or not o.certificate:
+        raise InputError("the every-p proof checks the construction or a family exactly, with both ends: network, "
+                         "exact, exhaustive, rtol and certificate=False do not apply to it")
+    return {"family": o.family, "max_memory": o.max_memory, "max_seconds": o.max_seconds}
 
 
 def _refusal_rank(exc: RefusedError) -> int:
@@ -99,7 +126,24 @@ def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
 
 
 def _check_modular(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
-    """The checks of the construction (float64 or exact) or of a given network (no solver)."""
+    """The checks of the construction (float64 or exact) or of a given network (no solver); where the theorem's
+    hypothesis fails (even ``p``) its claims are reported, not deciding (:func:`_theorem_claims_reported`)."""
+    return _theorem_claims_reported(_run_modular_checks(problem, o), problem)
+
+
+def _theorem_claims_reported(result: VerificationResult, problem: ModularAddition) -> VerificationResult:
+    """At even ``p`` Theorem C.22 (Li et al., arXiv:2402.09469) does not apply: a claim of it that fails there (all
+    wrong logits equal, Lemma C.20's ``f^(j..,-j) > 0``) is a fact about the construction, not a refutation.  Every
+    row becomes informational; what decides is the true max margin's two legs, attached afterwards
+    (:mod:`margintheory.certificate.even_p`), so the verdict is ``not-applicable`` with exit 0 unless a leg fails."""
+    if problem.applicable:
+        return result
+    note = " (Theorem C.22 assumes odd p: reported, not deciding)"
+    result.checks = [c if c.informational else c.reported(note=note) for c in result.checks]
+    return result
+
+
+def _run_modular_checks(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
     from margintheory.core.network import PolyNetwork
     from margintheory.tasks.modular_addition import checks as verification
 
@@ -158,51 +202,8 @@ def _verify_group(problem: GroupComposition, o: VerifyOptions) -> VerificationRe
         result = group_task.verify_group_network(problem.G, o.network, max_memory=o.max_memory,
                                                  max_seconds=o.max_seconds, rtol=o.rtol)
         result.fields["width"] = o.network.m
-    _group_common_fields(problem, result, construction=o.network is None)
+    group_task.group_common_fields(problem, result, construction=o.network is None)
     return result
-
-
-def _group_common_fields(problem: GroupComposition, result: VerificationResult, *, construction: bool) -> None:
-    """The group task's own names mapped onto the common fields.
-
-    ``gamma_star`` is Theorem 7.9's closed form where its hypotheses hold (real-type irreps and the class
-    condition), ``gamma*(n, 2)`` of modular addition for odd cyclic groups, else ``None`` (the class-LP max margin
-    stays in ``details.gamma_star_lp``).  The margin checks of a group are made against the LP value; their ratio
-    and error move to ``details`` under ``*_to_max_margin`` names.
-    """
-    f = result.fields
-    for key in ("ratio_to_gamma_star", "relative_error"):
-        if key in f:
-            f[key + "_to_max_margin"] = f.pop(key)
-    name, order = problem.group, problem.order
-    if "condition_holds" in f:  # real-type irreps: Theorem 7.9's setting
-        holds = bool(f["condition_holds"])
-        if holds:
-            f["gamma_star"] = problem.theorem79_formula
-            f["gamma_star_note"] = ("Theorem 7.9 (Morwani et al.): 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5); its "
-                                    "condition holds and the class LP agrees")
-        else:
-            f["gamma_star"] = None
-            f["gamma_star_note"] = (f"the condition of Theorem 7.9 fails for {name}: no closed form; the max margin is "
-                                    "the class-LP value details.gamma_star_lp")
-    elif order % 2:
-        from margintheory.core import theory
-
-        f["gamma_star"] = theory.gamma_star(order, 2)
-        f["gamma_star_note"] = (f"{name} = Z_{order}: modular addition's gamma*(p = {order}, k = 2) (Theorem C.22); "
-                                "irreps of complex type are outside Theorem 7.9")
-    else:
-        f["gamma_star"] = None
-        f["gamma_star_note"] = f"{name} has even order and irreps of complex type: no closed form applies"
-    if construction:
-        if "construction_normalized_margin" in f:
-            f["normalized_margin"] = f["construction_normalized_margin"]
-            f["width"] = f.get("construction_width")
-        elif "group_path_margin" in f:
-            from margintheory.core import theory
-
-            f["normalized_margin"] = f["group_path_margin"]
-            f["width"] = theory.construction_width(order, 2)
 
 
 def _verify_cogo(problem: CoGO, o: VerifyOptions) -> VerificationResult:
@@ -235,7 +236,7 @@ TASKS: dict[str, Task] = {
         closed_form="gamma* = 2 k! / ((2k+2)^((k+1)/2) (p-1) p^((k-1)/2))",
         constructions=("Lemma C.18",),
         reference="Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
-        problem_type=ModularAddition,
+        problem_type=(ModularAddition, ModularAdditionEveryP),
         runner=_verify_modular,
         options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive"}),
     ),

@@ -108,7 +108,7 @@ class Task:
     closed_form: str
     constructions: tuple[str, ...]
     reference: str
-    problem_type: type
+    problem_type: type | tuple[type, ...]
     runner: Callable[[Any, VerifyOptions], VerificationResult]
     options: frozenset[str] = frozenset()
 
@@ -121,7 +121,9 @@ class Task:
         """Verify ``problem``: refuse options this task does not use, time the run, fill the common fields."""
         options = VerifyOptions() if options is None else options
         if not isinstance(problem, self.problem_type):
-            raise InputError(f"the {self.name} task verifies {self.problem_type.__name__} problems, got {problem!r}")
+            types = self.problem_type if isinstance(self.problem_type, tuple) else (self.problem_type,)
+            names = " or ".join(t.__name__ for t in types)
+            raise InputError(f"the {self.name} task verifies {names} problems, got {problem!r}")
         defaults = VerifyOptions()
         unused = [n for n in VERDICT_OPTIONS if n not in self.options and getattr(options, n) != getattr(defaults, n)]
         if unused:

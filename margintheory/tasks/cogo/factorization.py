@@ -1,291 +1,204 @@
-"""CoGO's factorization search (Tian, arXiv:2410.01779, App. H; Table 2): sort trained solutions into the
-paper's constructions (docs/theory.md#cogo-constructions).
+"""Which of CoGO's constructions a (trained) network is made of, frequency by frequency (Tian, arXiv:2410.01779,
+Sec. 7, Table 2 and App. H).
 
-For a network's weights ``z`` (:func:`margintheory.tasks.cogo.algebra.from_network`) and each frequency ``k`` in
-``1..(d-1)/2``:
+For every frequency ``k = 1 .. (d-1)/2`` of the network's weights ``z[p, k, j]`` (:func:`~.algebra.from_network`):
 
-1. **order** (App. H: "thresholding with a universal threshold, e.g. 0.05"): the nodes ``j`` whose contribution to
-   ``r_kkk``, ``|z[a,k,j] z[b,k,j] z[c,k,j]|^(1/3)``, is at least :data:`SALIENT_THRESHOLD`.  (A node carrying only
-   an output bias at ``k``, as the ``z_F6`` part of Corollary 5's mixture does at the ``z_F4`` frequencies, has no
-   input component there and is not counted.)
-2. **factorization** of an order-4 (``2 x 2``) or order-6 (``2 x 3``) solution into a ring product ``z1 * z2``
-   (Def. 5: per ``(p, k)`` Kronecker product of node vectors): every assignment of the nodes to the cells of the
-   ``a x b`` grid (the ``n!`` permutations, App. H) is scored by how far the output row ``z[c,k,.]`` is from rank
-   one (it is invariant under the pseudo-1 ``1~ = [-1, -1, 1]``); for the best assignments, every choice of
-   applying ``1~`` to the nodes (negating their ``a`` and ``b`` entries) is scored on the ``a`` and ``b`` rows.  The
-   **factorization error** is ``||z - z1 * z2|| / ||z||`` over the three rows (best rank-one approximations, SVD);
-   a solution is *factorable* when it is at most :data:`FACTORABLE_ERROR`.
-3. **matching** the factors' canonical forms (Def. 8: each row divided by its value at a reference node, which
-   removes the order-1 factor ``y``) against CoGO's partial solutions, up to complex conjugation, the order of the
-   nodes and ``1~`` on a node: ``z_nu = u_nu + 1`` (Table 1, ``|nu| = 1``), ``z_{nu=i}``, ``z_xi`` (Eq. 9) and
-   ``z_{syn,alpha beta}`` (Eq. 11; ``z_syn = rho(u_syn)`` at ``alpha = beta = 1``); free unit-modulus parameters are
-   fitted.  A match is a relative distance at most :data:`MATCH_DISTANCE` (App. H: "< 10% of the norm").
+1. **salient nodes**: the hidden nodes whose input weights at ``k``, ``(|z[a,k,j]|^2 + |z[b,k,j]|^2)^(1/2)``, reach
+   ``threshold`` times the largest at ``k`` (App. H thresholds with "a universal threshold, e.g. 0.05" on weights
+   of its own scale; relative to the largest node, 0.2 separates the nodes of a trained network -- 0.6 to 1 --
+   from the rest, below 0.07, in the runs tried here).  The input weights alone decide: the order-6 part of the
+   mixed optimizer ``z_F4/6`` (Corollary 5) carries constant biases in its *output*
+   weights at the other frequencies.  Their number is the per-frequency **order** (Fig. 3, middle; Fig. 4).
+2. **factorization** of an order-4 (order-6) solution as a ring product (Def. 5) of order 2 x 2 (2 x 3): the nodes
+   arranged in a grid so that each of ``z_a, z_b, z_c`` is a rank-one (Kronecker) matrix, up to the pseudo-1
+   ``[-1, -1, 1]`` on any node (it changes no monomial potential); every arrangement and sign pattern is tried.  The
+   **factorization error** is the largest relative rank-one residual ``sqrt(sigma_2^2 + ...) / ||M||_F`` over
+   ``a, b, c``; below ``factor_tol`` the solution is *factorable*.
+3. **matching** each factor with the partial solutions of Sec. 5 through invariants that the ambiguities of a
+   factor (a scale per component, the order of its nodes, the pseudo-1, complex conjugation) leave unchanged; with
+   ``rho_p = z_p[node 1] / z_p[node 0]`` for an order-2 factor:
 
-Table 2's classes: order 4 ``z_{nu=i} * z_xi``; order 6 ``z_nu * z_syn`` (the order-3 factor is ``z_syn``) or else
-``z_{nu=i} * z_{syn,alpha beta}``; any other factorable solution is ``others``.
+   * ``z_nu = u_nu + 1`` (Tbl. 1; nodes ``(1, 1, 1)``, ``(nu, -nu, -conj(nu)^2)``, ``|nu| = 1``):
+     ``|rho_a| = 1``, ``rho_a + rho_b = 0``, ``rho_c + conj(rho_a)^2 = 0``; ``z_{nu=i}``: also ``rho_c = 1``;
+   * ``z_xi`` (Eq. 9; ``(1, 1, 1)``, ``(xi, -i conj(xi), i)``): ``|rho_a| = |rho_b| = 1``, ``rho_c^2 = -1``,
+     ``rho_a rho_b + rho_c = 0``;
+   * ``z_syn,alpha beta`` (Eq. 11; ``c = (1, w, conj w)``, ``a = (1, w alpha, conj(w) beta)``, ``b = (1, w
+     conj(alpha), conj(w) conj(beta))``, ``w = e^{2 pi i/3}``) for an order-3 factor: ``(c_j / c_0)^3 = 1`` with
+     the three ``c_j`` distinct, ``|a_j / a_0| = |b_j / b_0| = 1``, ``a_j b_j / c_j^2 = a_0 b_0 / c_0^2``;
+     ``z_syn = rho(u_syn)``: also ``(a_j c_0 / (c_j a_0))^2 = 1`` and the same for ``b``.
+
+   The largest deviation (relative) is the **match error**; below ``match_tol`` (the paper's 10 %) the solution is
+   named after Table 2's columns: ``z_nu=i * z_xi`` (order 4, Corollary 4), ``z_nu * z_syn`` (order 6, Corollary
+   2), ``z_nu=i * z_syn,ab`` (order 6, Eq. 11); a factorable solution matching none is ``other``.
 """
 
 from __future__ import annotations
 
-import cmath
-import functools
 import itertools
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
-from margintheory.tasks.cogo.algebra import A, B, C, Z
+from margintheory.core.network import PolyNetwork
+from margintheory.tasks.cogo.algebra import A, B, C, from_network
 
-SALIENT_THRESHOLD = 0.05
-FACTORABLE_ERROR = 0.1
-MATCH_DISTANCE = 0.1
-W3 = cmath.exp(2j * math.pi / 3)
-CLASSES = ("nu=i * xi", "nu=i * syn(alpha,beta)", "nu * syn", "others")
-#: which class a solution matching several takes (z_syn is z_{syn,alpha beta} at alpha = beta = 1)
-PRIORITY = ("nu=i * xi", "nu * syn", "nu=i * syn(alpha,beta)")
-#: grid of unit-modulus parameters searched before refinement
-_ANGLES = np.exp(1j * np.linspace(0, 2 * math.pi, 360, endpoint=False))
-
-
-def salient_nodes(z: Z, k: int, threshold: float = SALIENT_THRESHOLD) -> np.ndarray:
-    """Indices of the nodes of the per-frequency solution at ``k`` (module docstring, step 1)."""
-    strength = np.abs(z.z[A, k] * z.z[B, k] * z.z[C, k]) ** (1 / 3)
-    return np.flatnonzero(strength >= threshold)
-
-
-def rank_one_residual(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For a stack of matrices ``(..., a, b)``: the squared residual of the best rank-one approximation and the
-    approximation itself (SVD)."""
-    u, s, vh = np.linalg.svd(M, full_matrices=False)
-    approx = s[..., :1, None] * u[..., :, :1] @ vh[..., :1, :]
-    return (s[..., 1:] ** 2).sum(axis=-1), approx
+SALIENT_THRESHOLD = 0.2
+FACTOR_TOL = 0.1
+MATCH_TOL = 0.1
+W3 = np.exp(2j * np.pi / 3)
+#: the names of Table 2's columns, in its order, and the two kinds of solution outside them
+CONSTRUCTIONS = ("z_nu=i * z_xi", "z_nu=i * z_syn,ab", "z_nu * z_syn", "other")
+SPLITS = {4: (2, 2), 6: (2, 3)}
 
 
 @dataclass(frozen=True)
-class Factorization:
-    """``z ~ z1 * z2``: the factors (``(3, a)`` and ``(3, b)``, canonical: reference node first), the relative
-    error, the node order (grid cell ``(i, j)`` holds node ``order[i * b + j]``) and the pseudo-1 signs applied to
-    the grid cells (``-1``: ``1~`` on that node)."""
-
-    z1: np.ndarray
-    z2: np.ndarray
-    error: float
-    order: tuple[int, ...]
-    signs: tuple[int, ...]
-
-
-@functools.cache
-def grid_assignments(a: int, b: int) -> np.ndarray:
-    """One node order per way of placing ``a*b`` nodes on an ``a x b`` grid up to permuting its rows and its columns
-    (which leaves a rank-one grid rank one): 60 orders for ``2 x 3``, 6 for ``2 x 2``."""
-    seen, out = set(), []
-    for perm in itertools.permutations(range(a * b)):
-        grid = np.array(perm).reshape(a, b)
-        key = (frozenset(frozenset(row) for row in grid.tolist()), frozenset(frozenset(col) for col in grid.T.tolist()))
-        if key not in seen:
-            seen.add(key)
-            out.append(perm)
-    return np.array(out)
-
-
-#: a factorization within this much (relative error) of the best one is an alternative of it (module docstring)
-TIE_ERROR = 0.01
-#: at most this many alternatives are classified
-MAX_ALTERNATIVES = 16
-
-
-def factorizations(v: np.ndarray, shape: tuple[int, int]) -> list[Factorization]:
-    """The ring factorizations of the per-frequency solution ``v`` (``(3, a*b)``: rows a, b, c at ``+k``) into an
-    order-``a`` and an order-``b`` factor (module docstring, step 2), best first: the best one and its alternatives
-    (relative error within :data:`TIE_ERROR` of it; a product such as ``z_{nu=1} * z_syn`` has several exact ones,
-    since ``z_{nu=1}``'s nodes are closed under multiplying by ``[1, -1, -1]``).  The node orders searched are those
-    whose output row is factorable on its own (relative residual at most :data:`FACTORABLE_ERROR`) and the best one,
-    each over every pseudo-1 pattern."""
-    a, b = shape
-    perms = grid_assignments(a, b)
-    c_res, _ = rank_one_residual(v[C][perms].reshape(-1, a, b))
-    norm2 = max(float((np.abs(v) ** 2).sum()), 1e-300)
-    keep = (c_res <= FACTORABLE_ERROR**2 * max(float((np.abs(v[C]) ** 2).sum()), 1e-300)) | (c_res <= c_res.min())
-    patterns = sign_patterns(a, b)
-    scored = []
-    for perm, cr in zip(perms[keep], c_res[keep], strict=True):
-        ab = v[[A, B]][:, perm].reshape(1, 2, a, b) * patterns[:, None, :, :]  # (patterns, 2, a, b)
-        total = rank_one_residual(ab)[0].sum(axis=1) + cr
-        scored += [(math.sqrt(max(float(t), 0.0) / norm2), perm, patterns[j]) for j, t in enumerate(total)]
-    scored.sort(key=lambda x: x[0])
-    best = scored[0][0]
-    out: list[Factorization] = []
-    for error, perm, pattern in scored:
-        if error > best + TIE_ERROR or len(out) == MAX_ALTERNATIVES:
-            break
-        grid = v[:, perm].reshape(3, a, b) * np.stack([pattern, pattern, np.ones((a, b))])
-        z1, z2 = _factors(rank_one_residual(grid)[1])
-        out.append(Factorization(z1, z2, error, tuple(int(x) for x in perm), tuple(int(x) for x in pattern.ravel())))
-    return out
-
-
-@functools.cache
-def sign_patterns(a: int, b: int) -> np.ndarray:
-    """``(patterns, a, b)``: the pseudo-1 patterns on an ``a x b`` grid up to flipping whole rows and columns (a
-    flip of a row or a column is ``1~`` on a node of a factor, which the matching allows): first row and column
-    ``+1``, the others free (4 patterns for ``2 x 3``, 2 for ``2 x 2``)."""
-    free = (a - 1) * (b - 1)
-    out = np.ones((2**free, a, b))
-    for i, s in enumerate(itertools.product((1, -1), repeat=free)):
-        out[i, 1:, 1:] = np.array(s).reshape(a - 1, b - 1)
-    return out
-
-
-def factorize(v: np.ndarray, shape: tuple[int, int]) -> Factorization:
-    """The best factorization of :func:`factorizations`."""
-    return factorizations(v, shape)[0]
-
-
-def _factors(approx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rank-one ``(3, a, b)`` matrices ``x y^T`` as their factors, each row divided by its first entry
-    (canonical form, Def. 8: the per-row scales are the order-1 factor ``y``)."""
-    u, s, vh = np.linalg.svd(approx, full_matrices=False)
-    x, y = u[:, :, 0] * s[:, :1], vh[:, 0, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return x / x[:, :1], y / y[:, :1]
-
-
-# -- CoGO's partial solutions, canonical forms (reference node first) ------------------------------------------
-def _unit(x: complex) -> complex:
-    return x / abs(x) if abs(x) > 0 else 1.0
-
-
-def z_nu_form(nu: complex | np.ndarray) -> np.ndarray:
-    """``z_nu = u_nu + 1`` (Table 1) with the ``1`` node as reference: ``[[1, nu], [1, -nu], [1, -conj(nu)^2]]``
-    (``(..., 3, 2)`` for an array of ``nu``)."""
-    nu = np.asarray(nu, dtype=complex)
-    one = np.ones_like(nu)
-    return np.stack([np.stack([one, nu], -1), np.stack([one, -nu], -1), np.stack([one, -np.conj(nu) ** 2], -1)], -2)
-
-
-def z_xi_form(xi: complex | np.ndarray) -> np.ndarray:
-    """Eq. 9: ``[[1, xi], [1, -i conj(xi)], [1, i]]`` (``(..., 3, 2)`` for an array of ``xi``)."""
-    xi = np.asarray(xi, dtype=complex)
-    one = np.ones_like(xi)
-    return np.stack([np.stack([one, xi], -1), np.stack([one, -1j * np.conj(xi)], -1), np.stack([one, 1j * one], -1)],
-                    -2)
-
-
-def z_syn_form(alpha: complex, beta: complex) -> np.ndarray:
-    """Eq. 11: ``[[1, w alpha, conj(w) beta], [1, w conj(alpha), conj(w) conj(beta)], [1, w, conj(w)]]``."""
-    w, wb = W3, W3.conjugate()
-    return np.array([[1, w * alpha, wb * beta], [1, w * np.conj(alpha), wb * np.conj(beta)], [1, w, wb]])
-
-
-@functools.cache
-def _variant_maps(n: int) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
-    """(reference node, order of the other nodes, pseudo-1 signs on them) for a factor of order ``n``."""
-    return tuple((ref, order, signs) for ref in range(n) for order in itertools.permutations(
-        [j for j in range(n) if j != ref]) for signs in itertools.product((1, -1), repeat=n - 1))
-
-
-def _variants(f: np.ndarray) -> list[np.ndarray]:
-    """The canonical forms of one factor under a change of reference node, of node order, of ``1~`` on the
-    non-reference nodes, and complex conjugation (finite ones only)."""
-    out = []
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for ref, order, signs in _variant_maps(f.shape[1]):
-            g = (f / f[:, ref : ref + 1])[:, [ref, *order]]
-            g[:2, 1:] *= np.array(signs)
-            if np.all(np.isfinite(g)):
-                out += [g, np.conj(g)]
-    return out
-
-
-def _distance(f: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """``||f - target|| / ||target||`` (over the last two axes of ``target``)."""
-    return np.linalg.norm(f - target, axis=(-2, -1)) / np.linalg.norm(target, axis=(-2, -1))
-
-
-def _fit_one(forms, f: np.ndarray) -> float:  # noqa: ANN001 - a function of one unit-modulus parameter
-    """Smallest distance of the factor ``f`` (any variant) to ``forms(t)`` over unit ``t`` (a grid of 360 angles,
-    then a finer one around the best)."""
-    best = math.inf
-    for g in _variants(f):
-        d = _distance(g, forms(_ANGLES))
-        fine = np.exp(1j * (np.angle(_ANGLES[int(np.argmin(d))]) + np.linspace(-0.01, 0.01, 41)))
-        best = min(best, float(d.min()), float(_distance(g, forms(fine)).min()))
-    return best
-
-
-def match_distances(f: np.ndarray) -> dict[str, float]:
-    """Distances of a canonical factor to CoGO's partial solutions of its order (module docstring, step 3)."""
-    variants = _variants(f)
-    if not variants:
-        return {}
-    if f.shape[1] == 2:
-        return {"nu=i": min(float(_distance(g, z_nu_form(1j))) for g in variants), "nu": _fit_one(z_nu_form, f),
-                "xi": _fit_one(z_xi_form, f)}
-    if f.shape[1] == 3:
-        return {"syn": min(float(_distance(g, z_syn_form(1, 1))) for g in variants),
-                "syn(alpha,beta)": min(_syn_alpha_beta(g) for g in variants)}
-    return {}
-
-
-def _syn_alpha_beta(g: np.ndarray) -> float:
-    """Distance of a canonical order-3 factor to ``z_{syn,alpha beta}``, ``alpha, beta`` fitted from rows a, b."""
-    alpha = _unit(g[A, 1] / W3 + np.conj(g[B, 1] / W3))
-    beta = _unit(g[A, 2] / W3.conjugate() + np.conj(g[B, 2] / W3.conjugate()))
-    return float(_distance(g, z_syn_form(alpha, beta)))
-
-
-@dataclass(frozen=True)
-class SolutionClass:
-    """One per-frequency solution sorted: its frequency, order, factorization (``None`` unless order 4 or 6),
-    whether it is factorable, and its class (:data:`CLASSES`, ``None`` when not factorable)."""
+class FrequencySolution:
+    """The solution at one frequency (module docstring)."""
 
     k: int
-    order: int
-    factorization: Factorization | None
-    factorable: bool
-    kind: str | None
+    nodes: tuple[int, ...]
+    factor_error: float | None = None  # None: not of order 4 or 6
+    construction: str | None = None  # None: not factorable (or not of order 4 / 6)
+    match_error: float | None = None
+    factors: tuple[np.ndarray, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def order(self) -> int:
+        return len(self.nodes)
 
 
-def classify(factor: Factorization) -> str:
-    """Table 2's class of one factorization (module docstring)."""
-    small, big = (factor.z1, factor.z2) if factor.z1.shape[1] <= factor.z2.shape[1] else (factor.z2, factor.z1)
-    d_small, d_big = match_distances(small), match_distances(big)
-    if not d_small or not d_big:
-        return CLASSES[3]
-    if big.shape[1] == 2:
-        pair = min(max(d_small["nu=i"], d_big["xi"]), max(d_big["nu=i"], d_small["xi"]))
-        return CLASSES[0] if pair <= MATCH_DISTANCE else CLASSES[3]
-    if d_big["syn"] <= MATCH_DISTANCE and d_small["nu"] <= MATCH_DISTANCE:
-        return CLASSES[2]
-    if d_big["syn(alpha,beta)"] <= MATCH_DISTANCE and d_small["nu=i"] <= MATCH_DISTANCE:
-        return CLASSES[1]
-    return CLASSES[3]
+def salient_nodes(z: np.ndarray, k: int, threshold: float = SALIENT_THRESHOLD) -> np.ndarray:
+    """Nodes whose input weights at frequency ``k`` reach ``threshold`` times the largest (module docstring)."""
+    strength = np.sqrt(np.abs(z[A, k]) ** 2 + np.abs(z[B, k]) ** 2)
+    top = float(strength.max()) if strength.size else 0.0
+    return np.flatnonzero(strength >= threshold * top) if top > 0 else np.zeros(0, dtype=int)
 
 
-def classify_alternatives(alternatives: list[Factorization]) -> tuple[str, Factorization]:
-    """The class of a solution: the first of :data:`PRIORITY` that one of its factorizations (best first) matches,
-    with that factorization; ``others`` (with the best factorization) when none does."""
-    found = [(PRIORITY.index(kind), i) for i, f in enumerate(alternatives) if (kind := classify(f)) != CLASSES[3]]
-    if not found:
-        return CLASSES[3], alternatives[0]
-    rank, i = min(found)
-    return PRIORITY[rank], alternatives[i]
+@lru_cache(maxsize=4)
+def _arrangements(n: int, n1: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every placement of ``n`` nodes in an ``n1 x (n / n1)`` grid up to permuting rows and columns, and every
+    pseudo-1 sign pattern up to the sign patterns that are themselves rank one (node 0 keeps its sign)."""
+    n2 = n // n1
+    seen, perms = set(), []
+    for perm in itertools.permutations(range(n)):
+        grid = np.array(perm).reshape(n1, n2)
+        key = tuple(sorted(tuple(sorted(row)) for row in grid.tolist())), tuple(
+            sorted(tuple(sorted(col)) for col in grid.T.tolist()))
+        if key not in seen:
+            seen.add(key)
+            perms.append(perm)
+    signs = np.array([(1,) + s for s in itertools.product((1, -1), repeat=n - 1)], dtype=float)
+    return np.array(perms), signs
 
 
-def sort_solutions(z: Z, threshold: float = SALIENT_THRESHOLD) -> list[SolutionClass]:
-    """Every per-frequency solution of ``z`` (frequencies ``1..(d-1)/2``) with its order, factorization and class."""
+def _rank_one_residual(M: np.ndarray) -> np.ndarray:
+    """``sqrt(sum_{i >= 2} sigma_i^2) / ||M||_F`` of every matrix in the stack ``M`` (0 for a zero matrix)."""
+    sv = np.linalg.svd(M, compute_uv=False)
+    total = np.sqrt(np.sum(sv**2, axis=-1))
+    return np.sqrt(np.sum(sv[..., 1:] ** 2, axis=-1)) / np.where(total > 0, total, 1.0)
+
+
+def _rank_one_factors(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x, y`` with ``M ~ x y^T`` (the leading singular pair, split evenly)."""
+    u, s, vh = np.linalg.svd(M)
+    return np.sqrt(s[0]) * u[:, 0], np.sqrt(s[0]) * vh[0]
+
+
+def kronecker_factorizations(vals: np.ndarray, n1: int, tol: float = FACTOR_TOL
+                             ) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """Ring-product factorizations of one frequency's node values ``vals`` (``(3, n)`` complex: ``a, b, c``) into
+    factors of orders ``n1`` and ``n / n1``: ``(error, x (3, n1), y (3, n / n1))`` for every arrangement and sign
+    pattern with error ``<= tol``, best first (a solution with special values has several exact ones: the factors of
+    ``z_syn * z_{nu=1}`` can be regrouped), or the best one alone when none is within ``tol``."""
+    n = vals.shape[1]
+    n2 = n // n1
+    perms, signs = _arrangements(n, n1)
+    res_c = _rank_one_residual(vals[C][perms].reshape(-1, n1, n2))  # the pseudo-1 leaves z_c unchanged
+    keep = perms[res_c <= max(float(res_c.min()) * (1 + 1e-9) + 1e-12, tol)]
+    res_c = _rank_one_residual(vals[C][keep].reshape(-1, n1, n2))
+    signed = {p: (vals[p][None, :] * signs)[:, keep].reshape(len(signs), len(keep), n1, n2) for p in (A, B)}
+    res = np.maximum(np.maximum(_rank_one_residual(signed[A]), _rank_one_residual(signed[B])), res_c[None, :])
+    chosen = np.argwhere(res <= tol)
+    if not len(chosen):
+        chosen = np.array([np.unravel_index(int(np.argmin(res)), res.shape)])
     out = []
-    for k in range(1, (z.d - 1) // 2 + 1):
-        nodes = salient_nodes(z, k, threshold)
-        shape = {4: (2, 2), 6: (2, 3)}.get(len(nodes))
-        if shape is None:
-            out.append(SolutionClass(k, len(nodes), None, False, None))
+    for si, pi in chosen[np.argsort(res[tuple(chosen.T)], kind="stable")]:
+        x, y = np.zeros((3, n1), complex), np.zeros((3, n2), complex)
+        for p, M in ((A, signed[A][si, pi]), (B, signed[B][si, pi]), (C, vals[C][keep[pi]].reshape(n1, n2))):
+            x[p], y[p] = _rank_one_factors(M)
+        out.append((float(res[si, pi]), x, y))
+    return out
+
+
+def _ratio(x: np.ndarray) -> np.ndarray | None:
+    """``z_p[1] / z_p[0]`` for ``p = a, b, c`` of an order-2 factor (``None`` if a node vanishes)."""
+    scale = float(np.abs(x).max())
+    if scale == 0 or np.any(np.abs(x[:, 0]) <= 1e-9 * scale):
+        return None
+    return x[:, 1] / x[:, 0]
+
+
+def nu_error(x: np.ndarray, nu_i: bool = False) -> float:
+    """Deviation of an order-2 factor from ``z_nu`` (``nu_i``: from ``z_{nu=i}``); module docstring."""
+    r = _ratio(x)
+    if r is None:
+        return np.inf
+    err = max(abs(abs(r[A]) - 1), abs(r[A] + r[B]), abs(r[C] + np.conj(r[A]) ** 2))
+    return max(err, abs(r[C] - 1)) if nu_i else err
+
+
+def xi_error(x: np.ndarray) -> float:
+    """Deviation of an order-2 factor from ``z_xi`` (module docstring)."""
+    r = _ratio(x)
+    if r is None:
+        return np.inf
+    return max(abs(abs(r[A]) - 1), abs(abs(r[B]) - 1), abs(r[C] ** 2 + 1), abs(r[A] * r[B] + r[C]))
+
+
+def syn_error(y: np.ndarray, alpha_beta: bool = True) -> float:
+    """Deviation of an order-3 factor from ``z_syn,alpha beta`` (``alpha_beta=False``: from ``z_syn``)."""
+    scale = float(np.abs(y).max())
+    if scale == 0 or np.any(np.abs(y) <= 1e-9 * scale):
+        return np.inf
+    rc, ra, rb = y[C] / y[C, 0], y[A] / y[A, 0], y[B] / y[B, 0]
+    t = y[A] * y[B] / y[C] ** 2
+    err = max(float(np.abs(rc**3 - 1).max()), abs(abs(rc[1] - rc[2]) - np.sqrt(3)),
+              float(np.abs(np.abs(ra) - 1).max()), float(np.abs(np.abs(rb) - 1).max()),
+              float(np.abs(t / t[0] - 1).max()))
+    if not alpha_beta:
+        err = max(err, float(np.abs((ra / rc) ** 2 - 1).max()), float(np.abs((rb / rc) ** 2 - 1).max()))
+    return err
+
+
+def match(order: int, x: np.ndarray, y: np.ndarray, tol: float = MATCH_TOL) -> tuple[str, float]:
+    """The Table 2 construction the factors ``x`` (order 2) and ``y`` (order 2 or 3) match, and the match error;
+    ``"other"`` (with the smallest error) when none is within ``tol``."""
+    if order == 4:
+        candidates = {"z_nu=i * z_xi": min(max(nu_error(x, True), xi_error(y)), max(nu_error(y, True), xi_error(x)))}
+    else:
+        candidates = {"z_nu * z_syn": max(nu_error(x), syn_error(y, alpha_beta=False)),
+                      "z_nu=i * z_syn,ab": max(nu_error(x, True), syn_error(y))}
+    name, err = min(candidates.items(), key=lambda item: item[1])
+    return (name if err <= tol else "other"), float(err)
+
+
+def frequency_solutions(net: PolyNetwork, *, threshold: float = SALIENT_THRESHOLD, factor_tol: float = FACTOR_TOL,
+                        match_tol: float = MATCH_TOL) -> list[FrequencySolution]:
+    """Steps 1-3 of the module docstring at every frequency ``1 .. (d-1)/2``; of several factorizations within
+    ``factor_tol`` the one that matches a construction best is kept."""
+    z = from_network(net).z
+    out = []
+    for k in range(1, (z.shape[1] - 1) // 2 + 1):
+        nodes = tuple(int(j) for j in salient_nodes(z, k, threshold))
+        if len(nodes) not in SPLITS:
+            out.append(FrequencySolution(k, nodes))
             continue
-        alternatives = factorizations(z.z[:, k][:, nodes], shape)
-        if alternatives[0].error > FACTORABLE_ERROR:
-            out.append(SolutionClass(k, len(nodes), alternatives[0], False, None))
+        found = kronecker_factorizations(z[:, k, list(nodes)], SPLITS[len(nodes)][0], factor_tol)
+        if found[0][0] > factor_tol:
+            out.append(FrequencySolution(k, nodes, found[0][0], None, None, found[0][1:]))
             continue
-        kind, chosen = classify_alternatives(alternatives)
-        out.append(SolutionClass(k, len(nodes), chosen, True, kind))
+        scored = [(match(len(nodes), x, y, match_tol), err, x, y) for err, x, y in found]
+        (name, merr), err, x, y = min(scored, key=lambda item: (item[0][1], item[1]))
+        out.append(FrequencySolution(k, nodes, err, name, merr, (x, y)))
     return out

@@ -17,6 +17,7 @@ from margintheory.core.checks import Check, VerificationResult, close_check
 from margintheory.core.construction import build_construction
 from margintheory.core.groups import FiniteGroup
 from margintheory.core.network import PolyNetwork
+from margintheory.core.problems import GroupComposition
 from margintheory.core.representations import Irrep, character_table, frobenius_schur_indicator, real_irreps
 from margintheory.engines.margins import DEFAULT_MAX_MEMORY, EPS, exhaustive_margin
 from margintheory.errors import InputError
@@ -158,3 +159,42 @@ def verify_group_network(
     result.checks += [net_checks.relabel(c) for c in mc]
     result.fields.update(mf)
     return result
+
+
+def group_common_fields(problem: GroupComposition, result: VerificationResult, *, construction: bool) -> None:
+    """The group task's own names mapped onto the common fields.
+
+    ``gamma_star`` is Theorem 7.9's closed form where its hypotheses hold (real-type irreps and the class
+    condition), ``gamma*(n, 2)`` of modular addition for odd cyclic groups, else ``None`` (the class-LP max margin
+    stays in ``details.gamma_star_lp``).  The margin checks of a group are made against the LP value; their ratio
+    and error move to ``details`` under ``*_to_max_margin`` names.
+    """
+    f = result.fields
+    for key in ("ratio_to_gamma_star", "relative_error"):
+        if key in f:
+            f[key + "_to_max_margin"] = f.pop(key)
+    name, order = problem.group, problem.order
+    if "condition_holds" in f:  # real-type irreps: Theorem 7.9's setting
+        holds = bool(f["condition_holds"])
+        if holds:
+            f["gamma_star"] = problem.theorem79_formula
+            f["gamma_star_note"] = ("Theorem 7.9 (Morwani et al.): 2 / (3 sqrt(3|G|) sum_{R != 1} d_R^2.5); its "
+                                    "condition holds and the class LP agrees")
+        else:
+            f["gamma_star"] = None
+            f["gamma_star_note"] = (f"the condition of Theorem 7.9 fails for {name}: no closed form; the max margin is "
+                                    "the class-LP value details.gamma_star_lp")
+    elif order % 2:
+        f["gamma_star"] = theory.gamma_star(order, 2)
+        f["gamma_star_note"] = (f"{name} = Z_{order}: modular addition's gamma*(p = {order}, k = 2) (Theorem C.22); "
+                                "irreps of complex type are outside Theorem 7.9")
+    else:
+        f["gamma_star"] = None
+        f["gamma_star_note"] = f"{name} has even order and irreps of complex type: no closed form applies"
+    if construction:
+        if "construction_normalized_margin" in f:
+            f["normalized_margin"] = f["construction_normalized_margin"]
+            f["width"] = f.get("construction_width")
+        elif "group_path_margin" in f:
+            f["normalized_margin"] = f["group_path_margin"]
+            f["width"] = theory.construction_width(order, 2)
