@@ -50,7 +50,10 @@ MAX_ROW_WORK = 2e9
 
 def _fits(spec: RunSpec, max_memory: float) -> RunSpec:
     """``spec`` at the largest prime ``p`` (<= the paper's) whose training arrays fit ``max_memory`` and whose
-    history row is at most :data:`MAX_ROW_WORK` (the estimate scales the measurement to the paper's ``p``)."""
+    history row is at most :data:`MAX_ROW_WORK` (the estimate scales the measurement to the paper's ``p``); the
+    other tasks' runs are timed at their own sizes."""
+    if spec.task != "modular-addition":
+        return spec
     p = spec.sizes["p"]
     while p > 5:
         s = {**spec.sizes, "p": p}
@@ -64,25 +67,26 @@ def _fits(spec: RunSpec, max_memory: float) -> RunSpec:
     return replace(spec, sizes={**spec.sizes, "p": 5})
 
 
-def _distinct_runs() -> list[RunSpec]:
+def _distinct_runs(tasks: list[str] | None) -> list[RunSpec]:
     seen, out = set(), []
     for rec in RECIPES.values():
         for spec in rec.runs:
-            if trainer_gap(spec) is not None or spec.task != "modular-addition":
+            if trainer_gap(spec) is not None or (tasks and f"{spec.task}/{spec.activation}" not in tasks):
                 continue
-            key = (tuple(spec.sizes.items()), spec.batch_size, spec.train_fraction, spec.optimizer)
+            key = (tuple(spec.sizes.items()), spec.batch_size, spec.train_fraction, spec.optimizer, spec.activation)
             if key not in seen:
                 seen.add(key)
                 out.append(spec)
     return out
 
 
-def calibrate(console: Console, backends: list[str], max_memory: float, seconds: float) -> None:
+def calibrate(console: Console, backends: list[str], max_memory: float, seconds: float,
+              tasks: list[str] | None) -> None:
     table = Table(title=f"training speed (CPU s of one process) on {hardware_description()}")
     for col in ("run", "sizes timed", "batch", "backend", "update s", "history row s", "ratio to numpy (update)"):
         table.add_column(col, justify="right")
     rows = []
-    for spec in _distinct_runs():
+    for spec in _distinct_runs(tasks):
         timed = _fits(spec, max_memory)
         base = None
         for backend in backends:
@@ -94,13 +98,16 @@ def calibrate(console: Console, backends: list[str], max_memory: float, seconds:
                          "batch_size": timed.batch_size, "train_fraction": timed.train_fraction,
                          "optimizer": timed.optimizer, "backend": backend, "steps_timed": steps,
                          "update_seconds": update, "row_seconds": row})
-            table.add_row(spec.label, str(timed.sizes), str(timed.batch_size), backend, f"{update:.4g}",
-                          f"{row:.4g}", f"{update / base:.2f}")
+            table.add_row(f"{spec.label} ({spec.task})", str(timed.sizes), str(timed.batch_size), backend,
+                          f"{update:.4g}", f"{row:.4g}", f"{update / base:.2f}")
     console.print(table)
+    old = json.loads(DATA.read_text(encoding="utf-8")) if DATA.exists() and tasks else {"devices": {}}
+    keep = [m for m in old.get("devices", {}).get("cpu", {}).get("measurements", [])
+            if f"{m['task']}/{m.get('activation', 'power')}" not in (tasks or [])]
     doc = {"note": "CPU seconds of one process per update and per history row (benchmarks/bench_reproduce.py "
                    "--calibrate); OMP_NUM_THREADS=1", "devices": {"cpu": {
                        "hardware": hardware_description(), "date": datetime.date.today().isoformat(),
-                       "load_average": os.getloadavg()[0], "measurements": rows}}}
+                       "load_average": os.getloadavg()[0], "measurements": keep + rows}}}
     DATA.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     console.print(f"wrote {DATA}")
 
@@ -163,6 +170,8 @@ def main() -> None:
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument("--backends", default="numpy,jax")
     parser.add_argument("--seconds", type=float, default=20.0, help="about this long per timed run")
+    parser.add_argument("--tasks", default=None, metavar="TASK/ACTIVATION,...",
+                        help="calibrate only these (e.g. parity/power,modular-addition/relu); the others are kept")
     parser.add_argument("--max-memory", type=float, default=3 * 2**30)
     parser.add_argument("--run", metavar="NAME")
     parser.add_argument("--runs", default=None, help="the recipe's runs to train, comma-separated")
@@ -174,7 +183,8 @@ def main() -> None:
     args = parser.parse_args()
     console = Console(highlight=False)
     if args.calibrate:
-        calibrate(console, args.backends.split(","), args.max_memory, args.seconds)
+        calibrate(console, args.backends.split(","), args.max_memory, args.seconds,
+                  args.tasks.split(",") if args.tasks else None)
     if args.run:
         run(console, args.run, args.runs.split(",") if args.runs else None, args.backend, args.into)
     if args.table:

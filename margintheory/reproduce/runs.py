@@ -13,6 +13,7 @@ Which tasks and activations have a trainer here is :func:`trainer_gap` (``None``
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import platform
 import socket
@@ -42,9 +43,11 @@ def trainer_gap(spec: RunSpec) -> str | None:
         return f"there is no {spec.task} trainer in this version"
     if spec.activation not in ACTIVATIONS:
         return f"the {spec.activation} activation is not in this version's trainer"
-    if spec.objective != "full":
-        return ("the trainer minimizes the full loss: Eq. 3 without its R_* term (an objective of the monomial "
-                "potentials) is not in this version")
+    if spec.objective != "full" and (spec.task != "cogo" or spec.regularizer not in ("none", "l2")
+                                     or spec.optimizer != "adam"):
+        return f"no trainer for the objective {spec.objective!r} with {spec.optimizer} and {spec.regularizer}"
+    if spec.objective != "full" and importlib.util.find_spec("jax") is None:
+        return "Eq. 3 without its R_* term is minimized with JAX, which is not installed (margintheory[jax])"
     return None
 
 
@@ -88,7 +91,38 @@ def recipe_cell(params: dict[str, Any]) -> VerificationResult:
         raise InputError(f"run {spec.label}: {gap}")
     run_dir = Path(params["out"]) / "runs" / run_name(spec.label, params["seed"], params["scale"])
     run_dir.mkdir(parents=True, exist_ok=True)
+    if spec.objective == "no-r-star":
+        return _train_without_r_star(spec, params, run_dir)
     return _train_run(spec, params, run_dir)
+
+
+def _train_without_r_star(spec: RunSpec, params: dict[str, Any], run_dir: Path) -> VerificationResult:
+    """CoGO Fig. 2 (bottom): Adam on Eq. 3 without the R_* term (:mod:`margintheory.reproduce.cogo_potentials`),
+    from the trainer's initialization of this seed; the run directory gets the trainer's files (no checkpoint: the
+    run takes seconds)."""
+    from margintheory.reproduce.cogo_potentials import train_without_r_star
+    from margintheory.training.analysis import analyze
+    from margintheory.training.tasks import training_task
+    from margintheory.training.trainer import initial_parameters
+
+    problem = problem_of(spec)
+    cfg = train_config(spec, params["seed"], params["backend"], params["dtype"])
+    task = training_task(problem)
+    U0, W0 = initial_parameters(cfg, task)
+    net, history, seconds = train_without_r_star(U0, W0, lr=spec.lr, steps=spec.steps, betas=spec.betas,
+                                                 l2=spec.lam if spec.regularizer == "l2" else 0.0,
+                                                 log_every=spec.history_every)
+    net.save(run_dir / "network.npz")
+    PolyNetwork(U0, W0).save(run_dir / "initial.npz")
+    doc = {"config": {**cfg.to_dict(), "task": "cogo", "objective": spec.objective}, "seconds": seconds,
+           "cpu_seconds": None, "finished": True, "gamma_star": None, "history": history}
+    atomic_write_text(run_dir / "history.json", json.dumps(doc, indent=1, allow_nan=False))
+    result = analyze(problem, net, rtol=None, max_memory=params.get("max_memory", 2**31),
+                     title=f"run {spec.label} seed {cfg.seed} (d={spec.sizes['d']}, q={cfg.width}; Eq. 3 without R_*)")
+    result.fields.update(train_seconds=seconds, final_objective=history[-1]["loss"])
+    result.parameters.update(run=spec.label, seed=cfg.seed, scale=params["scale"], objective=spec.objective)
+    _write_run_json(run_dir, spec, params, seconds, 0.0)
+    return result
 
 
 def problem_of(spec: RunSpec) -> Problem:
