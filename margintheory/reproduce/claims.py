@@ -106,15 +106,20 @@ def _ratio(r: float) -> str:
     return f"1 {'-' if r < 1 else '+'} {abs(1 - r):.2e}" if abs(1 - r) < 1e-3 else f"{r:.6f}"
 
 
-def _single_frequency(claim: Claim, outs: list[RunOutcome]) -> Measured:
+def _norm_share(claim: Claim, outs: list[RunOutcome], single: Callable[[RunOutcome], np.ndarray]) -> Measured:
+    """The share of ``||theta||^(k+1)`` in the neurons ``single(run)`` marks (worst run), against ``1 - tolerance``."""
     shares, parts = [], []
     for o in outs:
-        ok = (vector_max_power(o.network) >= SINGLE_FREQUENCY_POWER).all(axis=1)
+        ok = single(o)
         share = float(norm_shares(o.network)[ok].sum())
         shares.append(share)
         parts.append(f"{_name(o)}: norm share {share:.9f}, {int(ok.sum())}/{ok.size} neurons")
     worst = min(shares)
     return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), "; ".join(parts))
+
+
+def _single_frequency(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    return _norm_share(claim, outs, lambda o: (vector_max_power(o.network) >= SINGLE_FREQUENCY_POWER).all(axis=1))
 
 
 def _max_power_all(claim: Claim, outs: list[RunOutcome]) -> Measured:
@@ -345,15 +350,11 @@ def irrep_fractions(net: PolyNetwork, group: str) -> tuple[np.ndarray, np.ndarra
 
 
 def _single_irrep(claim: Claim, outs: list[RunOutcome]) -> Measured:
-    shares, parts = [], []
-    for o in outs:
+    def single(o: RunOutcome) -> np.ndarray:
         frac, _ = irrep_fractions(o.network, o.spec.sizes["group"])
-        ok = (frac.max(axis=1) >= SINGLE_FREQUENCY_POWER) & (frac.argmax(axis=1) > 0)
-        share = float(norm_shares(o.network)[ok].sum())
-        shares.append(share)
-        parts.append(f"{_name(o)}: norm share {share:.9f}, {int(ok.sum())}/{ok.size} neurons")
-    worst = min(shares)
-    return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), "; ".join(parts))
+        return (frac.max(axis=1) >= SINGLE_FREQUENCY_POWER) & (frac.argmax(axis=1) > 0)
+
+    return _norm_share(claim, outs, single)
 
 
 def _all_irreps(claim: Claim, outs: list[RunOutcome]) -> Measured:
