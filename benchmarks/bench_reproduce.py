@@ -150,6 +150,27 @@ def table_rows(console: Console) -> None:
                           markup=False, soft_wrap=True)
 
 
+def summary_rows(console: Console) -> None:
+    """``| recipe | runs trained | verdict | wall | CPU | load |`` rows from docs/reproductions/*.json (the time of
+    the ``--run`` that finished the recipe: runs trained by an earlier ``--run`` into the same directory count in
+    that one's)."""
+    from margintheory.runtime.budget import format_seconds
+
+    for path in sorted(DOC_RESULTS.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        runs = doc["details"]["run_summaries"]
+        trained = ", ".join(sorted({f"{r['run']} ({sum(x['run'] == r['run'] for x in runs)} seed"
+                                    f"{'s' if sum(x['run'] == r['run'] for x in runs) > 1 else ''})" for r in runs}))
+        if len({r["run"] for r in runs}) > 4:
+            trained = f"{len({r['run'] for r in runs})} runs, {len(runs)} networks"
+        train_s = sum(r["seconds"] or 0.0 for r in runs)
+        b = doc["details"].get("benchmark", {})
+        console.print(f"| `{doc['parameters']['recipe']}` | {trained} | {doc['verdict']} | "
+                      f"{format_seconds(train_s)} | {format_seconds(b.get('wall_seconds', 0))} | "
+                      f"{format_seconds(b.get('cpu_seconds', 0))} | {b.get('load_average', 0):.1f} |",
+                      highlight=False, markup=False, soft_wrap=True)
+
+
 def recipes_table(console: Console) -> None:
     """``| recipe | experiment | runs (sizes, steps, seeds) | CPU | GPU | trainer |`` rows of docs/reproductions.md."""
     from margintheory.reproduce.estimates import estimate_recipe
@@ -180,6 +201,7 @@ def main() -> None:
                         help="train into benchmarks/out/reproduce/DIR_NAME (another recipe's: its runs are reused)")
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--recipes-table", action="store_true")
+    parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     console = Console(highlight=False)
     if args.calibrate:
@@ -191,6 +213,8 @@ def main() -> None:
         table_rows(console)
     if args.recipes_table:
         recipes_table(console)
+    if args.summary:
+        summary_rows(console)
 
 
 if __name__ == "__main__":

@@ -119,7 +119,10 @@ def _norm_share(claim: Claim, outs: list[RunOutcome], single: Callable[[RunOutco
 
 
 def _single_frequency(claim: Claim, outs: list[RunOutcome]) -> Measured:
-    return _norm_share(claim, outs, lambda o: (vector_max_power(o.network) >= SINGLE_FREQUENCY_POWER).all(axis=1))
+    def single(o: RunOutcome) -> np.ndarray:
+        return np.asarray((vector_max_power(o.network) >= SINGLE_FREQUENCY_POWER).all(axis=1))
+
+    return _norm_share(claim, outs, single)
 
 
 def _max_power_all(claim: Claim, outs: list[RunOutcome]) -> Measured:
