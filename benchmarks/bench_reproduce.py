@@ -151,9 +151,8 @@ def table_rows(console: Console) -> None:
 
 
 def summary_rows(console: Console) -> None:
-    """``| recipe | runs trained | verdict | wall | CPU | load |`` rows from docs/reproductions/*.json (the time of
-    the ``--run`` that finished the recipe: runs trained by an earlier ``--run`` into the same directory count in
-    that one's)."""
+    """``| recipe | runs trained | verdict | training wall | training CPU |`` rows from docs/reproductions/*.json
+    (the sums over the recipe's runs, as their histories recorded them)."""
     from margintheory.runtime.budget import format_seconds
 
     for path in sorted(DOC_RESULTS.glob("*.json")):
@@ -163,12 +162,10 @@ def summary_rows(console: Console) -> None:
                                     f"{'s' if sum(x['run'] == r['run'] for x in runs) > 1 else ''})" for r in runs}))
         if len({r["run"] for r in runs}) > 4:
             trained = f"{len({r['run'] for r in runs})} runs, {len(runs)} networks"
-        train_s = sum(r["seconds"] or 0.0 for r in runs)
-        b = doc["details"].get("benchmark", {})
-        console.print(f"| `{doc['parameters']['recipe']}` | {trained} | {doc['verdict']} | "
-                      f"{format_seconds(train_s)} | {format_seconds(b.get('wall_seconds', 0))} | "
-                      f"{format_seconds(b.get('cpu_seconds', 0))} | {b.get('load_average', 0):.1f} |",
-                      highlight=False, markup=False, soft_wrap=True)
+        wall = sum(r["seconds"] or 0.0 for r in runs)
+        cpu = sum(r.get("cpu_seconds") or 0.0 for r in runs)
+        console.print(f"| `{doc['parameters']['recipe']}` | {trained} | {doc['verdict']} | {format_seconds(wall)} | "
+                      f"{format_seconds(cpu)} |", highlight=False, markup=False, soft_wrap=True)
 
 
 def recipes_table(console: Console) -> None:

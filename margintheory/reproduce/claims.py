@@ -95,11 +95,21 @@ def _margin(claim: Claim, outs: list[RunOutcome]) -> Measured:
         ratio = float(o.analysis["normalized_margin"]) / g
         bound = float(o.analysis["details"].get("margin_tolerance", 0.0)) / g
         ratios.append((ratio, bound))
-        parts.append(f"{_name(o)}: {_ratio(ratio)} (float64 error bound {bound:.1e})")
+        parts.append(f"{_name(o)}: {_ratio(ratio)} (float64 error bound {bound:.1e}){_peak(o, g)}")
     worst = min(r for r, _ in ratios)
     tol = claim.tolerance
     passed = (tol is None or worst >= 1 - tol) and all(r <= 1 + b for r, b in ratios)
     return Measured(worst, 1.0, passed, "normalized margin / gamma*: " + "; ".join(parts))
+
+
+def _peak(o: RunOutcome, gamma: float | None) -> str:
+    """``; best during training 0.989930 at step 20000`` from the run's history (its float64 margin rows)."""
+    rows = [(float(h["normalized_margin"]), int(h["step"])) for h in o.history
+            if h.get("normalized_margin") is not None]
+    if not rows or not gamma:
+        return ""
+    best, step = max(rows)
+    return f"; best during training {_ratio(best / gamma)} at step {step} of {o.spec.steps}"
 
 
 def _ratio(r: float) -> str:
@@ -315,7 +325,7 @@ def _ratio_to(outs: list[RunOutcome], claim: Claim, what: str) -> Measured:
         gamma = o.analysis.get("gamma_star")
         ratio = float(o.analysis["normalized_margin"]) / float(gamma) if gamma else float("nan")
         ratios.append(ratio)
-        parts.append(f"{_name(o)}: {_ratio(ratio)}")
+        parts.append(f"{_name(o)}: {_ratio(ratio)}{_peak(o, float(gamma) if gamma else None)}")
     worst = min(ratios)
     note = outs[0].analysis.get("gamma_star_note", "")
     return Measured(worst, 1.0, bool(worst >= 1 - (claim.tolerance or 0.0)),

@@ -115,7 +115,7 @@ def _train_without_r_star(spec: RunSpec, params: dict[str, Any], run_dir: Path) 
     net.save(run_dir / "network.npz")
     PolyNetwork(U0, W0).save(run_dir / "initial.npz")
     doc = {"config": {**cfg.to_dict(), "task": "cogo", "objective": spec.objective}, "seconds": seconds,
-           "cpu_seconds": None, "finished": True, "gamma_star": None, "history": history}
+           "cpu_seconds": seconds, "finished": True, "gamma_star": None, "history": history}
     atomic_write_text(run_dir / "history.json", json.dumps(doc, indent=1, allow_nan=False))
     result = analyze(problem, net, rtol=None, max_memory=params.get("max_memory", 2**31),
                      title=f"run {spec.label} seed {cfg.seed} (d={spec.sizes['d']}, q={cfg.width}; Eq. 3 without R_*)")
@@ -236,6 +236,7 @@ class RunOutcome:
     analysis: dict[str, Any]
     run_dir: Path
     seconds: float
+    cpu_seconds: float = 0.0
     cache: dict[str, Any] = field(default_factory=dict)
 
 
@@ -244,4 +245,5 @@ def load_outcome(spec: RunSpec, seed: int, run_dir: Path, analysis: dict[str, An
     doc = json.loads((run_dir / "history.json").read_text(encoding="utf-8"))
     kind: Any = ParityNetwork if spec.task == "parity" else PolyNetwork
     return RunOutcome(spec, seed, kind.load(run_dir / "network.npz"), kind.load(run_dir / "initial.npz"),
-                      doc["history"], analysis, run_dir, float(doc.get("seconds") or 0.0))
+                      doc["history"], analysis, run_dir, float(doc.get("seconds") or 0.0),
+                      float(doc.get("cpu_seconds") or 0.0))
