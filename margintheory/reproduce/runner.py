@@ -200,7 +200,8 @@ def _common_fields(runs: list[RunSpec], outcomes: dict[str, list[RunOutcome]]) -
 
 def _run_summaries(outcomes: dict[str, list[RunOutcome]]) -> list[dict[str, Any]]:
     return [{"run": o.spec.label, "seed": o.seed, "sizes": o.spec.sizes, "steps": o.spec.steps,
-             "seconds": o.seconds, "cpu_seconds": o.cpu_seconds, "normalized_margin": o.analysis.get("normalized_margin"),
+             "seconds": o.seconds, "cpu_seconds": o.cpu_seconds,
+             "normalized_margin": o.analysis.get("normalized_margin"),
              "ratio_to_gamma_star": o.analysis.get("ratio_to_gamma_star"), "analysis_verdict": o.analysis["verdict"],
              "relative_gradient_norm": o.analysis["details"].get("relative_gradient_norm"),
              "run_dir": str(o.run_dir)} for group in outcomes.values() for o in group]
