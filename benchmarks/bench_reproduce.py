@@ -5,6 +5,7 @@
     OMP_NUM_THREADS=1 nice -n 19 python benchmarks/bench_reproduce.py --run morwani-fig7.1 [--runs quadratic]
     python benchmarks/bench_reproduce.py --table                                 # the docs page's table rows
     python benchmarks/bench_reproduce.py --recipes-table                         # the docs page's recipe list
+    python benchmarks/bench_reproduce.py --page       # rewrites those tables in docs/reproductions.md
 
 ``--calibrate`` times every distinct modular-addition run of the recipes (an update and a history row, in CPU
 seconds of one process, :func:`margintheory.reproduce.estimates.measure_speed`) with the numpy and the JAX backend
@@ -146,7 +147,8 @@ def table_rows(console: Console) -> None:
                 agrees += " (reported, not deciding)"
             measured = c["measured"] if not isinstance(c["measured"], float) else f"{c['measured']:.6g}"
             claim, _, reading = c["statement"].partition(". Read as: ")
-            console.print(f"| `{name}` | {claim} | {reading} | {measured} | {agrees} |", highlight=False,
+            cells = [f"`{name}`", claim, reading, str(measured), agrees]
+            console.print("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |", highlight=False,
                           markup=False, soft_wrap=True)
 
 
@@ -183,6 +185,40 @@ def recipes_table(console: Console) -> None:
                       soft_wrap=True)
 
 
+def _captured(fn) -> str:  # noqa: ANN001 - one of the row printers above
+    import io
+
+    buf = io.StringIO()
+    fn(Console(file=buf, width=10_000, highlight=False))
+    return buf.getvalue().strip()
+
+
+PAGE = ROOT / "docs" / "reproductions.md"
+SECTIONS = {
+    "recipes": ("| recipe | experiment | runs (first two) | CPU, this machine | GPU | trainable |\n"
+                "|---|---|---|---|---|---|", recipes_table),
+    "summary": ("| recipe | runs trained | verdict | training, wall (sum over runs) | training, CPU |\n"
+                "|---|---|---|---|---|", summary_rows),
+    "claims": ("| recipe | paper's claim | read as | measured | agrees? |\n|---|---|---|---|---|", table_rows),
+}
+
+
+def write_page(console: Console) -> None:
+    """Replace the generated tables of docs/reproductions.md (between ``<!-- generated: NAME -->`` and
+    ``<!-- end: NAME -->``) with the registry's and the results' current rows."""
+    import re
+
+    text = PAGE.read_text(encoding="utf-8")
+    for name, (header, rows) in SECTIONS.items():
+        block = f"<!-- generated: {name} -->\n{header}\n{_captured(rows)}\n<!-- end: {name} -->"
+        text, n = re.subn(rf"<!-- generated: {name} -->.*?<!-- end: {name} -->", lambda _m, b=block: b, text,
+                          flags=re.S)
+        if n != 1:
+            raise SystemExit(f"{PAGE}: no generated section {name!r}")
+    PAGE.write_text(text, encoding="utf-8")
+    console.print(f"wrote {PAGE}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calibrate", action="store_true")
@@ -199,6 +235,7 @@ def main() -> None:
     parser.add_argument("--table", action="store_true")
     parser.add_argument("--recipes-table", action="store_true")
     parser.add_argument("--summary", action="store_true")
+    parser.add_argument("--page", action="store_true", help="rewrite the generated tables of docs/reproductions.md")
     args = parser.parse_args()
     console = Console(highlight=False)
     if args.calibrate:
@@ -212,6 +249,8 @@ def main() -> None:
         recipes_table(console)
     if args.summary:
         summary_rows(console)
+    if args.page:
+        write_page(console)
 
 
 if __name__ == "__main__":
