@@ -153,5 +153,6 @@ def _print_table(rows: list[dict]) -> None:
     console.print(table)
     console.print("CPU: this project's 2-core machine, from measured steps per second (margintheory/data/"
                   "reproduce_timings.json, written by benchmarks/bench_reproduce.py --calibrate); GPU: not measured, "
-                  "no GPU has been available. Runs marked (gpu) are out of a CPU's reach at the paper's size.",
+                  "no GPU has been available. Runs marked (gpu) are planned for a GPU at the paper's size "
+                  "(docs/reproductions.md).",
                   highlight=False)
