@@ -1,14 +1,16 @@
 """The class-weighted single-neuron bracket at the sizes of its targets, for random and for peaked weights.
 
-    python benchmarks/bench_class_weighted.py [--only 5x2 7x2 ...] [--kinds random peaked] [--seed 1]
+    python benchmarks/bench_class_weighted.py [--only 5x2 7x2 ...] [--kinds random peaked] [--seeds 1 2]
+                                              [--method auto|quartic-sos|eliminated]
 
 Each case runs in a fresh subprocess under ``/usr/bin/time -v`` (when present): the path is imported and warmed up
 on ``(3, 2)`` (lazy imports, solver set-up), ``ru_maxrss`` is read (the baseline: interpreter, libraries, warm
 state), the bracket is computed at the case's size, and ``ru_maxrss`` and the CPU time are read again.  Printed per
-case: the method ``auto`` chose, ``(U - L)/L``, the wall and user CPU seconds of the bracket alone (and the whole
-process's from ``/usr/bin/time``), the up-front memory estimate (:func:`margintheory.solvers.class_weighted.
-estimate`) against the measured peak above the baseline (target ratio within 2x; below 16 MiB the measurement is
-allocator noise and the ratio is flagged), and the target time of docs/theory.md#class-weighted-scale.
+case: the method (``auto``'s choice by default), the exactness of ``U``, ``(U - L)/L``, the wall and user CPU
+seconds of the bracket alone (and the whole process's from ``/usr/bin/time``), the target time of
+docs/theory.md#class-weighted-scale, the up-front time estimate, and the up-front memory estimate
+(:func:`margintheory.solvers.class_weighted.estimate`) against the measured peak above the baseline (target ratio
+within 2x; below 16 MiB the measurement is allocator noise and the ratio is flagged).
 
 Weights: ``random`` -- ``q`` and every row of ``tau`` uniform random, normalised; ``peaked`` -- ``q`` on 3 random
 inputs, ``tau`` one-hot on a random wrong label.  Not run by CI; the device (CPU model, cores, load) is printed
@@ -49,16 +51,16 @@ CHILD = textwrap.dedent("""
             tau /= tau.sum(axis=1, keepdims=True)
         return q, tau
 
-    p, k, kind, seed = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    p, k, kind, seed, method = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
     q, tau = weights(3, 2, "random", 0)
-    class_weighted_single_neuron(3, 2, q=q, tau=tau)  # warm-up
+    class_weighted_single_neuron(3, 2, q=q, tau=tau, method=method)  # warm-up
     base = resource.getrusage(resource.RUSAGE_SELF)
     q, tau = weights(p, k, kind, seed)
-    est = estimate(class_weights(p, k, q=q, tau=tau))
+    est = estimate(class_weights(p, k, q=q, tau=tau), method=method)
     t0 = time.perf_counter()
-    out = {"estimate": est.bytes, "what": est.what}
+    out = {"estimate": est.bytes, "what": est.what, "estimate_seconds": est.seconds}
     try:
-        b = class_weighted_single_neuron(p, k, q=q, tau=tau)
+        b = class_weighted_single_neuron(p, k, q=q, tau=tau, method=method)
         out.update(method=b.method, lower=b.lower, upper=b.upper, gap=(b.upper - b.lower) / b.lower,
                    exactness=b.upper_exactness, eliminated=b.weights.get("eliminated"))
     except RefusedError as exc:
@@ -81,8 +83,8 @@ def device() -> str:
     return f"{model}; {os.cpu_count()} cores; load average {load:.1f}"
 
 
-def run_case(p: int, k: int, kind: str, seed: int, timeout: float) -> dict:
-    cmd = [sys.executable, "-c", CHILD, str(p), str(k), kind, str(seed)]
+def run_case(p: int, k: int, kind: str, seed: int, timeout: float, method: str = "auto") -> dict:
+    cmd = [sys.executable, "-c", CHILD, str(p), str(k), kind, str(seed), method]
     timer = shutil.which("time") and os.path.exists("/usr/bin/time")
     if timer:
         cmd = ["/usr/bin/time", "-v"] + cmd
@@ -104,24 +106,31 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=list(TARGETS))
     ap.add_argument("--kinds", nargs="*", default=["random", "peaked"])
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, nargs="*", default=[1])
+    ap.add_argument("--method", default="auto", choices=("auto", "quartic-sos", "eliminated"))
     args = ap.parse_args()
     print(f"device: {device()}")
-    print(f"{'case':>6} {'kind':>7} {'method':>12} {'gap':>9} {'wall s':>7} {'user s':>7} {'proc user':>9} "
-          f"{'target s':>8} {'estimate MiB':>12} {'measured MiB':>12} {'est/meas':>8}")
+    print(f"{'case':>6} {'kind':>7} {'seed':>4} {'method':>12} {'U is':>9} {'gap':>9} {'wall s':>7} {'user s':>7} "
+          f"{'proc user':>9} {'target s':>8} {'est. s':>7} {'estimate MiB':>12} {'measured MiB':>12} {'est/meas':>8}")
     for name in args.only:
         p, k = (int(x) for x in name.split("x"))
         for kind in args.kinds:
-            r = run_case(p, k, kind, args.seed, timeout=4 * TARGETS.get(name, 300) + 60)
-            est, meas = r.get("estimate", float("nan")), r.get("measured", float("nan"))
-            ratio = est / meas if meas and meas > 0 else float("inf")
-            flag = " (noise)" if meas < NOISE_BYTES else ""
-            gap = f"{r['gap']:.2e}" if "gap" in r else "-"
-            print(f"{name:>6} {kind:>7} {r.get('method', '?')[:12]:>12} {gap:>9} {r.get('wall', 0):7.1f} "
-                  f"{r.get('user', 0):7.1f} {r.get('process_user') or 0:9.1f} {TARGETS.get(name, 0):8d} "
-                  f"{est / 2**20:12.1f} {meas / 2**20:12.1f} {ratio:8.2f}{flag}", flush=True)
-            if r.get("refused"):
-                print(f"        refused: {r['refused']}")
+            for seed in args.seeds:
+                r = run_case(p, k, kind, seed, timeout=4 * TARGETS.get(name, 300) + 60, method=args.method)
+                print_row(name, kind, seed, r)
+
+
+def print_row(name: str, kind: str, seed: int, r: dict) -> None:
+    est, meas = r.get("estimate", float("nan")), r.get("measured", float("nan"))
+    ratio = est / meas if meas and meas > 0 else float("inf")
+    flag = " (noise)" if meas < NOISE_BYTES else ""
+    gap = f"{r['gap']:.2e}" if "gap" in r else "-"
+    est_s = f"{r['estimate_seconds']:7.1f}" if r.get("estimate_seconds") is not None else f"{'-':>7}"
+    print(f"{name:>6} {kind:>7} {seed:>4} {r.get('method', '?')[:12]:>12} {r.get('exactness', '-'):>9} {gap:>9} "
+          f"{r.get('wall', 0):7.1f} {r.get('user', 0):7.1f} {r.get('process_user') or 0:9.1f} "
+          f"{TARGETS.get(name, 0):8d} {est_s} {est / 2**20:12.1f} {meas / 2**20:12.1f} {ratio:8.2f}{flag}", flush=True)
+    if r.get("refused"):
+        print(f"        refused: {r['refused']}")
 
 
 if __name__ == "__main__":

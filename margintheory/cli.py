@@ -23,7 +23,20 @@ from margintheory._version import __version__
 from margintheory.commands._parser import OneLineParser
 from margintheory.errors import MarginTheoryError
 from margintheory.runtime import progress
-from margintheory.runtime.process import StdoutError, clean_stdout, flush_stdout, output_failure, progress_reporter, say
+from margintheory.runtime.process import (
+    StdoutError,
+    clean_stdout,
+    flush_stdout,
+    install_handlers,
+    interrupt_exit_status,
+    interrupt_message,
+    output_failure,
+    progress_reporter,
+    raise_on_termination,
+    received_termination,
+    restore_handlers,
+    say,
+)
 
 COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check", "sweep", "reproduce")
 
@@ -78,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     state: dict[str, str] = {"command": ""}
     previous = _exit_at_once_on_interrupt(state)
+    previous_termination = install_handlers(_exit_at_once(state))
     try:
         with clean_stdout():
             code = _dispatch(argv, state)
@@ -86,12 +100,29 @@ def main(argv: list[str] | None = None) -> int:
         code, message = output_failure(exc)
         if message:
             say(f"{_prefix(state)}: error: {message}")
-    except KeyboardInterrupt:
-        say(f"{_prefix(state)}: interrupted")
-        code = 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (runtime.process.Terminated): the work has saved
+        say(f"{_prefix(state)}: {interrupt_message(exc)}")
+        code = interrupt_exit_status(exc)
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a native library's own error (pyo3 PanicException) around a signal
+        code = _native_failure(exc, state)
     finally:
         _set_interrupt_handler(previous)
+        restore_handlers(previous_termination)
     return code
+
+
+def _native_failure(exc: BaseException, state: dict[str, str]) -> int:
+    """An exception that is not an ``Exception`` (pyo3's ``PanicException``): a signal that landed in a native
+    library's call back into Python (then the command ends as terminated or interrupted), or a defect (one line,
+    exit 2)."""
+    stopped = received_termination() or (KeyboardInterrupt() if "KeyboardInterrupt" in str(exc) else None)
+    if stopped is not None:
+        say(f"{_prefix(state)}: {interrupt_message(stopped)}")
+        return interrupt_exit_status(stopped)
+    say(f"{_prefix(state)}: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}")
+    return 2
 
 
 def _exit_at_once_on_interrupt(state: dict[str, str]) -> object:
@@ -100,12 +131,18 @@ def _exit_at_once_on_interrupt(state: dict[str, str]) -> object:
     can be caught and printed as a traceback by compiled code that then carries on (seen under load: the traceback
     was printed and the command ran to the end).  :func:`_dispatch` restores Python's KeyboardInterrupt before the
     command runs, so that the work can clean up (``train`` saves its checkpoint).  Returns the previous handler."""
+    return _set_interrupt_handler(_exit_at_once(state))
+
+
+def _exit_at_once(state: dict[str, str]):  # noqa: ANN202 - a signal handler
+    """The start-up handler of SIGINT, SIGTERM and SIGHUP: one line, exit ``128 + signum`` (130 for Ctrl-C)."""
 
     def interrupted(signum: int, frame: object) -> None:
-        say(f"{_prefix(state)}: interrupted")
-        os._exit(130)
+        what = "interrupted" if signum == signal.SIGINT else f"terminated by {signal.Signals(signum).name}"
+        say(f"{_prefix(state)}: {what}")
+        os._exit(128 + signum)
 
-    return _set_interrupt_handler(interrupted)
+    return interrupted
 
 
 def _set_interrupt_handler(handler: object) -> object:
@@ -131,23 +168,33 @@ def _dispatch(argv: list[str] | None, state: dict[str, str]) -> int:
         except SystemExit as exc:  # usage errors (2), --help / --version (0): argparse has printed its message
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         state["command"] = str(args.command)
-        _set_interrupt_handler(signal.default_int_handler)  # the work may now clean up on Ctrl-C
+        _set_interrupt_handler(signal.default_int_handler)  # the work may now clean up on Ctrl-C,
+        raise_on_termination()  # and on SIGTERM / SIGHUP alike (main restores the previous handlers)
         with progress_reporter() as callback, progress.reporting(callback):
             return int(args.func(args))
     except MarginTheoryError as exc:
         also = "".join(f"; and {other}{_hint(other, args)}" for other in getattr(exc, "also", []))
         say(f"{_prefix(state)}: error: {exc}{_hint(exc, args)}{also}")
         return exc.exit_code
-    except MemoryError:
+    except MemoryError as exc:  # (also runtime.process.NativeFailure: a native solver that aborted in its child)
         hint = ("; the size check passed, so the machine has less free memory than --max-memory allows: free memory "
                 "or lower --max-memory") if hasattr(args, "max_memory") else ""
-        say(f"{_prefix(state)}: error: out of memory{hint}")
+        said = f" ({' '.join(str(exc).split())[:300]})" if str(exc) else ""
+        say(f"{_prefix(state)}: error: out of memory{said}{hint}")
         return 2
     except StdoutError:
         raise
     except OSError as exc:  # an output or input file that cannot be written or read (full disk, permissions, ...)
         where = f"{exc.filename}: " if exc.filename else ""
         say(f"{_prefix(state)}: error: {where}{exc.strerror or exc}")
+        return 2
+    except Exception as exc:  # a defect: one line and exit 2, never a traceback's exit 1 (which reads as refuted)
+        say(f"{_prefix(state)}: internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:400]} (a defect "
+            "of margintheory: please report it with the command; MARGINTHEORY_TRACEBACK=1 prints the traceback)")
+        if os.environ.get("MARGINTHEORY_TRACEBACK"):
+            import traceback
+
+            traceback.print_exc()
         return 2
 
 

@@ -161,8 +161,10 @@ assert h_next < gamma
 # Weight the inputs with `a_1 = 0` twice as much (`p = 3`, `k = 2`, `tau` uniform). Now `(G w)_a` depends on `a`,
 # not only on the label `y(a)`: the monomials of `(u_1[a_1] + u_2[a_2])^2` that miss an input no longer average out,
 # and the reduction to frequency blocks does not apply (the package decides this exactly on the arrays). The bracket
-# is then `certified`: a float SOS relaxation of the objective in all `(k+1) p = 9` weights with a rigorous safety
-# margin. The maximizer is no longer a pure cosine: its input vectors carry a constant (frequency-0) part.
+# then comes from the first-level SOS certificate of a quartic form (`w` eliminated: `|M(u)|^2` in the `k p = 6`
+# input weights), solved by SCS, rounded to rationals and checked in exact integers -- `proved` for the arrays as
+# given (docs/theory.md#quartic-sos). The maximizer is no longer a pure cosine: its input vectors carry a constant
+# (frequency-0) part.
 
 # %%
 P3 = 3
@@ -177,6 +179,7 @@ gamma3 = theory.gamma_star(P3, K)
 print(f"q skewed: translation-invariant {skewed.weights['translation_invariant']}; method {skewed.method}; bracket "
       f"[{skewed.lower:.12g}, {skewed.upper:.12g}] ({skewed.upper_exactness}) = {skewed.lower / gamma3:.4f} gamma*")
 print("max normalized power of u_1, u_2, w:", np.round(power, 4))
-assert not skewed.weights["translation_invariant"] and skewed.upper_exactness == "certified"
+assert not skewed.weights["translation_invariant"] and skewed.method == "quartic-sos"
+assert skewed.upper_exactness == "proved" and skewed.exact_upper is not None
 assert skewed.lower <= skewed.upper and skewed.relative_gap < 1e-6 and skewed.lower > gamma3
 assert power[:K].min() < 0.99  # the inputs' vectors are not single-frequency

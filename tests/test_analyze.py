@@ -173,3 +173,29 @@ def test_the_margin_figure_is_drawn_from_this_networks_history_only(tmp_path, ca
     (run / "history.json").write_text('{"config": {"width": 8}, "history": [')
     err = analyze("network.npz")
     assert len(drawn) == 2 and "not a readable history (JSONDecodeError" in err and "Traceback" not in err
+
+
+def test_the_lemma_c20_rows_show_the_number_that_decides_them():
+    """A network near the construction (1e-3 noise), as a trained one is: ``f^(j..,-j) > 0`` failed on an imaginary
+    part the table did not show, and "all frequencies (C.20)" read [] while training and its figure counted every
+    frequency covered.  Now the imaginary part is its own row, and coverage is counted as train counts it (the
+    dominant frequency of neurons whose vectors all have max normalized power >= 0.9); the strict count (neurons
+    single-frequency at the Fourier tolerance) is in the row's detail and its own field."""
+    from margintheory.tasks.modular_addition.checks import COVERAGE_POWER
+    from margintheory.training.metrics import SPARSE_THRESHOLD, fourier_summary
+
+    base = build_construction(11, 2)
+    rng = np.random.default_rng(3)
+    net = PolyNetwork(base.U * (1 + 1e-3 * rng.standard_normal(base.U.shape)),
+                      base.W * (1 + 1e-3 * rng.standard_normal(base.W.shape)))
+    res = analyze_network(net, 11, 2, compare_construction=False)
+    rows = {c.name: c for c in res.checks}
+    assert COVERAGE_POWER == SPARSE_THRESHOLD
+    assert rows["all frequencies (C.20)"].measured == theory.frequencies(11) and rows["all frequencies (C.20)"].passed
+    assert fourier_summary(net.U, net.W).frequencies_covered == 5
+    assert res.fields["frequencies_covered_single_frequency"] == [] and not rows["single frequency"].passed
+    imag = max(abs(complex(z).imag) for z in res.fields["multidim_dft"])
+    real = rows["f^(j..,-j) real (C.20)"]
+    assert real.measured == imag > real.tolerance and not real.passed
+    assert rows["f^(j..,-j) > 0 (C.20)"].passed and rows["f^(j..,-j) > 0 (C.20)"].measured > 0
+    assert "Re f^(j..,-j) > 0 (C.20)" not in rows  # the sign-only row duplicated the positive-part row

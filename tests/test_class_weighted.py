@@ -169,11 +169,12 @@ def test_cli_bad_weights_are_one_line_exit_2(capsys, tmp_path, case, message):
     argv = ["solve", "--p", "5", "--k", "2", "--single-neuron", "--weights", str(path)]
     if case == "no-single":
         argv.remove("--single-neuron")
-    if case == "too-big":  # random weights at (7, 3): beyond the eliminated branch and bound (343 inputs carry
-        # weight), so the generic relaxation in 28 variables is sized, and it does not fit 2 GiB
-        path7 = tmp_path / "w7.npz"
-        np.savez(path7, **dict(zip(("q", "tau"), _random(7, 3), strict=True)))
-        argv = ["solve", "--p", "7", "--k", "3", "--single-neuron", "--weights", str(path7)]
+    if case == "too-big":  # random weights at (13, 3): the quartic form has 52 variables (a Gram matrix of side
+        # 1378, estimated 2.7 GiB), the eliminated branch and bound does not apply (2197 inputs carry weight), and
+        # the generic relaxation in 52 variables does not fit 2 GiB either
+        path13 = tmp_path / "w13.npz"
+        np.savez(path13, **dict(zip(("q", "tau"), _random(13, 3), strict=True)))
+        argv = ["solve", "--p", "13", "--k", "3", "--single-neuron", "--weights", str(path13)]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err

@@ -828,7 +828,33 @@ def test_check_file_refuses_a_file_over_the_limit_without_reading_it(tmp_path, m
     good = tmp_path / "good.json"
     good.write_text(_TEXT["p3k1"])
     assert checker.check_file(str(good)).status == "valid"
-    assert spy.reads == [checker.MAX_BYTES + 1]  # never more than the limit, and one byte to see a longer file
+    # the head (to read the claimed k), then never more than that k's limit, and one byte to see a longer file
+    assert spy.reads == [checker.HEAD_BYTES, checker.max_certificate_bytes(1) + 1 - checker.HEAD_BYTES]
+
+
+def test_check_file_refuses_a_file_larger_than_its_k_allows_after_reading_the_head_only(tmp_path, monkeypatch):
+    """A 400 MB unknown field in a k = 3 certificate was parsed (1.2 GB resident): a certificate for k = 3 is at most
+    ~64 MiB (its SOS blocks and the largest witness the producer writes), refused from the head alone; a smaller
+    unknown field is read and refused by name."""
+    doc = json.loads(_TEXT["p3k1"])
+    limit = checker.max_certificate_bytes(1)
+    assert 2**20 < limit < 100 * 2**20 and checker.max_certificate_bytes(9) < 100 * 2**20
+    assert checker.max_certificate_bytes(None) == checker.MAX_BYTES
+    big = tmp_path / "big.json"
+    with open(big, "w") as fh:  # the claimed k in the head, then a sparse tail: no data read beyond the head
+        fh.write(json.dumps(doc, separators=(",", ":"))[:-1] + ',"pad":"')
+        fh.truncate(limit + 1)
+    spy = _ReadSpy()
+    monkeypatch.setattr(checker, "open", spy, raising=False)
+    out = checker.check_file(str(big))
+    assert (out.status, out.message) == ("unreadable", f"{big}: {limit + 1} bytes is larger than a certificate for "
+                                                       f"k = 1 can be (at most {limit} bytes)")
+    assert spy.reads == [checker.HEAD_BYTES]
+    doc["pad"] = "x" * 1000
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps(doc))
+    out = checker.check_file(str(small))
+    assert out.status == "unreadable" and out.message.startswith("unknown field 'pad' in certificate")
 
 
 def test_check_file_limit_is_inclusive_and_a_file_that_grows_is_refused(tmp_path, monkeypatch):

@@ -50,7 +50,7 @@ def _red(w):
 @pytest.fixture(scope="module")
 def random52():
     w = _weights(5, 2, 1)
-    return w, class_weighted_single_neuron(w.problem, q=w.q, tau=w.tau)
+    return w, class_weighted_single_neuron(w.problem, q=w.q, tau=w.tau, method="eliminated")
 
 
 def test_the_reduction_keeps_the_used_rows_and_labels():
@@ -160,18 +160,18 @@ def test_agrees_with_the_proved_bracket_on_invariant_weights():
 
 def test_peaked_weights_k3():
     w = _weights(5, 3, 1, peaked=True)
-    b = class_weighted_single_neuron(w.problem, q=w.q, tau=w.tau)
+    b = class_weighted_single_neuron(w.problem, q=w.q, tau=w.tau, method="eliminated")
     assert b.method == "eliminated" and (b.upper - b.lower) / b.lower <= 1e-6
     assert b.weights["eliminated"]["dimensions"] == [len(_red(w).labels) - 1, 3]
 
 
 def test_estimate_and_refusal():
     w = _weights(5, 2, 1)
-    est = estimate(w)
+    est = estimate(w, method="eliminated")
     assert "eliminated" in est.what and 0 < est.bytes < 2**30
     assert B.estimate_bytes(7, 2, 49, 7) > B.estimate_bytes(5, 2, 25, 5)
     with pytest.raises(RefusedError):
-        class_weighted_single_neuron(w.problem, q=w.q, tau=w.tau, max_memory=10**6)
+        class_weighted_single_neuron(w.problem, q=w.q, tau=w.tau, max_memory=10**6, method="eliminated")
     with pytest.raises(InputError, match="eliminated"):
         full = _weights(5, 3, 4)
         class_weighted_single_neuron(full.problem, q=full.q, tau=full.tau, method="eliminated")

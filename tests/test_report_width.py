@@ -58,10 +58,11 @@ def test_every_result_renders_within_the_width(results, width):
 def test_no_number_is_folded_across_lines(results, width):
     """Every number of every check's expected and measured cells is printed whole on one line of the table (a
     folded '0.03042' / '9' reads as another value); the claim column wraps instead."""
-    from margintheory.presentation.report import _is_number, checks_table, digits_for, format_value
+    from margintheory.presentation.report import _is_number, checks_table, digits_for, fitting_digits, format_value
 
-    digits = digits_for(width)
     for result in results:
+        digits = fitting_digits(result.checks, digits_for(width), width)  # shortened where they would not fit
+        assert digits >= 4
         buf = io.StringIO()
         Console(file=buf, width=width, highlight=False).print(checks_table(result.checks, digits=digits, width=width))
         text = buf.getvalue()

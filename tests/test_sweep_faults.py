@@ -79,7 +79,8 @@ def test_the_sweep_verdict_is_computed_from_the_cells_verdicts(cells, verdict, e
 
 @pytest.mark.parametrize("p", [5, 6])
 def test_a_one_cell_sweep_says_what_verify_says(p, tmp_path, capsys):
-    """p = 6 (the hypothesis fails): not-applicable with verify's exit code 1, never 'refuted'."""
+    """p = 6 (the hypothesis fails): not-applicable with verify's exit code, never 'refuted'; without the certificate
+    leg no check decides there (the theorem's claims are reported only), so the cell claims no exactness."""
     argv = ["--p", str(p), "--k", "2", "--no-certificate", "--json"]
     single = main(["verify", *argv])
     one = json.loads(capsys.readouterr().out)
@@ -87,7 +88,11 @@ def test_a_one_cell_sweep_says_what_verify_says(p, tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert (doc["verdict"], doc["exit_code"], code) == (one["verdict"], one["exit_code"], single)
     row = ResultStore(tmp_path / "s").read().to_pylist()[0]
-    assert doc["checks"][0]["exactness"] == row["exactness"] is not None  # computed by the cell, not assumed
+    if p % 2:
+        assert doc["checks"][0]["exactness"] == row["exactness"] is not None  # computed by the cell, not assumed
+    else:
+        assert row["exactness"] is None and doc["checks"][0]["exactness"] == "argued"
+        assert one["verdict"] == "not-applicable" and all(c["informational"] for c in one["checks"])
 
 
 def test_the_report_of_a_store_with_failed_and_not_applicable_cells(tmp_path, capsys):

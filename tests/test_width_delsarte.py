@@ -15,10 +15,13 @@ from margintheory.solvers.width_delsarte import (
     DelsarteCertificate,
     _orbit_data,
     check_delsarte_certificate,
+    delsarte_sdp,
     difference_class_sums,
     exactly_positive_definite,
     expand_gram,
+    parity_classes,
     round_delsarte_certificate,
+    symmetric_box,
 )
 
 
@@ -66,11 +69,33 @@ def test_the_k5_minimum_is_96():
     assert len(cert.index) == 1131 and cert.k == 5
 
 
-def test_the_k6_bound_is_192():
-    """k = 6: 192 <= neurons per frequency <= 224 (the parity design); the ratio stays below the design's size."""
+def test_the_k6_bound_is_222():
+    """k = 6: 222 <= neurons per frequency <= 224 (the parity design); the ratio stays below the design's size and
+    below the number of parity classes its index set meets (224: all of them)."""
     lb = width_lower_bound(6)
-    assert lb.per_frequency == 192 and "Delsarte LP" in lb.method
-    assert 191 < Fraction(lb.ratio.split()[0]) <= 192 < parity_design_measure(6).size == 224
+    assert lb.per_frequency == 222 and "Delsarte LP" in lb.method and "4989 vectors" in lb.method
+    assert 221 < Fraction(lb.ratio.split()[0]) <= 222 < parity_design_measure(6).size == 224
+    assert parity_classes(6, shipped_delsarte_certificate(6).index) == 224
+
+
+@pytest.mark.parametrize("k, radius, norm2, classes",
+                         [(3, 1, None, 10), (3, 2, 4, 12), (3, 2, 6, 15), (4, 1, None, 24)])
+def test_an_index_set_proves_at_most_its_parity_classes(k, radius, norm2, classes):
+    """The SDP optimum over an index set never exceeds the number of classes of the index modulo L_k (the parity
+    design's group; docs/theory.md#delsarte-classes), and reaches it on these small sets -- an index set missing a
+    class cannot prove (k+1) 2^(k-1)."""
+    index = symmetric_box(k, radius, norm2)
+    assert parity_classes(k, index) == classes
+    _, _, value, status = delsarte_sdp(k, index)
+    assert status == "optimal" and value <= classes + 1e-6
+    assert value >= classes - 1e-3 or (k, radius) == (4, 1)
+
+
+@pytest.mark.parametrize("k", [3, 4, 5])
+def test_shipped_ratios_are_within_the_parity_classes(k):
+    cert = shipped_delsarte_certificate(k)
+    G, _ = expand_gram(cert)  # the ratio 1^T G 1 / trace G (the full check is in the tests above)
+    assert Fraction(int(G.sum()), int(np.trace(G))) <= parity_classes(k, cert.index) == parity_design_measure(k).size
 
 
 def test_k5_certificate_with_one_diagonal_orbit_lowered_is_rejected():

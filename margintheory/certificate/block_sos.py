@@ -49,20 +49,29 @@ import scipy.sparse as sps
 
 from margintheory.certificate.checker import block_form, conj_times, norm_power
 from margintheory.errors import InputError, RefusedError, SolverError
+from margintheory.runtime.process import load_native_imports, run_isolated
 
 Monomial = tuple[int, ...]
 #: statuses of Clarabel accepted as a solution (anything else raises :class:`SolverError`)
 ACCEPTED = ("Solved",)
 #: largest ``k`` whose relaxation is ever built (the memory estimate refuses most of the way there)
 MAX_K = 12
-#: memory model of the conic solve above the interpreter and its libraries (what the budget ``max_memory`` bounds):
-#: ``BYTES_BASE + BYTES_AT_REFERENCE (variables / REFERENCE_VARIABLES)^GROWTH`` -- the factorization's fill-in grows
-#: faster than the variables; calibrated on the peak resident size above the interpreter at k = 6, 7 (44 MB and 76 MB
-#: for 3842 and 4414 variables, benchmarks/bench_estimates.py) and k = 8 (about 1.5 GB for 57837 variables)
+#: memory of the conic solve above the interpreter and its libraries (what the budget ``max_memory`` bounds).  The
+#: relaxation depends on ``k`` alone, so its peak is measured per ``k`` (``benchmarks/bench_estimates.py``, peak
+#: resident size above the interpreter; setup and the first factorisation, which every later iteration reuses):
+#: k <= 5 under 8 MB, k = 6: 40 MB, k = 7: 70 MB, k = 8: 1.48 GiB, k = 9: 5.67 GiB (the homogeneous relaxation
+#: of odd k fills its factor far more than the even one with as many variables: 1.15x the variables of k = 8, 3.8x
+#: the memory).  The estimate is the measured peak with :data:`MEASURED_HEADROOM`; beyond k = 9 (no machine here
+#: holds it) it is extrapolated from the measured ``k`` of the same parity as ``(variables)^GROWTH``, the
+#: factorisation's fill-in growing faster than the variables.
+MEASURED_BYTES = {1: 8e6, 2: 8e6, 3: 8e6, 4: 8e6, 5: 8e6, 6: 40e6, 7: 70e6, 8: 1.59e9, 9: 6.09e9}
+MEASURED_HEADROOM = 1.15
 BYTES_BASE = 16 * 2**20
-BYTES_AT_REFERENCE = 1.7e9
-REFERENCE_VARIABLES = 57837
 GROWTH = 1.4
+#: run time of the relaxation (build, Clarabel, exact rounding) per ``k``, measured on a loaded 2-core x86-64
+#: machine: k = 8: 12 iterations in 110 s (plus 25 s of set-up), k = 9: 443 s per iteration, 12 iterations;
+#: beyond, extrapolated as the memory (the factorisation's work grows at least as its size)
+MEASURED_SECONDS = {1: 1.0, 2: 1.0, 3: 1.0, 4: 2.0, 5: 3.0, 6: 10.0, 7: 15.0, 8: 150.0, 9: 5500.0}
 
 
 def compositions(n: int, total: int) -> Iterator[tuple[int, ...]]:
@@ -191,23 +200,37 @@ def largest_supported_k() -> int:
     return max(k for k in range(1, MAX_K + 1) if supported(k))
 
 
-def _bytes_for(variables: float) -> int:
-    return int(BYTES_BASE + BYTES_AT_REFERENCE * (variables / REFERENCE_VARIABLES) ** GROWTH)
+def _extrapolated(table: dict[int, float], k: int, variables: float) -> float:
+    """``table[k]``, or the largest measured ``k`` of the same parity scaled by ``(variables)^GROWTH``."""
+    if k in table:
+        return table[k]
+    ref = max(j for j in table if j % 2 == k % 2)
+    return table[ref] * (variables / VARIABLES[ref]) ** GROWTH
 
 
 def estimate_memory(k: int) -> int:
-    """Peak bytes of building and solving the relaxation for ``k`` (model calibrated on k = 6, 7, 8)."""
+    """Peak bytes of building and solving the relaxation for ``k`` (measured per ``k``, :data:`MEASURED_BYTES`)."""
     if not supported(k):
         return 2**62
-    return _bytes_for(VARIABLES[k] if k in VARIABLES else estimate_variables(k))
+    variables = VARIABLES[k] if k in VARIABLES else estimate_variables(k)
+    return int(BYTES_BASE + MEASURED_HEADROOM * _extrapolated(MEASURED_BYTES, k, variables))
+
+
+def estimate_seconds(k: int) -> float:
+    """Run time of building, solving and rounding the relaxation for ``k`` (:data:`MEASURED_SECONDS`)."""
+    if not supported(k):
+        return math.inf
+    variables = VARIABLES[k] if k in VARIABLES else estimate_variables(k)
+    return _extrapolated(MEASURED_SECONDS, k, variables)
 
 
 def memory_lower_bound(k: int) -> int:
     """A cheap lower bound of :func:`estimate_memory` (every pair of mirrored basis monomials is at least one Gram
-    variable)."""
+    variable; the measured ``k`` need no enumeration)."""
     if not supported(k):
         return 2**62
-    return _bytes_for(basis_size(k) // 2)
+    return estimate_memory(k) if k in VARIABLES else int(BYTES_BASE + _extrapolated(MEASURED_BYTES, k,
+                                                                                     basis_size(k) // 2))
 
 
 def require_supported(k: int) -> None:
@@ -218,21 +241,27 @@ def require_supported(k: int) -> None:
                            f"available for k <= {largest_supported_k()} only, not k = {k}", parameter="certificate")
 
 
-def require_memory(k: int, max_memory: int) -> int:
-    """The estimate for ``k``, or :class:`RefusedError` (one line, with the estimate) when it exceeds the budget.
+def require_memory(k: int, max_memory: int, max_seconds: float | None = None) -> int:
+    """The estimate for ``k``, or :class:`RefusedError` (one line, with the estimate) when it exceeds the budget
+    (``max_memory``; and ``max_seconds`` when given).
 
     A ``k`` the relaxation does not support is refused first, naming ``parameter="certificate"`` (the caller may do
     without the certificate); the cheap lower bound is tried before the full estimate, so that hopeless sizes are
     refused without enumerating their bases."""
-    from margintheory.runtime.budget import memory_refusal
+    from margintheory.runtime.budget import Estimate, memory_refusal, require
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
     require_supported(k)
     low = memory_lower_bound(k)
     est = low if low > max_memory else estimate_memory(k)
+    what = f"the block SOS relaxation for k = {k}"
     if est > max_memory:
-        raise memory_refusal(f"the block SOS relaxation for k = {k}", est, max_memory, at_least=est == low)
+        exc = memory_refusal(what, est, max_memory, at_least=est == low and k not in VARIABLES)
+        if exc.parameter is None:  # beyond this machine: no budget helps, only doing without the proved bound
+            exc.parameter = "certificate"
+        raise exc
+    require(Estimate(what, est, estimate_seconds(k)), max_memory, max_seconds)  # (and the address-space limit)
     return est
 
 
@@ -427,17 +456,26 @@ def solve_conic(q: np.ndarray, A: sps.spmatrix, b: np.ndarray, cones: list[tuple
     if time_limit is not None:
         settings.time_limit = float(time_limit)
     A = sps.csc_matrix(A)
-    P = sps.csc_matrix((A.shape[1], A.shape[1]))
     t0 = time.perf_counter()
-    solver = clarabel.DefaultSolver(P, np.asarray(q, dtype=float), A, np.asarray(b, dtype=float),
-                                    _clarabel_cones(cones), settings)
-    sol = solver.solve()
-    status = str(sol.status)
+    load_native_imports()  # (a signal must not land inside the native solve's imports)
+    status, x, s, z, iterations = run_isolated(_clarabel_solve, np.asarray(q, dtype=float), A,
+                                               np.asarray(b, dtype=float), cones, settings)
     if status not in ACCEPTED:
-        raise SolverError(f"block SOS relaxation: Clarabel returned status {status} after {sol.iterations} "
+        raise SolverError(f"block SOS relaxation: Clarabel returned status {status} after {iterations} "
                           "iterations; no bound")
-    return ConicSolution(status, np.asarray(sol.x), np.asarray(sol.s), np.asarray(sol.z), A, np.asarray(b, float),
-                         np.asarray(q, float), cones, int(sol.iterations), time.perf_counter() - t0)
+    return ConicSolution(status, x, s, z, A, np.asarray(b, float), np.asarray(q, float), cones, iterations,
+                         time.perf_counter() - t0)
+
+
+def _clarabel_solve(q: np.ndarray, A: sps.csc_matrix, b: np.ndarray, cones: list[tuple[str, int]],
+                    settings: object) -> tuple[str, np.ndarray, np.ndarray, np.ndarray, int]:
+    """One Clarabel solve (run in a child process by :func:`solve_conic`: an allocation failure in Rust aborts the
+    process it runs in): status, ``x``, ``s``, ``z``, iterations."""
+    import clarabel
+
+    P = sps.csc_matrix((A.shape[1], A.shape[1]))
+    sol = clarabel.DefaultSolver(P, q, A, b, _clarabel_cones(cones), settings).solve()
+    return str(sol.status), np.asarray(sol.x), np.asarray(sol.s), np.asarray(sol.z), int(sol.iterations)
 
 
 def _psd_cones(prog: ConicProgram) -> list[tuple[str, int]]:
@@ -585,5 +623,5 @@ def random_invariant_target(k: int, rng: np.random.Generator, terms: int = 4) ->
 
 
 __all__ = ["ACCEPTED", "BlockSOSSolution", "BlockStructure", "ConicProgram", "ConicSolution",
-           "build_program", "estimate_memory", "kkt_residuals", "minimise_gamma",
+           "build_program", "estimate_memory", "estimate_seconds", "kkt_residuals", "minimise_gamma",
            "random_invariant_target", "relaxation_structure", "require_memory", "solve_block_sos", "solve_conic"]

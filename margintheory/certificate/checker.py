@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -65,19 +66,45 @@ class Unreadable(Exception):
     """The file is not a certificate this checker can read (exit 2)."""
 
 
+#: the most decimal digits an integer of a certificate may have (exact rationals of an SOS identity run to thousands
+#: of digits; Python's own limit for ``int(str)`` is 4300)
+MAX_DIGITS = 1_000_000
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _integer(text: str) -> Any:
+    """A decimal integer of any length up to :data:`MAX_DIGITS` (flint's parser: no digit limit, fast)."""
+    text = text.removeprefix("+")
+    if _fmpq is not None:
+        return flint.fmpz(text)
+    if len(text) <= 4000:  # pragma: no cover - the Fraction fallback
+        return int(text)
+    old = sys.get_int_max_str_digits()  # pragma: no cover
+    sys.set_int_max_str_digits(0)  # pragma: no cover
+    try:  # pragma: no cover
+        return int(text)
+    finally:  # pragma: no cover
+        sys.set_int_max_str_digits(old)
+
+
 def rational(text: Any, what: str) -> Any:
-    """Parse ``"a/b"`` / ``"a"`` (integers only) into an exact rational; :class:`Unreadable` otherwise."""
+    """Parse ``"a/b"`` / ``"a"`` (decimal integers only, at most :data:`MAX_DIGITS` digits each) into an exact
+    rational; :class:`Unreadable` otherwise."""
     if isinstance(text, bool) or not isinstance(text, (str, int)):
         raise Unreadable(f"{what}: expected a rational 'a/b', got {text!r:.60}")
     s = str(text).strip()
     num, _, den = s.partition("/")
-    try:
-        n, d = int(num), int(den) if den else 1
-    except ValueError:
-        raise Unreadable(f"{what}: not a rational 'a/b': {s!r:.60}") from None
+    den = den or "1"
+    if not (_INTEGER.fullmatch(num) and _INTEGER.fullmatch(den)):
+        raise Unreadable(f"{what}: not a rational 'a/b': {s!r:.60}")
+    digits = max(len(num.lstrip("+-")), len(den.lstrip("+-")))
+    if digits > MAX_DIGITS:
+        raise Unreadable(f"{what}: a rational with a {digits}-digit integer, longer than a certificate's numbers can "
+                         f"be (at most {MAX_DIGITS} digits)")
+    n, d = _integer(num), _integer(den)
     if d <= 0:
         raise Unreadable(f"{what}: denominator must be positive in {s!r:.60}")
-    return _fmpq(n, d) if _fmpq is not None else Fraction(n, d)
+    return _fmpq(n, d) if _fmpq is not None else Fraction(int(n), int(d))
 
 
 def to_fraction(x: Any) -> Fraction:
@@ -306,8 +333,47 @@ def _monomial(v: Any, length: int, where: str) -> Monomial:
     return tuple(v)
 
 
+#: the fields of each object of a version-1 certificate; any other field is refused (this checker cannot vouch for
+#: what it does not read, and a certificate is no place for bulk data).  ``lower_witness.grid`` is the 0.1 name of
+#: ``lower_witness.weights``.
+FIELDS: dict[str, frozenset[str]] = {
+    "certificate": frozenset({"format", "version", "producer", "p", "k", "statement", "claim", "reduction", "sos",
+                              "solver", "lower_witness"}),
+    "claim": frozenset({"lower", "upper", "relative_gap_at_most", "lower_exactness", "lower_how", "upper_exactness"}),
+    "reduction": frozenset({"p", "k", "statement", "blocks", "steps", "exact_check_at_p_k"}),
+    "reduction.blocks[]": frozenset({"frequencies", "domain", "constant_squared"}),
+    "reduction.steps[]": frozenset({"name", "passed", "exactness", "reason"}),
+    "reduction.exact_check_at_p_k": frozenset({"ran", "matches", "monomials_compared", "seconds"}),
+    "sos": frozenset({"p", "k", "form", "monomials", "identity", "homogeneous", "half_degree", "scale", "gamma",
+                      "blocks", "multiplier"}),
+    "sos.blocks[]": frozenset({"basis", "gram"}),
+    "solver": frozenset({"name", "status", "iterations", "solve_seconds", "float_optimum", "kkt", "gram_blocks",
+                         "largest_block", "shift_delta", "rounding_tries"}),
+    "solver.kkt": frozenset({"primal_residual", "dual_residual", "duality_gap", "primal_cone", "dual_cone",
+                             "complementarity"}),
+    "lower_witness": frozenset({"U", "W", "weights", "grid", "margin", "norm_power_at_most"}),
+}
+
+
+def check_fields(data: dict[str, Any]) -> None:
+    """:class:`Unreadable` naming the first field that a version-1 certificate does not have (:data:`FIELDS`)."""
+    for where, allowed in FIELDS.items():
+        path, _, many = where.partition("[")
+        obj: Any = data
+        for part in ([] if path == "certificate" else path.split(".")):
+            obj = obj.get(part) if isinstance(obj, dict) else None
+        items = obj if many and isinstance(obj, list) else [obj]
+        for i, item in enumerate(items):
+            unknown = sorted(set(item) - allowed) if isinstance(item, dict) else []
+            if unknown:
+                at = f"{path}[{i}]" if many else path
+                raise Unreadable(f"unknown field {unknown[0]!r:.60} in {at} (a version-{VERSION} certificate has "
+                                 f"only {', '.join(sorted(allowed))} there)")
+
+
 def parse(data: Any) -> dict[str, Any]:
-    """Structural reading (raises :class:`Unreadable`): format, version, (p, k) everywhere, exact rationals."""
+    """Structural reading (raises :class:`Unreadable`): format, version, the fields (:func:`check_fields`), (p, k)
+    everywhere, exact rationals."""
     if not isinstance(data, dict):
         raise Unreadable("the top level is not a JSON object")
     if data.get("format") != FORMAT:
@@ -315,6 +381,7 @@ def parse(data: Any) -> dict[str, Any]:
     version = data.get("version")
     if version != VERSION:
         raise Unreadable(f"certificate version {version!r:.20} is not supported (this checker reads version {VERSION})")
+    check_fields(data)
     p, k = _get(data, "p", int, "certificate"), _get(data, "k", int, "certificate")
     if p < 2 or k < 1 or k > 64 or p > 10**9:
         raise Unreadable(f"(p, k) = ({p}, {k}) out of range")
@@ -546,8 +613,36 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     return None
 
 
+#: the number of conic variables of the producer's relaxation for each ``k`` (a deliberate copy of
+#: ``margintheory.certificate.block_sos.VARIABLES``, compared by a test): only sizes a file, never trusted
+RELAXATION_VARIABLES = {1: 4, 2: 28, 3: 30, 4: 258, 5: 283, 6: 3842, 7: 4414, 8: 57837, 9: 66379, 10: 1039893,
+                        11: 1199181}
+#: bytes of a certificate per conic variable (measured 150-220 for k = 2..7: the Gram entry, its share of the basis),
+#: with room for longer rationals; the fixed part (statement, reduction, claim, solver); the largest lower witness
+#: the producer includes (``margintheory.certificate.maxmin.WITNESS_MAX_BYTES``)
+BYTES_PER_VARIABLE = 400
+FIXED_BYTES = 64 * 2**10
+WITNESS_MAX_BYTES = 64 * 2**20
+#: bytes read first to find the claimed ``k`` (the producer writes ``format, version, producer, p, k`` first)
+HEAD_BYTES = 4096
+
+
+def max_certificate_bytes(k: int | None) -> int:
+    """The largest file a certificate for ``k`` can be (``None``: any ``k``), at most :data:`MAX_BYTES`."""
+    variables = RELAXATION_VARIABLES.get(k, max(RELAXATION_VARIABLES.values())) if k is not None else max(
+        RELAXATION_VARIABLES.values())
+    return min(MAX_BYTES, FIXED_BYTES + BYTES_PER_VARIABLE * variables + WITNESS_MAX_BYTES)
+
+
+def _claimed_k(head: bytes) -> int | None:
+    """The ``k`` a file claims in its first bytes (``None`` when it is not there)."""
+    match = re.search(rb'"k"\s*:\s*([0-9]{1,3})\b', head)
+    return int(match.group(1)) if match else None
+
+
 def check_file(path: str) -> Outcome:
-    """Read ``path`` (a regular file, at most ``MAX_BYTES``) and check it."""
+    """Read ``path`` (a regular file, at most ``MAX_BYTES``, and no larger than a certificate for the ``k`` it
+    claims can be: :func:`max_certificate_bytes`, refused before the rest is read) and check it."""
     import os
     import stat
 
@@ -558,9 +653,15 @@ def check_file(path: str) -> Outcome:
         if st.st_size > MAX_BYTES:
             return Outcome("unreadable", f"{path}: {st.st_size} bytes is larger than a certificate can be")
         with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:  # it grew after the size check
-            return Outcome("unreadable", f"{path}: more than {MAX_BYTES} bytes is larger than a certificate can be")
+            raw = fh.read(HEAD_BYTES)
+            k = _claimed_k(raw)
+            limit = max_certificate_bytes(k)
+            if st.st_size > limit:
+                return Outcome("unreadable", f"{path}: {st.st_size} bytes is larger than a certificate for k = {k} "
+                                             f"can be (at most {limit} bytes)")
+            raw += fh.read(limit + 1 - len(raw))
+        if len(raw) > limit:  # it grew after the size check
+            return Outcome("unreadable", f"{path}: more than {limit} bytes is larger than a certificate can be")
         data = json.loads(raw.decode())  # UTF-8, the only encoding of the format
     except FileNotFoundError:
         return Outcome("unreadable", f"{path}: no such file")

@@ -228,7 +228,7 @@ class EvenPMaxMargin:
 
 
 def network_lower_bound(net: PolyNetwork, max_memory: int) -> LowerBound:
-    """``L`` of ``net``: its exact normalized margin on the grid ``2^-50`` (:func:`maxmin.rational_witness`,
+    """``L`` of ``net``: the exact normalized margin of its float64 weights (:func:`maxmin.rational_witness`,
     ``proved``) when :func:`witness_work` is small, else the exhaustive engine's margin minus its a-priori float64
     error bound (``float``)."""
     from margintheory.certificate.maxmin import LowerBound, rational_witness

@@ -13,11 +13,13 @@ Lemmas C.6, C.14, C.18 and Theorem C.22; docs/theory.md#certificate and docs/the
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import sympy as sp
 
 from margintheory.certificate.upper_bound import ProvedUpperBound, certificate_document, floor_float, prove_upper_bound
@@ -272,35 +274,44 @@ def attach_maxmin(result: VerificationResult, problem: ModularAddition, *, max_m
     return ub
 
 
-#: grid of the rational witness network written into certificate files
-WITNESS_BITS = 50
+#: the largest lower witness written into a certificate file (the checker refuses larger files:
+#: ``checker.WITNESS_MAX_BYTES``); a larger network is left out and the lower end is stated, not re-checked
+WITNESS_MAX_BYTES = 64 * 2**20
 
 
 def rational_witness(net: PolyNetwork) -> tuple[dict[str, Any], LowerBound] | None:
-    """The network, normalized and rounded to the dyadic grid ``2^-WITNESS_BITS``, as exact rationals, with the
-    lower bound ``h / S`` that the checker will recompute (:func:`checker.network_margin_bound`); ``None`` when it
-    is too large for the checker or its margin is not positive."""
+    """The network as given, as exact rationals -- its float64 weights are dyadic rationals, so nothing is rounded;
+    they are only multiplied by a power of two (exact, and the normalized margin does not change) so that the largest
+    is of order 1 -- with the lower bound ``h / S`` that the checker will recompute
+    (:func:`checker.network_margin_bound`): the exact normalized margin of the network itself, rounded down only by
+    the norm's square roots (even ``k``).  ``None`` when it is too large for the checker or the file, or its margin
+    is not positive."""
     from margintheory.certificate import checker
 
     p, k, m = net.p, net.k, net.m
     if p**k * m * (k + p) > checker.MAX_WITNESS_WORK:
         return None
-    unit = net.normalized()
-    grid = 2**WITNESS_BITS
+    top = max(float(np.max(np.abs(net.U))), float(np.max(np.abs(net.W))))
+    shift = -math.frexp(top)[1] if top > 0 else 0
 
     def q(x: float) -> Fraction:
-        return Fraction(int(round(float(x) * grid)), grid)
+        return Fraction(float(x)) * Fraction(2) ** shift  # exact: a float64 is a dyadic rational
 
-    U = [[[q(x) for x in row] for row in neuron] for neuron in unit.U]
-    W = [[q(x) for x in row] for row in unit.W]
+    U = [[[q(x) for x in row] for row in neuron] for neuron in net.U]
+    W = [[q(x) for x in row] for row in net.W]
+    doc: dict[str, Any] = {"U": [[[str(x) for x in row] for row in neuron] for neuron in U],
+                           "W": [[str(x) for x in row] for row in W]}
+    if len(json.dumps(doc, separators=(",", ":"))) > WITNESS_MAX_BYTES:
+        return None
     h, S = checker.network_margin_bound(p, k, U, W)
     if not h > 0:
         return None
     value = Fraction(h) / S
-    doc = {"U": [[[str(x) for x in row] for row in neuron] for neuron in U], "W": [[str(x) for x in row] for row in W],
-           "grid": f"1/2^{WITNESS_BITS}", "margin": str(h), "norm_power_at_most": str(S)}
-    how = (f"exact normalized margin of the included network (the checked network, normalized and rounded to the "
-           f"grid 2^-{WITNESS_BITS}): margin {float(h):.15g} / norm^(k+1) <= {float(S):.15g}")
+    doc.update(weights=f"the network's float64 weights exactly, times 2^{shift}", margin=str(h),
+               norm_power_at_most=str(S))
+    how = (f"exact normalized margin of the included network (the checked network's float64 weights, exact dyadic "
+           f"rationals, times 2^{shift}: nothing rounded): margin {float(h):.15g} / norm^(k+1) <= {float(S):.15g}"
+           + (" (square roots rounded up)" if k % 2 == 0 else ""))
     return doc, LowerBound(floor_float(value), sp.Rational(value.numerator, value.denominator), "proved", how)
 
 

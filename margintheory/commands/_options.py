@@ -22,6 +22,7 @@ FLAG_HINTS = {
     "k": "give it with --k",
     "overwrite": "pass --overwrite to replace it",
     "certificate": "pass --no-certificate to verify without it",
+    "workers": "use fewer --workers",
 }
 #: library parameter -> the attribute a command's arguments must have for the advice to apply (default: the same)
 FLAG_ATTRIBUTES = {"certificate": "no_certificate"}

@@ -5,12 +5,55 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import weakref
 from typing import NoReturn
+
+
+class _Once:
+    """Mixin of the single-valued actions: an option given twice (``--p 5 --p 7``) is a usage error instead of
+    silently taking the last value.  The namespaces an action has filled are remembered by weak reference (a
+    namespace is unhashable), so that parsing again into a fresh namespace starts afresh."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # argparse's signature
+        seen = self.__dict__.setdefault("_filled", {})
+        ref = seen.get(id(namespace))
+        if ref is not None and ref() is namespace:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given more than once (the second time as "
+                         f"{option_string}{'' if values is None or values == [] else ' ' + _shown(values)}); give "
+                         "it once")
+        seen[id(namespace)] = weakref.ref(namespace)
+        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc, unused-ignore]
+
+
+def _shown(values: object) -> str:
+    return " ".join(map(str, values)) if isinstance(values, list) else str(values)
+
+
+class _StoreOnce(_Once, argparse._StoreAction):
+    pass
+
+
+class _StoreConstOnce(_Once, argparse._StoreConstAction):
+    pass
+
+
+class _StoreTrueOnce(_Once, argparse._StoreTrueAction):
+    pass
+
+
+class _StoreFalseOnce(_Once, argparse._StoreFalseAction):
+    pass
 
 
 class OneLineParser(argparse.ArgumentParser):
     """A usage error is one line (``margintheory verify: error: ...; see --help``), exit 2, like every other error;
-    sub-command parsers inherit the class."""
+    sub-command parsers inherit the class.  An option that takes one value (or a flag) may be given once only."""
+
+    def __init__(self, *args, **kwargs) -> None:  # argparse's signature
+        super().__init__(*args, **kwargs)
+        for name, cls in ((None, _StoreOnce), ("store", _StoreOnce), ("store_const", _StoreConstOnce),
+                          ("store_true", _StoreTrueOnce), ("store_false", _StoreFalseOnce)):
+            self.register("action", name, cls)
 
     def error(self, message: str) -> NoReturn:
         message = _unknown_option_before(self, message) or message

@@ -100,9 +100,9 @@ def solve_result(args: argparse.Namespace) -> VerificationResult:
         raise InputError(f"--time-limit must be positive, got {args.time_limit}")
     if args.single_neuron and (args.max_width or args.min_width):
         raise InputError("--max-width / --min-width apply to the network problem, not to --single-neuron")
-    if (args.max_width or args.min_width) and args.p % 2 == 0:
-        raise InputError("--min-width / --max-width need odd p: the phase-measure networks are max-margin for odd p "
-                         "only (for even p the closed form gamma* does not apply)")
+    if args.max_width and args.p % 2 == 0:
+        raise InputError("--max-width needs odd p: it prunes a phase-measure family network, and those are "
+                         "max-margin for odd p only (for even p the closed form gamma* does not apply)")
     if args.overwrite and args.out is None:
         raise InputError("--overwrite applies to the --out file; no --out was given")
     if args.weights is not None and not args.single_neuron:
@@ -128,6 +128,8 @@ def solve_result(args: argparse.Namespace) -> VerificationResult:
         result = _single_neuron(problem, args, weights)
     elif method == "max-width":
         result = _max_width(problem, args)
+    elif method in ("min-width", "min-width-search") and p % 2 == 0:
+        result = _min_width_even(problem, args)
     elif method in ("min-width", "min-width-search"):
         result = _min_width_direct(problem, args)
     else:
@@ -135,6 +137,24 @@ def solve_result(args: argparse.Namespace) -> VerificationResult:
     if not problem.applicable:
         _outside_the_theorem(result)
     _schema_fields(result, problem, args, time.perf_counter() - start)
+    if method in ("min-width", "min-width-search") and p % 2 == 0:
+        result.parameters.update(method=EVEN_MIN_WIDTH, seed=args.seed, pricing=args.pricing)
+    return result
+
+
+#: what ``--min-width`` computes at even ``p`` (the parameters' ``method``)
+EVEN_MIN_WIDTH = "min-width at even p: column generation (no phase-measure family is max-margin at even p)"
+
+
+def _min_width_even(problem: ModularAddition, args: argparse.Namespace) -> VerificationResult:
+    """``--min-width`` at even ``p``: the phase-measure families are max-margin for odd ``p`` only, so no smallest
+    max-margin network is known; the max margin is still computed with both legs (column generation's network and its
+    dual bound) and the verdict is ``not-applicable``."""
+    result = _network(problem, args)
+    result.title = f"--min-width at even p = {problem.p}: " + result.title
+    result.notes.append(f"--min-width builds the smallest phase-measure family network, which is max-margin for odd p "
+                        f"only; at p = {problem.p} none is known, so the network LP's bracket (column generation, "
+                        "lower and upper end) is reported instead; the verdict is not-applicable")
     return result
 
 
@@ -264,7 +284,7 @@ def _estimate(p: int, k: int, args: argparse.Namespace, weights: ClassWeights | 
     if weights is not None:
         from margintheory.solvers.class_weighted import estimate
 
-        return estimate(weights, solver=args.sdp_solver)
+        return estimate(weights, solver=args.sdp_solver, max_memory=args.max_memory)
     method = _method(args)
     if method == "min-width":
         return min_width_estimate(p, k)

@@ -307,9 +307,17 @@ def _run_grid(args: argparse.Namespace, cells: list, function: Callable | None) 
         raise InputError("--threads applies to the LocalCluster of --workers; the running cluster has its own")
     _quiet_dask_logs()
     store = ResultStore(args.store)
-    with open_executor(workers=args.workers, threads=args.threads, scheduler=args.scheduler,
-                       retries=args.retries) as executor, _progress_bar(len(cells), args.sweep_command) as update:
-        summary = run_sweep(cells, store, executor, function, retry_failed=args.retry_failed, on_progress=update)
+    with open_executor(workers=args.workers, threads=args.threads, scheduler=args.scheduler, retries=args.retries,
+                       worker_memory=getattr(args, "max_memory", 0.0)) as executor, \
+            _progress_bar(len(cells), args.sweep_command) as update:
+        try:
+            summary = run_sweep(cells, store, executor, function, retry_failed=args.retry_failed,
+                                on_progress=update)
+        except KeyboardInterrupt as exc:
+            from margintheory.runtime.process import add_interrupt_note
+
+            add_interrupt_note(exc, "rerun the same command to run the rest (finished cells are not rerun)")
+            raise
     return _finish(args, summary)
 
 

@@ -82,7 +82,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="checkpoint every N steps (default %(default)s)")
     parser.add_argument("--out", default="train_out", help="output directory (default %(default)s)")
     parser.add_argument("--resume", action="store_true",
-                        help="continue from OUT/checkpoint.npz if present (same settings; bit-for-bit "
+                        help="continue from OUT/checkpoint.npz (refused when there is none; same settings; bit-for-bit "
                         "the uninterrupted run. A larger --steps extends the run: the cosine schedule is then "
                         "recomputed for the new total)")
     parser.add_argument("--overwrite", action="store_true",
@@ -159,6 +159,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--steps must be >= 0, got {args.steps}")
     if args.resume and args.overwrite:
         raise InputError("--resume and --overwrite exclude each other")
+    if args.resume and not (Path(args.out) / "checkpoint.npz").exists():
+        where = "does not exist" if not Path(args.out).exists() else "holds no checkpoint.npz"
+        raise InputError(f"--resume: {args.out} {where}, so there is no run to continue; drop --resume to start one")
     _reject_options_that_do_not_apply(args)
     problem = train_problem(args)
     task = training_task(problem)
@@ -197,9 +200,15 @@ def _train_into(problem: Problem, cfg, out: Path, args: argparse.Namespace, devi
     from margintheory.training.task_figures import training_figures
     from margintheory.training.trainer import train, write_history
 
-    with progress_bar(cfg.steps, enabled=not args.no_progress and sys.stderr.isatty()) as report:
-        result = train(problem, cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report,
-                       device=device)
+    try:
+        with progress_bar(cfg.steps, enabled=not args.no_progress and sys.stderr.isatty()) as report:
+            result = train(problem, cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report,
+                           device=device)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the trainer saved the current step
+        from margintheory.runtime.process import add_interrupt_note
+
+        add_interrupt_note(exc, "rerun the same command with --resume to continue")
+        raise
     result.network.save(out / "network.npz")
     result.initial.save(out / "initial.npz")
     write_history(out, result)

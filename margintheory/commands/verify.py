@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
             say(not_written or f"wrote {args.certificate}")
     if args.network:
         result.parameters["network"] = args.network
-    summary = SUMMARY_FIELDS if args.task == MODULAR else None
+    summary = SUMMARY_FIELDS if args.task == MODULAR else ["max_margin_interval"]
     if args.every_p:
         from margintheory.tasks.modular_addition.every_p import EVERY_P_FIELDS as summary
     return emit(result, args.json, summary)

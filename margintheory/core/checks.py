@@ -98,6 +98,7 @@ def gamma_star_claims(measured: float, gamma: float, error_bound: float, rtol: f
 #: short names (the table's claim column) of the proof steps of the upper bound and of the certificate checker,
 #: by the beginning of the step's statement
 STEP_NAMES = (
+    ("weak duality (Lemma 7.6)", "weak duality (7.6)"),
     ("weak duality", "weak duality (C.6)"),
     ("homogeneity", "homogeneity"),
     ("Lemma C.14 and the block closed form", "block form (C.14, all p)"),
@@ -118,6 +119,15 @@ STEP_NAMES = (
     ("F_(q,tau)(u, w) = lam", "F = lam F_unif(u, K_t w)"),
     ("|kappa(j)|^2 <= r", "|kappa_j|^2 <= r (exact)"),
     ("U >= lam c_b |kappa_b| B", "U >= lam c_b |kappa_b| B"),
+    ("reduction: F(u, w) = k!", "F = k!(w.b) prod u_S"),
+    ("Cauchy-Schwarz: (w . b)", "(w.b)^2 <= 2|w|^2"),
+    ("AM-GM", "AM-GM (exact integers)"),
+    ("U^2 = 2 (k!)^2", "U^2 exact, U rational"),
+    ("character table", "character table (exact)"),
+    ("D.11 reduction", "D.11 blocks (factor 2)"),
+    ("block maximum", "block max (D.12-D.13)"),
+    ("checked dual", "dual checked exactly"),
+    ("U^2 = max_R", "U^2 = max_R (exact)"),
 )
 
 

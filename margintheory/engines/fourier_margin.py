@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -122,6 +123,45 @@ def off_diagonal_indices(k: int) -> np.ndarray:
     out = np.ascontiguousarray(rows[keep])
     out.setflags(write=False)
     return out
+
+
+def ball_size(k: int, radius: int) -> int:
+    """``|{n in Z^k : |n|_1 <= radius}|`` (``sum_r N(k, r)``, ``N(k, r) = sum_i 2^i C(k, i) C(r-1, i-1)``)."""
+    return 1 + sum(2**i * math.comb(k, i) * math.comb(r - 1, i - 1) for r in range(1, radius + 1)
+                   for i in range(1, min(k, r) + 1))
+
+
+#: the most rows of a piece of :func:`off_diagonal_chunks`
+OFF_DIAGONAL_CHUNK_ROWS = 2**18
+
+
+def off_diagonal_chunks(k: int, max_rows: int = OFF_DIAGONAL_CHUNK_ROWS) -> Iterator[np.ndarray]:
+    """:func:`off_diagonal_indices` in pieces of at most about ``max_rows`` rows (the whole set has ``C(k)``
+    rows, 40 million at ``k = 11``: 3.5 GB as one array): the first coordinates are fixed one at a time until the
+    rest of the ball fits."""
+    def pieces(prefix: tuple[int, ...], left: int) -> Iterator[np.ndarray]:
+        dim = k - len(prefix)
+        if dim == 0 or ball_size(dim, left) <= max_rows:
+            tail = phase_measures.l1_ball(dim, left) if dim else np.zeros((1, 0), dtype=np.int64)
+            yield np.concatenate([np.broadcast_to(np.asarray(prefix, dtype=np.int64), (len(tail), len(prefix))),
+                                  tail], axis=1)
+            return
+        for v in range(-left, left + 1):
+            yield from pieces((*prefix, v), left - abs(v))
+
+    for rows in pieces((), k):
+        keep = ((k - np.abs(rows).sum(axis=1)) % 2 == 0) & np.any(rows != rows[:, :1], axis=1)
+        if keep.any():
+            yield rows[keep]
+
+
+def largest_off_diagonal_piece(k: int, max_rows: int = OFF_DIAGONAL_CHUNK_ROWS) -> int:
+    """Rows of the largest piece :func:`off_diagonal_chunks` forms (before the constant rows are dropped): the
+    first coordinates are fixed until the rest of the ball fits, and fixing them at 0 leaves the largest rest."""
+    dim = k
+    while dim > 0 and ball_size(dim, k) > max_rows:
+        dim -= 1
+    return ball_size(dim, k)
 
 
 def off_diagonal_count(k: int) -> int:
@@ -418,10 +458,32 @@ def _direct_counts(phases: np.ndarray, iw: np.ndarray, n: np.ndarray, q: int) ->
 
 def _cyclic_generator_ok(group: CosineGroup, q: int) -> bool:
     """The atoms are exactly ``{t G mod Q : t in Z_Q}`` with equal weights (integer comparison)."""
+    if len(group.weights) != q or len(set(group.weights)) != 1:
+        return False
     g = np.asarray(group.cyclic_generator, dtype=np.int64)
-    expected = {tuple(int(v) for v in (t * g) % q) for t in range(q)}
-    actual = {tuple(int(v) for v in r) for r in np.asarray(group.phases) % q}
-    return len(group.weights) == q and expected == actual and len(set(group.weights)) == 1
+    expected = np.unique((np.arange(q, dtype=np.int64)[:, None] * g[None, :]) % q, axis=0)
+    actual = np.unique(np.asarray(group.phases, dtype=np.int64) % q, axis=0)  # (as sets: arrays of distinct rows)
+    return expected.shape == actual.shape and bool(np.array_equal(expected, actual))
+
+
+#: the integer weights of a group (its weights over their common denominator) must sum below this: the moment
+#: counts are accumulated in float64 (exact below 2^53) and reduced in int64
+MAX_INTEGER_WEIGHT = 2**52
+
+
+def integer_weights(group: CosineGroup) -> tuple[int, np.ndarray]:
+    """``(L, L w_a)``: the common denominator of the group's weights and the integer weights (int64), or
+    :class:`~margintheory.errors.RefusedError` when they sum to :data:`MAX_INTEGER_WEIGHT` or more (weights with
+    large coprime denominators: the exact moment check would overflow)."""
+    from margintheory.errors import RefusedError
+
+    scale = math.lcm(*(w.denominator for w in group.weights))
+    ints = [w.numerator * (scale // w.denominator) for w in group.weights]
+    if sum(ints) >= MAX_INTEGER_WEIGHT:
+        raise RefusedError(f"the {len(ints)} weight ratios have the common denominator {scale:.3g}, so their integer "
+                           f"weights sum to {float(sum(ints)):.3g}, more than the exact moment check holds "
+                           f"(2^{MAX_INTEGER_WEIGHT.bit_length() - 1})")
+    return scale, np.array(ints, dtype=np.int64)
 
 
 def group_structure(group: CosineGroup, k: int, q: int) -> GroupStructure:
@@ -429,15 +491,14 @@ def group_structure(group: CosineGroup, k: int, q: int) -> GroupStructure:
 
     A cyclic group of atoms ``{t G}`` (equal weights) has ``mu(n, +1) = W [Q divides (n, 1) . G]`` (a geometric
     series of a root of unity): an integer test per ``n``."""
-    scale = math.lcm(*(w.denominator for w in group.weights))
-    iw = np.array([int(w * scale) for w in group.weights], dtype=np.int64)
-    if int(iw.sum()) >= 2**52:
-        raise OverflowError("the integer weights are too large for the exact moment check")
+    scale, iw = integer_weights(group)
     if group.cyclic_generator is not None and _cyclic_generator_ok(group, q):
-        idx = off_diagonal_indices(k)
         g = np.asarray(group.cyclic_generator, dtype=np.int64)
-        bad = idx[(idx @ g[:k] + g[k]) % q == 0]
-        checked, failures = len(idx), [(*(int(v) for v in b), 1) for b in bad[:10]]
+        checked, failures = 0, list[tuple[int, ...]]()
+        for idx in off_diagonal_chunks(k):  # (bounded memory: the indices number 40 million at k = 11)
+            checked += len(idx)
+            bad = idx[(idx @ g[:k] + g[k]) % q == 0][:10 - len(failures)]
+            failures += [(*(int(v) for v in b), 1) for b in bad]
         diag = {t: _direct_counts(group.phases, iw, np.full(k, t, dtype=np.int64), q) for t in diagonal_indices(k)}
         diag_zero = {t: bool((t * g[:k].sum() + g[k]) % q != 0) for t in diag}
     else:
@@ -798,9 +859,15 @@ def _propose(net: PolyNetwork) -> _Proposal | str:
     phases = np.vectorize(lambda v: int(turns[float(v)] * q) % q, otypes=[np.int64])(rounded)
     ref = float(mean.max())
     ratio_values = (mean / ref) ** (k + 1)
+    small = np.flatnonzero(~(ratio_values >= 0.5 / MAX_WEIGHT_DENOMINATOR))  # (NaN-safe)
+    if len(small):
+        return (f"neuron {int(kept[small[0]])} has the weight ratio (A_i / A_max)^(k+1) = "
+                f"{ratio_values[small[0]]:.3g}, too small for a rational with denominator <= {MAX_WEIGHT_DENOMINATOR}")
     ratios, why = _rationals(ratio_values, MAX_WEIGHT_DENOMINATOR, 1e-9, "weight ratio (A_i / A_max)^(k+1)")
     if why:
         return why
+    if any(r <= 0 for r in ratios.values()):  # (excluded above; the exact description needs positive weights)
+        return "a weight ratio rounds to a rational <= 0"
     return _Proposal(kept, zeta, phases, q, [ratios[float(v)] for v in np.round(ratio_values, 12)], ref)
 
 
@@ -855,11 +922,14 @@ def recognize_cosine_network(net: PolyNetwork) -> Recognition:
         return Recognition(None, proposal)
     dev, amp = _deviation(net, proposal)
     rel = dev.max(axis=1) / amp
-    worst = int(np.argmax(rel))
-    if rel[worst] > ROUNDING_TOLERANCE:
+    bad = np.flatnonzero(~(rel <= ROUNDING_TOLERANCE))  # NaN-safe: a NaN bound (a ball of radius inf) is refused
+    if len(bad):
+        worst = int(bad[np.argmax(np.where(np.isnan(rel[bad]), np.inf, rel[bad]))])
+        size = f"{rel[worst]:.2e} of its amplitude" if math.isfinite(rel[worst]) else "an unbounded amount"
         return Recognition(None, f"neuron {int(proposal.kept[worst])} differs from the nearest exact cosine neuron "
-                                 f"by {rel[worst]:.2e} of its amplitude (float64 rounding allows "
-                                 f"{ROUNDING_TOLERANCE:.1e})", max_relative_deviation=float(rel[worst]))
+                                 f"by {size} (float64 rounding allows {ROUNDING_TOLERANCE:.1e})",
+                           max_relative_deviation=float(rel[worst]))
+    worst = int(np.argmax(rel))
     return Recognition(_group_atoms(net, proposal), "", dev, amp, proposal.kept, float(rel[worst]))
 
 
@@ -897,16 +967,41 @@ def network_fourier_margin(net: PolyNetwork, *, max_memory: float | None = None,
                            max_seconds: float | None = None) -> tuple[CompactMargin | None, str]:
     """The compact margin of a float64 network that is an exact single-frequency cosine network up to rounding,
     with rigorous bounds for that rounding (``certified``); ``(None, reason)`` when the shortcut does not apply
-    (also when the exact description's moment check would exceed the budget)."""
+    (also when the exact description's moment check would exceed the budget).
+
+    The shortcut is only a faster way to the margin the exhaustive engine computes, so anything that stops it -- a
+    refusal (weights whose exact integers would overflow), an arithmetic failure, a bound that is not finite --
+    refuses it with the reason, and never ends the verification."""
     from margintheory.errors import RefusedError
-    from margintheory.runtime.budget import require
 
     t0 = time.perf_counter()
     rescaled, shift = power_of_two_rescaled(net)
     if rescaled is None:
         return None, ("rescaling the network's weights by a power of two to order 1 (to keep its logits finite) "
                       "would round a subnormal weight")
-    net = rescaled
+    try:
+        out, why = _recognized_margin(rescaled, max_memory, max_seconds, t0)
+    except RefusedError as exc:
+        return None, str(exc)
+    except (ArithmeticError, ValueError) as exc:  # e.g. a ball of infinite radius: refuse, the exhaustive engine runs
+        return None, f"the compact check stopped ({type(exc).__name__}: {exc})"
+    if out is None:
+        return None, why
+    if not all(math.isfinite(v) for v in (out.normalized_lower, out.normalized_upper, out.normalized_margin)):
+        return None, (f"the compact bounds are not finite ([{out.normalized_lower}, {out.normalized_upper}]): the "
+                      "shortcut proves nothing for this network")
+    if shift:
+        out.how += (f"; the weights were first multiplied by 2^{shift} (exact in float64; the normalized margin is "
+                    f"invariant under scaling, the logits shown are those of the rescaled network)")
+    return out, ""
+
+
+def _recognized_margin(net: PolyNetwork, max_memory: float | None, max_seconds: float | None,
+                       t0: float) -> tuple[CompactMargin | None, str]:
+    """:func:`network_fourier_margin` after the rescaling: match, check the moments, widen by the distance."""
+    from margintheory.errors import RefusedError
+    from margintheory.runtime.budget import require
+
     rec = recognize_cosine_network(net)
     if rec.network is None:
         return None, rec.reason
@@ -921,11 +1016,7 @@ def network_fourier_margin(net: PolyNetwork, *, max_memory: float | None = None,
         return None, f"off-diagonal phase moments do not vanish ({structure.failure_text()})"
     star = compact_margin(rec.network, structure)
     assert rec.deviation is not None and rec.amplitude is not None
-    out = _perturbed(star, net, rec, t0)
-    if shift:
-        out.how += (f"; the weights were first multiplied by 2^{shift} (exact in float64; the normalized margin is "
-                    f"invariant under scaling, the logits shown are those of the rescaled network)")
-    return out, ""
+    return _perturbed(star, net, rec, t0), ""
 
 
 def power_of_two_rescaled(net: PolyNetwork) -> tuple[PolyNetwork | None, int]:
@@ -957,14 +1048,18 @@ def _perturbed(star: CompactMargin, net: PolyNetwork, rec: Recognition, t0: floa
     slack = 2 * err + 2 * EPS * abs(h)
     lo, hi = ratio_bounds(h - slack, h + slack, norm * max(1 - grow, 0.5) * (1 - 4 * EPS),
                           norm * (1 + grow) * (1 + 4 * EPS))
+    lo, hi = min(lo, star.normalized_lower), max(hi, star.normalized_upper)
     how = (f"certified: the network's {net.m} neurons are, to {rec.max_relative_deviation:.1e} of their amplitudes "
            f"(rigorous, arb tables), the exact single-frequency network read off their DFT ({star.exactness} "
            f"margin {star.normalized_margin:.15g} from its phase moments, no input enumerated); every logit moves by "
-           f"at most {delta:.2e} and the norm by a factor within 1 +- {grow:.1e}")
-    out = CompactMargin(p, k, net.m, star.logits, star.label_margins, star.wrong_spread, h, norm,
-                        star.normalized_margin, min(lo, star.normalized_lower), max(hi, star.normalized_upper), err,
+           f"at most {delta:.2e} and the norm by a factor within 1 +- {grow:.1e}, so the file's own normalized margin "
+           f"lies in [{lo:.17g}, {hi:.17g}] (the value reported is the lower end)")
+    # the file's margin is known as the interval [lo, hi] only: the value reported is its lower end (never the exact
+    # description's margin, which the file is not), with the interval's width as its error bound
+    out = CompactMargin(p, k, net.m, star.logits, star.label_margins, star.wrong_spread, h, norm, lo, lo, hi, err,
                         "certified", how, star.structure, star.network, cosine_sum=star.cosine_sum)
-    out.details = {"exact_description_margin": str(star.normalized_margin_exact or star.normalized_margin),
+    out.details = {"normalized_margin_interval": [lo, hi],
+                   "exact_description_margin": str(star.normalized_margin_exact or star.normalized_margin),
                    "exact_description_exactness": star.exactness, "perturbation_bound": delta,
                    "max_relative_deviation": rec.max_relative_deviation, "norm_factor_bound": grow,
                    "zero_neurons": int(net.m - len(rec.kept if rec.kept is not None else []))}
@@ -978,6 +1073,9 @@ def _perturbed(star: CompactMargin, net: PolyNetwork, rec: Recognition, t0: floa
 #: the reduction matrix), per entry of the moment histogram, and per weight of a network file being matched
 TABLE_BYTES = 40
 ENTRY_BYTES = 72
+#: ... and per entry of a level larger than one block (merged by sorting, split by nodes, with the pieces waiting on
+#: the stack: measured 150-170 bytes for Lemma C.18's 2^15 and 2^17 atoms at k = 8, 9, where 72 was 0.58x)
+SPLIT_ENTRY_BYTES = 150
 WEIGHT_BYTES = 14 * 8
 FIXED_BYTES = 8 * 2**20
 ATOM_BYTES = 160
@@ -1002,16 +1100,28 @@ def moment_entries_bound(k: int, atoms: float, q: int) -> tuple[float, float]:
     return min(max(levels), max(MOMENT_ENTRIES_LIMIT, atoms * (2 * k + 1))), sum(levels)
 
 
-def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network_weights: float = 0.0) -> Estimate:
-    """Memory and time of the compact checks (the moment check, the ``p x p`` table, matching a network file of
-    ``network_weights`` float64 weights), from the sizes alone."""
+#: bytes per row and coordinate of a piece of :func:`off_diagonal_chunks` held at once (the piece, its tail being
+#: built and the kept rows: about three int64 copies, measured 25-26 bytes at k = 9..11; with headroom)
+CHUNK_ROW_BYTES = 32
+
+
+def estimate_compact(p: int, k: int, atoms: float, q: int, what: str, *, network_weights: float = 0.0,
+                     described_atoms: float | None = None, cyclic: bool = False) -> Estimate:
+    """Memory and time of the compact checks (the moment check over ``atoms`` atoms, or, ``cyclic``, an integer
+    test per off-diagonal index in pieces; the ``p x p`` table; the exact description's ``described_atoms`` atoms
+    (default ``atoms``); matching a network file of ``network_weights`` float64 weights), from the sizes alone."""
     if k > 40 or atoms == math.inf:
         return Estimate(what, math.inf, math.inf)
     largest, total = moment_entries_bound(k, atoms, q)
-    description = (ATOM_BYTES + 24.0 * (k + 1)) * atoms  # the atoms' phases and their Fraction weights
+    described = atoms if described_atoms is None else described_atoms
+    description = (ATOM_BYTES + 24.0 * (k + 1)) * described  # the atoms' phases and their Fraction weights
+    if cyclic:  # no histogram: the off-diagonal indices in pieces (the largest piece and its temporaries)
+        description += CHUNK_ROW_BYTES * k * largest_off_diagonal_piece(k)
+        largest = 0.0
     # the split blocks waiting on the stack (only when a level exceeds the block size)
     pending = PENDING_BYTES * k * MOMENT_ENTRIES_LIMIT if largest >= MOMENT_ENTRIES_LIMIT else 0.0
-    need = (FIXED_BYTES + ENTRY_BYTES * largest + pending + TABLE_BYTES * float(p) * p
+    per_entry = ENTRY_BYTES if largest <= MOMENT_ENTRIES_LIMIT else SPLIT_ENTRY_BYTES
+    need = (FIXED_BYTES + per_entry * largest + pending + TABLE_BYTES * float(p) * p
             + WEIGHT_BYTES * network_weights + description)
     seconds = total / 3.0e6 + float(p) * p / 2.0e7 + network_weights / 2.0e7 + off_diagonal_count(k) / 1.0e6
     return Estimate(what, need, seconds)
@@ -1037,6 +1147,7 @@ def estimate_compact_family(p: int, k: int, family: str) -> Estimate:
     q = {"lemma-c18": 4, "parity-design": 2 * (k + 1)}.get(family, 2 * 3 ** max(k - 1, 0))
     if family == "smallest-known":
         q = 4 if k == 1 else 6 if k == 2 else 2 * (k + 1)
-    if family == "cyclic-lattice" or (family == "smallest-known" and k == 2):
-        atoms = min(atoms, 1.0)  # a cyclic group: an integer test per n, no histogram
-    return estimate_compact(p, k, atoms, q, what)
+    described, cyclic = atoms, family == "cyclic-lattice" or (family == "smallest-known" and k == 2)
+    if cyclic:
+        atoms = min(atoms, 1.0)  # a cyclic group: an integer test per n, no histogram (its atoms are still held)
+    return estimate_compact(p, k, atoms, q, what, described_atoms=described, cyclic=cyclic)

@@ -225,17 +225,50 @@ def package_version() -> str:
     return __version__
 
 
+#: a LocalCluster has at most this many worker threads per core of the machine (beyond, they only slow each other)
+MAX_THREADS_PER_CORE = 4
+#: resident memory of one LocalCluster worker process before it runs anything (the interpreter, dask, numpy and
+#: margintheory imported; measured 250-300 MB)
+WORKER_BASELINE_BYTES = 320 * 2**20
+
+
+def check_local_cluster(workers: int, threads: int, worker_memory: float = 0.0) -> None:
+    """Refuse, before any process starts, a LocalCluster larger than the machine: more than
+    :data:`MAX_THREADS_PER_CORE` threads per core, or ``workers x (WORKER_BASELINE_BYTES + worker_memory)`` above
+    the machine's memory (``worker_memory``: what each worker's job may allocate, its memory budget).
+    :class:`~margintheory.errors.RefusedError` with ``parameter="workers"``."""
+    from margintheory.errors import RefusedError
+    from margintheory.runtime.budget import format_bytes, machine_memory
+
+    cores = _cores()
+    if workers * threads > MAX_THREADS_PER_CORE * cores:
+        raise RefusedError(f"a local cluster of {workers} worker processes x {threads} thread(s) is more than "
+                           f"{MAX_THREADS_PER_CORE} threads per core of this machine's {cores} core(s) (at most "
+                           f"{MAX_THREADS_PER_CORE * cores // threads} workers)", parameter="workers",
+                           estimate=float(workers * threads), limit=float(MAX_THREADS_PER_CORE * cores))
+    need, have = workers * (WORKER_BASELINE_BYTES + float(worker_memory)), machine_memory()
+    if need > have:
+        each = format_bytes(WORKER_BASELINE_BYTES + float(worker_memory))
+        raise RefusedError(f"a local cluster of {workers} worker processes needs up to {format_bytes(need)} ({each} "
+                           f"each: the interpreter and, for its job, the memory budget), more than this machine's "
+                           f"{format_bytes(have)} (at most {max(int(have // (need / workers)), 0)} such workers)",
+                           parameter="workers", estimate=need, limit=have)
+
+
 @contextlib.contextmanager
 def open_executor(*, workers: int | None = None, threads: int = 1, scheduler: str | None = None,
-                  retries: int = 1) -> Iterator[Executor]:
+                  retries: int = 1, worker_memory: float = 0.0) -> Iterator[Executor]:
     """The executor of a running cluster (``scheduler``: its address, e.g. ``tcp://10.0.0.5:8786``), of a new
     LocalCluster of ``workers`` processes (default: one per core) with ``threads`` threads each, or of this
-    process (``workers=0``).  Everything is shut down when the block ends."""
+    process (``workers=0``).  Everything is shut down when the block ends.  A LocalCluster larger than the machine
+    (:func:`check_local_cluster`, with ``worker_memory`` per worker) is refused before any process starts."""
     if scheduler and workers is not None:
         raise InputError("give either a scheduler address or a number of local workers, not both")
     if workers is not None and workers < 0 or threads < 1 or retries < 0:
         raise InputError(f"workers must be >= 0, threads >= 1 and retries >= 0 (got {workers}, {threads}, "
                          f"{retries})")
+    if not scheduler and workers != 0:
+        check_local_cluster(workers if workers is not None else _cores(), threads, worker_memory)
     if workers == 0:
         executor: Executor = InProcessExecutor(retries)
         try:

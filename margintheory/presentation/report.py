@@ -73,6 +73,7 @@ def checks_table(checks: list[Check], title: str | None = None, digits: int = 12
                  ) -> Table:
     """The claim | expected | measured | tol | how | verdict table, at most ``width`` columns wide: the claim and
     value columns get the room the fixed ones (tol, how, verdict) leave, and wrap inside it."""
+    digits = fitting_digits(checks, digits, width)
     rows = []
     for c in checks:
         verdict = "PASS" if c.passed else "FAIL"
@@ -100,6 +101,25 @@ def checks_table(checks: list[Check], title: str | None = None, digits: int = 12
     for name, exp, meas, tol, how, verdict, style in rows:
         table.add_row(escape(name), escape(exp), escape(meas), tol, how, f"[{style}]{verdict}[/{style}]")
     return table
+
+
+def fitting_digits(checks: list[Check], digits: int, width: int | None) -> int:
+    """The significant digits of the table's numbers: ``digits``, or fewer (down to 4) where the longest expected and
+    measured numbers would not fit beside each other in ``width`` columns (numbers are never folded across lines, so
+    they are shortened instead)."""
+    if width is None:
+        return digits
+    fixed = sum(max([len(h)] + [len("-" if c.tolerance is None else format_tolerance(c.tolerance)) if i == 0 else
+                                 len(c.exactness) if i == 1 else len("FAIL (i)" if c.informational else "FAIL")
+                                 for c in checks]) for i, h in enumerate(("tol", "how", "verdict")))
+    room = width - TABLE_RULES - fixed - 4  # the claim column's hard floor
+    while digits > 4:
+        longest = [max([0] + [len(format_value(v, digits)) for v in values if _is_number(v)])
+                   for values in ([c.expected for c in checks], [c.measured for c in checks])]
+        if sum(longest) <= room:
+            break
+        digits -= 1
+    return digits
 
 
 def _is_number(x: Any) -> bool:

@@ -78,6 +78,12 @@ def _atomic_open(path: str | os.PathLike[str], mode: str = "w", suffix: str = ""
             os.fsync(fh.fileno())
         _regular_or_missing(target, path)  # still nothing but a regular file there (it may have changed meanwhile)
         os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if exc.filename is None or exc.filename == tmp:  # (a write to the temporary file: name the file written)
+            raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from exc
+        raise
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

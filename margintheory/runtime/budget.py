@@ -84,6 +84,28 @@ def machine_memory() -> float:
     return min(total, ANY_MACHINE_MEMORY)
 
 
+def _address_space_limit() -> float | None:
+    """The soft ``RLIMIT_AS`` (``ulimit -v``) in bytes, ``None`` when unlimited or unknown."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, ValueError, OSError):  # pragma: no cover - not on a POSIX system
+        return None
+    return None if soft == resource.RLIM_INFINITY else float(soft)
+
+
+def address_space_left() -> float | None:
+    """Bytes this process can still map under its address-space limit (``ulimit -v``: the limit minus the current
+    virtual size), ``None`` when there is no such limit.  Past it, ``malloc`` fails: Python raises MemoryError, but a
+    compiled library written in Rust (Clarabel) aborts the process, so the budgets check this too."""
+    limit = _address_space_limit()
+    if limit is None:
+        return None
+    size = _read_number("/proc/self/status", "VmSize:", 1024)
+    return None if size is None else limit - size
+
+
 def memory_refusal(subject: str, need: float, max_memory: float, *, at_least: bool = False) -> RefusedError:
     """The error for ``subject`` needing ``need`` bytes, more than ``max_memory``.
 
@@ -150,6 +172,13 @@ def require(est: Estimate, max_memory: float | None, max_seconds: float | None, 
                            parameter=None, estimate=need, limit=float(max_memory))  # no budget lifts it
     if max_memory is not None and need > max_memory:
         raise memory_refusal(est.what, need, max_memory)
+    left = address_space_left()
+    if max_memory is not None and left is not None and need > left:
+        raise RefusedError(f"{est.what} needs an estimated {format_bytes(need)} of memory, but this process may map "
+                           f"only {format_bytes(max(left, 0.0))} more (its address-space limit, ulimit -v, is "
+                           f"{format_bytes(_address_space_limit() or 0.0)}): a native library would abort when an "
+                           "allocation fails, so the job is refused up front", parameter=None, estimate=need,
+                           limit=max(left, 0.0))
     if max_seconds is not None and est.seconds is not None and est.seconds > max(max_seconds, CENTURY):
         raise RefusedError(f"{est.what} would take an estimated {format_seconds(est.seconds)}: beyond any practical "
                            "time limit", parameter=None, estimate=est.seconds, limit=float(max_seconds))

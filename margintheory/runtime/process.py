@@ -22,6 +22,7 @@ import io
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Iterator
 
 from margintheory.runtime.progress import ProgressCallback
@@ -177,3 +178,190 @@ def _stderr_is_terminal() -> bool:
         return sys.stderr is not None and sys.stderr.isatty()
     except (OSError, ValueError):
         return False
+
+
+# ---------------------------------------------------------------- termination signals
+
+#: the signals that end a command as Ctrl-C does (what ``timeout``, SLURM, container runtimes and a closed terminal
+#: send); SIGINT itself is Python's KeyboardInterrupt
+TERMINATION_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, delivered as Ctrl-C is: a :class:`KeyboardInterrupt` (so every ``except
+    KeyboardInterrupt`` that saves state -- ``train``'s checkpoint, a sweep's claims, an atomic write's temporary
+    file -- runs), carrying the signal; the command then exits ``128 + signum`` (143 for SIGTERM, 129 for SIGHUP)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def add_interrupt_note(exc: BaseException, text: str) -> None:
+    """Add ``text`` to the notes of an interrupt on its way out (what was saved, how to resume): PEP 678's
+    ``__notes__``, which :func:`interrupt_message` prints (``BaseException.add_note`` needs Python 3.11)."""
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        notes = []
+        exc.__notes__ = notes  # type: ignore[attr-defined, unused-ignore]
+    notes.append(text)
+
+
+def interrupt_exit_status(exc: BaseException) -> int:
+    """130 for Ctrl-C, ``128 + signum`` for a :class:`Terminated`."""
+    return 128 + exc.signum if isinstance(exc, Terminated) else 130
+
+
+def interrupt_message(exc: BaseException) -> str:
+    """``interrupted`` (Ctrl-C) or ``terminated by SIGTERM``, then the notes the work added on its way out (what it
+    saved, how to resume), on one line."""
+    what = f"terminated by {signal.Signals(exc.signum).name}" if isinstance(exc, Terminated) else "interrupted"
+    notes = [" ".join(str(n).split()) for n in getattr(exc, "__notes__", []) if str(n).strip()]
+    return "; ".join([what, *(notes or [NOTHING_SAVED])])
+
+
+#: what an interrupted command that keeps no state of its own says (its output files are written whole at the end,
+#: atomically, so none is half-written)
+NOTHING_SAVED = "no output file was left half-written; rerun the same command to start again"
+
+
+def raise_on_termination() -> dict[int, object]:
+    """From now on SIGTERM and SIGHUP raise :class:`Terminated` in the main thread (once: a repeated signal while the
+    work saves its state is ignored, so that the save completes; SIGKILL still ends the process).  Returns the
+    previous handlers (for :func:`restore_handlers`); nothing changes outside the main thread."""
+    _RECEIVED.clear()
+
+    def terminate(signum: int, frame: object) -> None:
+        if _RECEIVED:
+            return
+        _RECEIVED.append(signum)
+        raise Terminated(signum)
+
+    return install_handlers(terminate)
+
+
+#: the termination signal received since :func:`raise_on_termination` (at most one)
+_RECEIVED: list[int] = []
+
+
+def received_termination() -> Terminated | None:
+    """The :class:`Terminated` that :func:`raise_on_termination` raised, if a signal came: a native library that
+    calls back into Python (Clarabel importing SciPy's LAPACK) may turn the exception raised in its callback into
+    its own error (pyo3's ``PanicException``), and the command must still end as terminated, not as a defect."""
+    return Terminated(_RECEIVED[0]) if _RECEIVED else None
+
+
+def install_handlers(handler: object, signals: tuple[int, ...] = TERMINATION_SIGNALS) -> dict[int, object]:
+    """Install ``handler`` for ``signals``; returns the previous handlers (empty outside the main thread)."""
+    previous: dict[int, object] = {}
+    for signum in signals:
+        try:
+            previous[signum] = signal.signal(signum, handler)  # type: ignore[arg-type]
+        except (ValueError, TypeError, OSError):  # not the main thread
+            continue
+    return previous
+
+
+def restore_handlers(previous: dict[int, object]) -> None:
+    """Undo :func:`raise_on_termination` / :func:`install_handlers`."""
+    for signum, handler in previous.items():
+        with contextlib.suppress(ValueError, TypeError, OSError):
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+#: Python modules that compiled solvers import lazily from inside a solve (Clarabel's Rust code loads SciPy's
+#: BLAS/LAPACK bindings on its first factorisation): a signal handled while that import runs raises inside the native
+#: call, which Clarabel turns into a Rust panic (a multi-line backtrace, exit 1)
+NATIVE_LAZY_IMPORTS = ("scipy.linalg.cython_blas", "scipy.linalg.cython_lapack")
+
+
+def load_native_imports() -> None:
+    """Import :data:`NATIVE_LAZY_IMPORTS` now, in Python, so that a native solver finds them loaded and runs no
+    Python code while it solves: Ctrl-C, SIGTERM and SIGHUP then reach the program when the solve returns."""
+    import importlib
+
+    for name in NATIVE_LAZY_IMPORTS:
+        importlib.import_module(name)
+
+
+# ---------------------------------------------------------------- native work in a child process
+
+class NativeFailure(MemoryError):
+    """A native library ended the process it ran in (a Rust allocation failure aborts, ``SIGABRT``): raised in the
+    parent with the child's last line, so that the command says it in one line and exits 2."""
+
+
+def run_isolated(fn, *args):  # noqa: ANN001, ANN201 - any picklable function and result
+    """``fn(*args)`` in a forked child process, its result sent back by pipe: a native library that aborts when an
+    allocation fails (Clarabel, written in Rust: "memory allocation of N bytes failed", then ``SIGABRT``) ends the
+    child only, and the parent raises :class:`NativeFailure` with that line.  The child's standard error is kept in a
+    temporary file (its abort message would otherwise be a second line) and copied to ours when it succeeds.
+    Ctrl-C, SIGTERM or SIGHUP in the parent kill the child at once (a native call cannot be interrupted) and
+    propagate.  Where ``fork`` is not available the call runs in this process."""
+    import multiprocessing
+    import tempfile
+
+    if "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover - not Linux
+        return fn(*args)
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    with tempfile.TemporaryFile() as err:
+        child = ctx.Process(target=_isolated_child, args=(send, err.fileno(), fn, args), daemon=True)
+        with warnings.catch_warnings():
+            # JAX (when a JAX backend was used earlier in this process) and Python >= 3.12 warn at every fork of a
+            # multithreaded process; the child runs only the native solve and never touches their threads, and the
+            # warning would be a second line on stderr (or, under "error" filters, an exception in a fork hook)
+            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
+            warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks",
+                                    category=DeprecationWarning)
+            child.start()
+        send.close()
+        try:
+            ok, value = receive.recv()
+        except EOFError:
+            child.join()
+            raise NativeFailure(_child_death(child.exitcode, err)) from None
+        except BaseException:
+            child.kill()
+            child.join()
+            raise
+        finally:
+            receive.close()
+        child.join()
+        _replay(err)
+    if not ok:
+        raise value
+    return value
+
+
+def _isolated_child(send, err_fd: int, fn, args) -> None:  # noqa: ANN001 - see run_isolated
+    import faulthandler
+
+    faulthandler.disable()  # (an abort's Python dump would bury the library's own last line)
+    os.dup2(err_fd, 2)
+    for signum in (signal.SIGINT, *TERMINATION_SIGNALS):  # the parent decides; it kills this process if it must
+        signal.signal(signum, signal.SIG_IGN)
+    try:
+        result = (True, fn(*args))
+    except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        result = (False, exc)
+    send.send(result)
+    send.close()
+    os._exit(0)
+
+
+def _child_death(code: int | None, err) -> str:  # noqa: ANN001 - a binary file
+    err.seek(0)
+    lines = [line.strip() for line in err.read().decode(errors="replace").splitlines() if line.strip()]
+    how = f"died with {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited with {code}"
+    said = f" ({lines[-1][:200]})" if lines else ""
+    return f"the native solver's process {how}{said}"
+
+
+def _replay(err) -> None:  # noqa: ANN001 - a binary file
+    err.seek(0)
+    data = err.read()
+    if data:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(data.decode(errors="replace"))
+            sys.stderr.flush()

@@ -75,7 +75,9 @@ EPS = float(np.finfo(float).eps)
 SUM_TOL = 1e-9
 #: unit roundoff of the dtypes numpy has no ``finfo`` for (bfloat16: 8 significant bits)
 _EPS_BY_NAME = {"bfloat16": 2.0**-7}
-METHODS = ("auto", "fourier-exact", "eliminated", "fourier-blocks", "generic")
+METHODS = ("auto", "fourier-exact", "quartic-sos", "eliminated", "fourier-blocks", "generic")
+#: ``auto`` runs the branch and bound after ``quartic-sos`` when the latter fails or leaves a wider relative gap
+AUTO_GAP = 1e-6
 #: relative excess of the rational ``r`` over ``max_j |kappa(j)|^2`` tried first by :func:`kappa_bound`
 KAPPA_SLACK = 2.0**-48
 
@@ -454,6 +456,68 @@ def eliminated_applies(weights: ClassWeights) -> bool:
         return False
 
 
+def quartic_sos_size(weights: ClassWeights) -> int | None:
+    """The number of variables of the quartic form of :mod:`margintheory.solvers.quartic_sos` (``None`` for
+    ``k`` other than 2 and 3, or when the weights carry no mass)."""
+    from margintheory.solvers.quartic_sos import form_size
+
+    p, k = weights.problem.p, weights.problem.k
+    G = weights.pair_weights().signed_matrix()
+    if k not in (2, 3) or not np.any(G):
+        return None
+    return form_size(G, p, k)
+
+
+def _quartic_bracket(weights: ClassWeights, n_starts: int, seed: int | None, time_limit: float | None
+                     ) -> SingleNeuronBracket:
+    """The first-level SOS certificate of the quartic form (:mod:`margintheory.solvers.quartic_sos`): ``U``
+    ``proved`` (exact rationals, for the arrays as given); ``L`` the best unit neuron's objective on the arrays."""
+    from margintheory.certificate.upper_bound import ceil_float
+    from margintheory.solvers.local import LocalMaxima
+    from margintheory.solvers.quartic_sos import solve_quartic_sos
+    from margintheory.solvers.weighted_bnb import reduce_weights, unit_neuron
+
+    p, k = weights.problem.p, weights.problem.k
+    G = weights.pair_weights().signed_matrix()
+    res = solve_quartic_sos(weights.q, weights.tau, weights.labels, G, p, k, n_starts=n_starts, seed=seed,
+                            time_limit=time_limit)
+    theta = unit_neuron(reduce_weights(G, p, k), res.u)
+    lower = objective_on_arrays(weights, theta)
+    local = LocalMaxima(lower, theta.ravel(), np.array([lower]), theta.ravel()[None, :], 0, None,
+                        res.seconds["total"])
+    out = SingleNeuronBracket(p, k, lower, ceil_float(res.upper), True, "quartic-sos", theta, local)
+    out.exact_upper = res.upper
+    summary = res.summary()
+    out.weights = {**weights.describe(), "quartic_sos": summary}
+    out.solver_info = {"name": "SCS (first-level SOS of a quartic form) + exact rounding", "status":
+                       summary["scs_status"], "time": res.seconds["total"], "gram_size": summary["gram_size"],
+                       "variables": summary["variables"], "iterations": summary["scs_iterations"]}
+    form = "|M(u)|^2 (w eliminated, Psi^2 <= 4 gamma / 27)" if k == 2 else "F(u, w) itself (Psi <= gamma)"
+    out.certification = (f"proved: gamma |x|^4 - f = m^T P m for the quartic form f = {form} in {summary['variables']}"
+                         f" variables, checked in exact integers (the identity coefficient by coefficient; P = L L^T "
+                         f"+ eta I + E with |E|_F <= eta); gamma = {float(res.certificate.gamma):.17g}, U = "
+                         f"{float(res.upper):.17g} (SCS {summary['scs_status']} in {summary['scs_iterations']} "
+                         f"iterations, shift {res.certificate.delta:.1e}); the weights taken exactly from the float64 "
+                         "arrays; lower: the unit neuron of the best u, evaluated on the arrays by the direct sum")
+    out.seconds = res.seconds["total"]
+    return out
+
+
+def auto_method(weights: ClassWeights, max_memory: float = 2 * 2**30) -> str:
+    """The method ``auto`` takes: ``fourier-exact`` under (*); else ``quartic-sos`` for ``k = 2, 3`` when its
+    estimate fits ``max_memory``; else ``eliminated`` where the branch and bound applies; else ``auto`` (the
+    relaxation :func:`~margintheory.solvers.single_neuron.solve_single_neuron` chooses)."""
+    if weights.translation_invariant:
+        return "fourier-exact"
+    n = quartic_sos_size(weights)
+    if n is not None and estimate(weights, method="quartic-sos").bytes <= max_memory:
+        from margintheory.solvers.quartic_sos import MAX_VARIABLES
+
+        if n <= MAX_VARIABLES:
+            return "quartic-sos"
+    return "eliminated" if eliminated_applies(weights) else "auto"
+
+
 def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None, *, q: Any, tau: Any,
                                  method: str = "auto", n_starts: int = 16, seed: int | None = 0,
                                  solver: str = "CLARABEL", time_limit: float | None = None,
@@ -464,57 +528,104 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
     :class:`~margintheory.core.problems.ModularAddition`,
     or an integer with ``k``) and the arrays ``q`` (shape ``(p^k,)``) and ``tau`` (shape ``(p^k, p)``).
 
-    ``method="auto"``: ``fourier-exact`` (``proved`` upper bound) when the weights are translation-invariant
-    (hypothesis (*), checked exactly), else the ``certified`` relaxation (``fourier-blocks`` or ``generic`` as
-    :func:`~margintheory.solvers.single_neuron.solve_single_neuron` decides); naming a relaxation runs it on any
-    weights (to compare the two).  Weak duality (Lemma C.6 of Li et al., arXiv:2402.09469): every network's
-    normalized margin is at most the upper end.  Refuses up front beyond ``max_memory`` (:func:`estimate`).
-    ``stored``: the dtypes the arrays were stored in, for their sums' tolerance (:func:`class_weights`).
+    ``method="auto"`` (:func:`auto_method`): ``fourier-exact`` (``proved``) when the weights are
+    translation-invariant (hypothesis (*), checked exactly), else ``quartic-sos`` (``proved``; followed by the
+    ``eliminated`` branch and bound when it fails or leaves a gap above :data:`AUTO_GAP` and the branch and bound
+    applies, the narrower bracket kept), else ``eliminated`` (``certified``), else the ``certified`` relaxation
+    (``fourier-blocks`` or ``generic`` as :func:`~margintheory.solvers.single_neuron.solve_single_neuron`
+    decides); naming a method runs it on any weights it applies to (to compare them).  Weak duality (Lemma C.6 of
+    Li et al., arXiv:2402.09469): every network's normalized margin is at most the upper end.  Refuses up front
+    beyond ``max_memory`` (:func:`estimate`).  ``stored``: the dtypes the arrays were stored in, for their sums'
+    tolerance (:func:`class_weights`).
     """
     weights = class_weights(p, k, q=q, tau=tau, stored=stored)
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}; choose one of {METHODS}")
-    chosen = method
-    if method == "auto":
-        chosen = ("fourier-exact" if weights.translation_invariant else
-                  "eliminated" if eliminated_applies(weights) else "auto")
+    chosen = auto_method(weights, max_memory) if method == "auto" else method
     if chosen == "eliminated" and not eliminated_applies(weights):
         raise InputError("the eliminated branch and bound needs k = 2 (at most 9 labels used) or k = 3 with few "
                          "inputs carrying weight (at most 8 dimensions in all)")
+    if chosen == "quartic-sos" and quartic_sos_size(weights) is None:
+        raise InputError("the quartic SOS bound needs k = 2 or k = 3")
     if chosen == "fourier-exact" and not weights.translation_invariant:
         raise InputError("the fourier-exact bracket needs translation-invariant weights: q constant and "
                          "tau[x, y(x) + d] depending on d only (exactly)")
     from margintheory.runtime.budget import require
 
-    require(estimate(weights, method=chosen, solver=solver), max_memory, time_limit, time_parameter="time_limit")
+    require(estimate(weights, method=chosen, solver=solver, max_memory=max_memory), max_memory, time_limit,
+            time_parameter="time_limit")
+    # the branch and bound after quartic-sos only where it applies and fits the budget by itself (not counted
+    # in the estimate above: the two run one after the other, and the second only when the first falls short)
+    fallback = (method == "auto" and chosen == "quartic-sos" and eliminated_applies(weights)
+                and estimate(weights, method="eliminated").bytes <= max_memory)
     if chosen == "fourier-exact":
         return _invariant_bracket(weights, max_memory, time_limit)
+    if chosen == "quartic-sos":
+        return _quartic_then_eliminated(weights, n_starts, seed, time_limit, fallback)
     if chosen == "eliminated":
         return _eliminated_bracket(weights, n_starts, seed, time_limit)
     return _relaxation_bracket(weights, chosen, n_starts, seed, solver, time_limit, max_memory)
 
 
-def estimate(weights: ClassWeights, *, method: str = "auto", solver: str = "CLARABEL") -> Estimate:
-    """Memory and time of :func:`class_weighted_single_neuron` before anything is allocated: the proved path is the
-    uniform path's estimate plus a few ``(p^k, p)`` arrays; a relaxation is sized by
-    :func:`margintheory.solvers.cost.single_neuron_estimate` (``auto`` on weights without (*) may end in the
-    generic relaxation in ``(k+1) p`` variables, so it is sized as that)."""
+def _quartic_then_eliminated(weights: ClassWeights, n_starts: int, seed: int | None, time_limit: float | None,
+                             fallback: bool) -> SingleNeuronBracket:
+    """``quartic-sos``; with ``fallback``, the branch and bound too when it fails or leaves a gap above
+    :data:`AUTO_GAP`, and the narrower of the two brackets."""
+    from margintheory.errors import SolverError
+
+    try:
+        b = _quartic_bracket(weights, n_starts, seed, time_limit)
+    except SolverError as exc:
+        if not fallback:
+            raise
+        e = _eliminated_bracket(weights, n_starts, seed, time_limit)
+        e.certification += f"; auto: quartic-sos failed first ({exc})"
+        return e
+    if fallback and not b.relative_gap <= AUTO_GAP:
+        e = _eliminated_bracket(weights, n_starts, seed, time_limit)
+        if e.relative_gap < b.relative_gap:
+            e.certification += f"; auto: quartic-sos left the relative gap {b.relative_gap:.2e}"
+            return e
+    return b
+
+
+def estimate(weights: ClassWeights, *, method: str = "auto", solver: str = "CLARABEL",
+             max_memory: float = 2 * 2**30) -> Estimate:
+    """Memory and time of :func:`class_weighted_single_neuron` before anything is allocated (``auto`` resolved by
+    :func:`auto_method` for ``max_memory``): the proved path is the uniform path's estimate plus a few
+    ``(p^k, p)`` arrays; ``quartic-sos`` by :func:`margintheory.solvers.quartic_sos.estimate_bytes` (and, for
+    ``quartic-sos+eliminated``, the branch and bound run after it: the larger memory); a relaxation is sized by
+    :func:`margintheory.solvers.cost.single_neuron_estimate` (``auto`` without a cheaper path may end in the generic
+    relaxation in ``(k+1) p`` variables, so it is sized as that)."""
     from margintheory.solvers.cost import single_neuron_estimate
 
     p, k = weights.problem.p, weights.problem.k
     arrays = 8.0 * p**k * (p + 4) * 3
-    if method == "eliminated" or (method == "auto" and not weights.translation_invariant and
-                                  eliminated_applies(weights)):
-        from margintheory.solvers.weighted_bnb import estimate_bytes
+    if method == "auto" and not weights.translation_invariant:
+        method = auto_method(weights, max_memory)
+        method = "generic" if method == "auto" else method
+    if method == "quartic-sos":
+        from margintheory.solvers.quartic_sos import estimate_bytes, estimate_seconds
 
-        rows = np.any(weights.q[:, None] * weights.tau != 0, axis=1)
-        used = int(np.count_nonzero(np.any(weights.tau[rows] != 0, axis=0) | np.isin(np.arange(p), weights.labels[
-            rows])))
-        return Estimate(f"the class-weighted single-neuron bracket for p = {p}, k = {k} (w eliminated, branch and "
-                        "bound)", estimate_bytes(p, k, int(rows.sum()), used) + arrays, None)
+        n = quartic_sos_size(weights) or 0
+        return Estimate(f"the class-weighted single-neuron bracket for p = {p}, k = {k} (the first-level SOS bound of "
+                        f"a quartic form in {n} variables)", estimate_bytes(n) + arrays, estimate_seconds(n))
+    if method == "eliminated":
+        return _eliminated_estimate(weights, arrays)
     if method == "fourier-exact" or (method == "auto" and weights.translation_invariant):
         est = single_neuron_estimate(p, k, solver=solver, method="fourier-exact")
     else:
-        est = single_neuron_estimate(p, k, solver=solver, method="generic" if method == "auto" else method)
+        est = single_neuron_estimate(p, k, solver=solver, method=method)
     what = f"the class-weighted single-neuron bracket for p = {p}, k = {k}"
     return Estimate(what, est.bytes + arrays, est.seconds)
+
+
+def _eliminated_estimate(weights: ClassWeights, arrays: float) -> Estimate:
+    from margintheory.solvers.weighted_bnb import estimate_bytes
+
+    p, k = weights.problem.p, weights.problem.k
+    rows = np.any(weights.q[:, None] * weights.tau != 0, axis=1)
+    used = int(np.count_nonzero(np.any(weights.tau[rows] != 0, axis=0) | np.isin(np.arange(p), weights.labels[
+        rows])))
+    return Estimate(f"the class-weighted single-neuron bracket for p = {p}, k = {k} (w eliminated, branch and "
+                    "bound)", estimate_bytes(p, k, int(rows.sum()), used) + arrays, None)

@@ -27,6 +27,7 @@ from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.margins import input_grid
 from margintheory.errors import InputError, SolverError
+from margintheory.runtime.process import load_native_imports
 from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.cost import DENSE_MARGIN_ENTRIES
 from margintheory.solvers.objective import (
@@ -87,6 +88,7 @@ def max_min_lp(A: np.ndarray, *, solver: str = "HIGHS", time_limit: float | None
         try:
             with warnings.catch_warnings(), native_stdout_silenced():
                 warnings.simplefilter("ignore")
+                load_native_imports()  # (a signal must not land inside the native solve's imports)
                 prob.solve(solver=solver, **attempt)
             status = str(prob.status)
         except (cp.error.SolverError, ValueError) as exc:  # cvxpy raises ValueError on an UNKNOWN solver status

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -71,11 +72,13 @@ class SingleNeuronBracket:
     seconds: float = 0.0
     proved_upper: ProvedUpperBound | None = None  # the fourier-exact path's proved bound
     weights: dict[str, Any] = field(default_factory=dict)  # class weights: hypothesis, kappa (class_weighted)
+    exact_upper: Fraction | None = None  # a proved upper end as an exact rational (class_weighted's quartic-sos)
+    solver_info: dict[str, Any] | None = None  # what sos_summary reports for methods without SOSBound rows
 
     @property
     def upper_exactness(self) -> Exactness:
         """``proved`` (exact certificate), ``certified`` (float SOS with a-posteriori margin) or ``float``."""
-        if self.proved_upper is not None:
+        if self.proved_upper is not None or self.exact_upper is not None:
             return "proved"
         return "certified" if self.upper_certified else "float"
 
@@ -104,6 +107,8 @@ class SingleNeuronBracket:
             return {"name": "Clarabel (block SOS) + exact rational rounding", "status": info["status"],
                     "time": self.proved_upper.seconds, "gram_blocks": info["gram_blocks"],
                     "largest_block": info["largest_block"], "kkt": info["kkt"]}
+        if self.solver_info is not None:
+            return dict(self.solver_info)
         if not self.sos:
             return {"name": "none", "status": "not-run", "time": 0.0}
         statuses = sorted({b.status for b in self.sos})

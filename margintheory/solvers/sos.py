@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sps
 
 from margintheory.errors import SolverError
+from margintheory.runtime.process import load_native_imports
 from margintheory.solvers.polynomial import Polynomial, monomials_of_degree, monomials_up_to, norm_power
 
 EPS = float(np.finfo(np.float64).eps)
@@ -127,6 +128,7 @@ def _solve(rel: _Relaxation, solver: str, time_limit: float | None, verbose: boo
     try:
         with warnings.catch_warnings():  # the status is checked below; the residuals enter the bound
             warnings.simplefilter("ignore")
+            load_native_imports()  # (a signal must not land inside the native solve's imports)
             prob.solve(solver=solver, verbose=verbose, **opts)
     except (cp.error.SolverError, ValueError) as exc:  # ValueError: cvxpy on an UNKNOWN status
         raise SolverError(f"SOS relaxation: {solver} failed ({exc})") from None

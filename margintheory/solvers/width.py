@@ -37,6 +37,7 @@ from margintheory.core.phase_measures import PhaseMeasure
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.fourier_margin import CompactMargin
 from margintheory.errors import InputError, SolverError
+from margintheory.runtime.process import load_native_imports
 from margintheory.solvers._quiet import native_stdout_silenced
 from margintheory.solvers.column_generation import (
     exact_normalised_margin,
@@ -92,6 +93,7 @@ def _milp(A: np.ndarray, *, target: float | None, max_width: int | None, time_li
     try:
         with warnings.catch_warnings(), native_stdout_silenced():
             warnings.simplefilter("ignore")
+            load_native_imports()  # (a signal must not land inside the native solve's imports)
             prob.solve(solver="HIGHS", **opts)
     except (cp.error.SolverError, ValueError) as exc:  # ValueError: cvxpy on an UNKNOWN status
         raise SolverError(f"width MILP: HiGHS failed ({exc})") from None

@@ -35,6 +35,7 @@ import numpy as np
 
 from margintheory.core.phase_measures import unwanted_phase_moments
 from margintheory.errors import SolverError
+from margintheory.runtime.process import load_native_imports
 from margintheory.solvers.width_delsarte import (
     DelsarteCertificate,
     check_delsarte_certificate,
@@ -176,6 +177,7 @@ def solve_gram_certificate(k: int, index: list[tuple[int, ...]], *, denominator:
             cons.append(cp.sum(G[[a for a, _ in lst], [b for _, b in lst]]) == 0)
     prob = cp.Problem(cp.Maximize(cp.sum(G)), cons)
     opts: dict[str, object] = {"eps": 1e-7, "max_iters": 200000} if solver == "SCS" else {}
+    load_native_imports()  # (a signal must not land inside the native solve's imports)
     prob.solve(solver=solver, **opts)
     if prob.status != "optimal" or G.value is None:
         raise SolverError(f"width certificate SDP: status {prob.status!r}")
@@ -323,13 +325,14 @@ SHIPPED_DELSARTE = {3: "width_delsarte_k3.json", 4: "width_delsarte_k4.json", 5:
 
 
 #: vectors of each shipped Delsarte certificate (pinned against the files by a test), for the memory estimate
-SHIPPED_DELSARTE_VECTORS = {3: 63, 4: 313, 5: 1131, 6: 1877}
+SHIPPED_DELSARTE_VECTORS = {3: 63, 4: 313, 5: 1131, 6: 4989}
 
 
 def estimate_width_lower_bound_bytes(k: int) -> float:
     """Memory of :func:`width_lower_bound` beyond the interpreter: the exact check of the shipped Delsarte
     certificate dominates, about ``48 n^2`` bytes for ``n`` vectors (the expanded integer Gram matrix, its blocks and
-    their python-flint products; measured peaks 41 MiB at ``k = 5``, 176 MiB at ``k = 6``), plus a small allowance
+    their python-flint products; measured peaks 41 MiB at ``k = 5``, 1.0 GiB at ``k = 6``, 4989 vectors, 8.7 s of
+    CPU), plus a small allowance
     for the pointwise certificate."""
     n = SHIPPED_DELSARTE_VECTORS.get(k, 0)
     return 48.0 * n * n + 2.0 * 2**20
@@ -377,7 +380,7 @@ def best_width_lower_bound(k: int) -> WidthLowerBound:
     """The best certified bound this package has for ``k``: the larger of the pointwise bound (the shipped Gram
     certificate if any, else the clique bound: ``k <= 3`` exhaustive search, ``k = 5`` :func:`known_clique`, every
     ``k`` at least :func:`even_subset_clique`, ``2^(k-1)``) and the shipped Delsarte LP certificate
-    (:mod:`margintheory.solvers.width_delsarte`; ``k = 3..6``: 16, 40, 96, 192), the pointwise one on a tie.
+    (:mod:`margintheory.solvers.width_delsarte`; ``k = 3..6``: 16, 40, 96, 222), the pointwise one on a tie.
     Every returned bound passed its exact check in this call; a certificate that fails raises
     :class:`SolverError`."""
     t0 = time.perf_counter()

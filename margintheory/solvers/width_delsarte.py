@@ -52,6 +52,7 @@ from threadpoolctl import threadpool_limits
 
 from margintheory.core.phase_measures import unwanted_phase_moments
 from margintheory.errors import SolverError
+from margintheory.runtime.process import load_native_imports
 
 #: largest absolute numerator the int64 path accepts is ``2^62 / (64 n^2)`` (sums of ``64 n^2`` entries stay exact)
 _INT64_HEADROOM = 2**62
@@ -104,16 +105,34 @@ def allowed_differences(k: int) -> frozenset[tuple[int, ...]]:
     return frozenset({tuple(int(v) for v in m) for m in unwanted_phase_moments(k)} | {(0,) * k})
 
 
-def symmetric_box(k: int, radius: int, max_norm2: int | None = None) -> list[tuple[int, ...]]:
+def symmetric_box(k: int, radius: int, max_norm2: int | None = None,
+                  extra_orbits: tuple[tuple[int, ...], ...] = ()) -> list[tuple[int, ...]]:
     """The vectors of ``[-radius, radius]^k`` with even coordinate sum (``M_k`` lies in that sublattice) and, with
-    ``max_norm2``, squared Euclidean norm at most ``max_norm2``: closed under coordinate permutations and negation.
-    The shipped certificates use :data:`SHIPPED_INDEX` (``k = 5``: ``symmetric_box(5, 2, 12)``, 1131 vectors)."""
-    return [t for t in itertools.product(range(-radius, radius + 1), repeat=k)
-            if sum(t) % 2 == 0 and (max_norm2 is None or sum(v * v for v in t) <= max_norm2)]
+    ``max_norm2``, squared Euclidean norm at most ``max_norm2``, together with the ``S_k x {+-1}``-orbits of
+    ``extra_orbits`` (even-sum vectors): closed under coordinate permutations and negation, sorted.  The shipped
+    certificates use :data:`SHIPPED_INDEX` (``k = 5``: ``symmetric_box(5, 2, 12)``, 1131 vectors)."""
+    box = {t for t in itertools.product(range(-radius, radius + 1), repeat=k)
+           if sum(t) % 2 == 0 and (max_norm2 is None or sum(v * v for v in t) <= max_norm2)}
+    for v in extra_orbits:
+        if len(v) != k or sum(v) % 2:
+            raise ValueError(f"extra orbit representative {v} must have length {k} and even sum")
+        box |= {tuple(sg * x for x in p) for p in itertools.permutations(v) for sg in (1, -1)}
+    return sorted(box)
 
 
-#: ``k -> (radius, max_norm2)`` of :func:`symmetric_box` indexing the shipped certificate for ``k``
-SHIPPED_INDEX: dict[int, tuple[int, int | None]] = {3: (2, None), 4: (2, None), 5: (2, 12), 6: (2, 8)}
+#: ``k -> (radius, max_norm2, extra_orbits)`` of :func:`symmetric_box` indexing the shipped certificate for ``k``
+SHIPPED_INDEX: dict[int, tuple[int, int | None, tuple[tuple[int, ...], ...]]] = {
+    3: (2, None, ()), 4: (2, None, ()), 5: (2, 12, ()),
+    6: (2, 12, ((3, 2, 1, 0, 0, 0), (3, 1, 1, 1, 0, 0), (3, 1, 1, 1, 1, 1), (3, 1, 1, 1, 1, -1), (3, 1, 1, 1, -1, -1)))}
+
+
+def parity_classes(k: int, index: list[tuple[int, ...]] | tuple[tuple[int, ...], ...]) -> int:
+    """How many classes of ``Z^k / L_k`` the index vectors meet, ``L_k = {t : t = 0 mod 2, sum t = 0 mod 2k+2}``
+    (the characters of the group ``H = {tau 1/(2k+2) + h/2}`` that contains the parity design).  For an index set
+    of even-sum vectors this bounds the certificate: ``1^T G 1 / trace G <= parity_classes(k, index)``
+    (docs/theory.md#delsarte-classes), so an index set proves ``(k+1) 2^(k-1)`` only if it meets all
+    ``(k+1) 2^(k-1)`` even classes."""
+    return len({(sum(t) % (2 * k + 2), tuple(v % 2 for v in t)) for t in index})
 
 
 def _codes(A: np.ndarray, lo: int, base: int) -> np.ndarray:
@@ -501,6 +520,7 @@ def delsarte_sdp(k: int, index: list[tuple[int, ...]], *, solver: str = "CLARABE
     v = cp.hstack([cp.vec(B, order="C") for B in Bs])
     obj, tr, cls = (np.concatenate(r, axis=-1) for r in rows)
     prob = cp.Problem(cp.Maximize(obj @ v), [tr @ v == 1, cls @ v <= 0])
+    load_native_imports()  # (a signal must not land inside the native solve's imports)
     prob.solve(solver=solver, **(solver_opts or {}))
     log(f"SDP {prob.status}, value {prob.value} ({time.perf_counter() - t0:.0f} s)")
     if prob.status not in ("optimal", "optimal_inaccurate") or v.value is None:
@@ -546,13 +566,16 @@ def round_delsarte_certificate(k: int, index: list[tuple[int, ...]], data: dict[
 
 
 def solve_delsarte_certificate(k: int, radius: int = 2, max_norm2: int | None = None, *,
-                               denominator: int = 10**9, solver: str = "CLARABEL",
+                               extra_orbits: tuple[tuple[int, ...], ...] = (),
+                               denominator: int = 10**9, margin: float = 1e-6, solver: str = "CLARABEL",
+                               solver_opts: dict[str, object] | None = None,
                                log=lambda msg: None) -> tuple[DelsarteCertificate, dict[str, object]]:
-    """The whole search: :func:`delsarte_sdp` on :func:`symmetric_box` ``(k, radius, max_norm2)``, then
-    :func:`round_delsarte_certificate`; returns the (unchecked) certificate and what the SDP reported."""
+    """The whole search: :func:`delsarte_sdp` on :func:`symmetric_box` ``(k, radius, max_norm2, extra_orbits)``, then
+    :func:`round_delsarte_certificate` (``denominator``, diagonal ``margin``: the margin costs about ``n margin`` of
+    the trace, so large index sets need a small one); returns the (unchecked) certificate and what the SDP reported."""
     t0 = time.perf_counter()
-    index = symmetric_box(k, radius, max_norm2)
-    data, x, value, status = delsarte_sdp(k, index, solver=solver, log=log)
-    cert = round_delsarte_certificate(k, index, data, x, denominator=denominator)
+    index = symmetric_box(k, radius, max_norm2, extra_orbits)
+    data, x, value, status = delsarte_sdp(k, index, solver=solver, solver_opts=solver_opts, log=log)
+    cert = round_delsarte_certificate(k, index, data, x, denominator=denominator, margin=margin)
     return cert, {"sdp_value": value, "sdp_status": status, "vectors": len(index), "pair_orbits": data["norb"],
                   "seconds": time.perf_counter() - t0}

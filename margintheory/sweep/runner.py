@@ -86,9 +86,16 @@ def run_sweep(cells: Iterable[Cell], store: ResultStore, executor: Executor, fun
         retry = failed if retry_failed else set()
         pending = [c for c in cells if c.key not in finished or c.key in retry]
         counts = SweepCounts(len(cells), skipped=len(cells) - len(pending), done=len(cells) - len(pending))
-        if pending and warm:
-            executor.run_everywhere(warm_up, function, dict(pending[0].params))
-        _Loop(store, executor, owner, function, retry, counts, on_progress).run(pending)
+        try:
+            if pending and warm:
+                executor.run_everywhere(warm_up, function, dict(pending[0].params))
+            _Loop(store, executor, owner, function, retry, counts, on_progress).run(pending)
+        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: every finished cell is already in the store
+            from margintheory.runtime.process import add_interrupt_note
+
+            add_interrupt_note(exc, f"{counts.done} of {counts.total} cells are finished in {store.path} "
+                                    f"({counts.running} in flight were dropped, their claims released)")
+            raise
     return SweepSummary(counts, _rows(store, keys, before, failed), store.path, executor.description,
                         time.perf_counter() - start, keys)
 

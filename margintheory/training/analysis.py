@@ -126,19 +126,6 @@ def frequency_comparison(net: PolyNetwork, problem: ModularAddition) -> tuple[li
     return [check], fields
 
 
-def multidim_dft_sign(result: VerificationResult) -> Check:
-    """Lemma C.20's sign claim alone: ``Re f^(j,...,j,-j) > 0`` for all ``j != 0`` (``verify_network`` also asks
-    the imaginary part to vanish to float64 accuracy, which a trained network only meets approximately)."""
-    values = np.asarray(result.fields["multidim_dft"], dtype=complex)
-    scale = float(np.abs(values).max())
-    rel_imag = float(np.abs(values.imag).max()) / scale if scale > 0 else 0.0
-    return Check(name="Re f^(j..,-j) > 0 (C.20)", expected="> 0", measured=float(values.real.min()), tolerance=0.0,
-                 passed=bool(values.real.min() > 0), exactness="float",
-                 detail=f"normalized network; strict sign, no tolerance; max |imag| / max |value| = {rel_imag:.3e}",
-                 informational=True,
-                 statement="Re f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20, sign only)")
-
-
 def construction_comparison(net: PolyNetwork, problem: ModularAddition, margin: float, max_memory: int,
                             max_seconds: float | None = None) -> tuple[list, dict]:
     """The construction's measured normalized margin and width next to the network's (odd ``p``)."""
@@ -194,7 +181,6 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
                             title=title or f"analysis of a network (p={problem.p}, k={problem.k}, m={net.m})",
                             exhaustive=exhaustive)
     unit = net.normalized()
-    result.add(multidim_dft_sign(result))
     parts = [neuron_analysis(unit, tolerance), frequency_comparison(unit, problem)]
     if compare_construction and problem.applicable:
         measured = result.margin.value if result.margin is not None else float("nan")  # always set there

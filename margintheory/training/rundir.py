@@ -65,8 +65,10 @@ def previous_run(out: Path) -> str | None:
 
 @contextlib.contextmanager
 def locked_run_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Create ``path`` if needed and hold an exclusive lock on it until the block ends (module docstring)."""
+    """Create ``path`` if needed and hold an exclusive lock on it until the block ends (module docstring); a directory
+    created here is removed again when the block fails while it is still empty."""
     out = check_output_dir(path)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -76,6 +78,11 @@ def locked_run_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
             raise InputError(f"{path}: another run is writing to this directory (it is locked); wait for it to "
                              "end or choose another output directory") from None
         yield out
+    except BaseException:
+        if created:  # a run that failed before writing anything (a full disk, a refusal) leaves no empty directory
+            with contextlib.suppress(OSError):
+                out.rmdir()  # (only if empty: whatever the run wrote is kept)
+        raise
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 

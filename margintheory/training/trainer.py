@@ -317,13 +317,16 @@ def _loop(run: _Run, target: int, checkpoint: str | os.PathLike[str] | None, sav
     except DivergedError as exc:  # the checkpoint on disk is the last finite state written: left as it is
         kept = f"{checkpoint} (step {saved}) is kept" if saved is not None else "no checkpoint was written"
         raise DivergedError(f"{exc}; {kept}") from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP (runtime.process.Terminated)
+        from margintheory.runtime.process import add_interrupt_note
+
         if checkpoint is not None:
             due = state.step % cfg.log_every == 0 or state.step == cfg.steps
             if due and state.history[-1]["step"] != state.step:  # interrupted between update and record
                 run.record(run.sched(state.step), time.perf_counter() - t_start)
             clock()
             save_checkpoint(checkpoint, run.snapshot())
+            add_interrupt_note(exc, f"step {state.step} of {cfg.steps} saved in {checkpoint}")
         raise
 
 

@@ -58,7 +58,8 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     from margintheory.certificate.maxmin import attach_maxmin
 
     even = problem.p % 2 == 0  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
-    _first_refusal(lambda: _require_checks_fit(problem, o), lambda: require_memory(problem.k, o.max_memory),
+    _first_refusal(lambda: _require_checks_fit(problem, o),
+                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds),
                    lambda: require(estimate_even_p(problem, o.max_memory), o.max_memory, o.max_seconds) if even else 0)
     result = _check_modular(problem, o)
     if even:
@@ -172,8 +173,8 @@ def _verify_parity(problem: SparseParity, o: VerifyOptions) -> VerificationResul
     from margintheory.tasks.parity import checks as parity
 
     if o.network is None:
-        require(parity.estimate_parity_check(problem.n, problem.k, 2 ** (problem.k - 1)), o.max_memory,
-                o.max_seconds)
+        require(parity.estimate_parity_check(problem.n, problem.k, 2 ** (problem.k - 1), problem.k, True),
+                o.max_memory, o.max_seconds)
         built = parity.build_parity_construction(problem)
         result = parity.verify_parity(built, construction=True, rtol=o.rtol, max_memory=o.max_memory,
                                       max_seconds=o.max_seconds)

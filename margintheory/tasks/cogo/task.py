@@ -7,7 +7,9 @@ formula vs a direct forward pass, the 0/1-sets of Lemma 1 (``R_g`` = 1; ``R_c``,
 loss; where the paper's literal formula does not give zero loss, the computed loss and the corrected
 construction; then the ``L_{2,3}``-normalized margin against ``gamma*(d, 2)`` and the core max-margin checks
 (informational: neither paper claims a relation).  Every run also checks the algebra on seeded random weights
-(Theorem 1, Theorem 3) and Table 1 (its stated potentials and the order of Theorem 4's maximal polynomial).
+(Theorem 1, Theorem 3) and Table 1 (its stated potentials and the order of Theorem 4's maximal polynomial), and the
+paper's other statements (:func:`paper_statement_checks`: Theorems 2, 5, 6, 7, Observation 2, Lemmas 2 and 4,
+Corollary 1, and the slips of the text).
 
 This module builds the constructions and wires the checks of :mod:`.cogo_lemma1_checks` (Lemma 1, the loss),
 :mod:`.cogo_margin` (the max margin) and :mod:`.cogo_algebra_checks` (Theorems 1, 3, 4 and Table 1).
@@ -27,8 +29,16 @@ from margintheory.errors import InputError
 from margintheory.tasks.cogo import constructions as cc
 from margintheory.tasks.cogo.algebra import forward_loss, from_network, theorem1_loss
 from margintheory.tasks.cogo.algebra_checks import algebra_checks, theorem1_loss_check
+from margintheory.tasks.cogo.dynamics_checks import theorem5_check, theorem6_check, theorem7_check
+from margintheory.tasks.cogo.errata_checks import errata_checks
 from margintheory.tasks.cogo.lemma1_checks import SET_LABELS, SET_SHORT, ZERO_TOL, construction_checks, potential_sets
 from margintheory.tasks.cogo.margin import margin_connection
+from margintheory.tasks.cogo.semiring_checks import (
+    algebra_statement_checks,
+    corollary1_checks,
+    lemma2_checks,
+    lemma4_check,
+)
 from margintheory.tasks.modular_addition.checks import verify_network
 
 MAX_D = 64
@@ -101,7 +111,16 @@ def verify_cogo(
     ac, af = algebra_checks(d)
     result.checks += ac
     result.fields.update(af)
+    result.checks += paper_statement_checks(d)
     return result
+
+
+def paper_statement_checks(d: int) -> list[Check]:
+    """The remaining statements of the paper, each a row (docs/theory.md#cogo-statements): Theorem 2 and
+    Observation 2 (exact), Lemma 2 (part 2 false as printed), Corollary 1, Lemma 4, Theorems 5-7 (Theorems 5 and 7
+    at ``d = 5``: they hold for every ``d``), and the slips of the text (informational)."""
+    return (algebra_statement_checks(d) + lemma2_checks(d) + corollary1_checks(d) + [lemma4_check(d)]
+            + [theorem5_check(), theorem6_check(d), theorem7_check()] + errata_checks(d))
 
 
 def verify_cogo_network(

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from margintheory.certificate.interval import TaskUpperBound, upper_at_most_check
 from margintheory.core import theory
 from margintheory.core.checks import Check, close_check
 from margintheory.core.groups import FiniteGroup
@@ -74,14 +75,16 @@ def exhaustive_checks(
     X: np.ndarray,
     max_memory: int,
     max_seconds: float | None,
+    ub: TaskUpperBound,
 ) -> tuple[list[Check], dict]:
     """The margin of ``best`` (the max-margin network: Thm 7.9's if the condition holds, else the LP's) on all
-    ``|G|^2`` inputs against the LP value, C.1 for the LP's class weights, and its single-irrep neurons."""
+    ``|G|^2`` inputs against the computed upper end ``U`` and the LP value, C.1 for the LP's class weights, and its
+    single-irrep neurons."""
     # a refusal (RefusedError: over --max-memory or --max-seconds) propagates: a verdict without the margin rows
     # would be one the user did not ask for
     res = exhaustive_margin(best, max_memory, labels=G.product_labels(), max_seconds=max_seconds)
     mc, mf = margin_checks(res, lp.primal, None)
-    checks = [relabel(c) for c in mc]
+    checks = with_upper_row([relabel(c) for c in mc], res.normalized_margin, res.normalized_tolerance, ub)
     if not holds:
         checks = [relax_c1(c) for c in checks]
         checks.append(_dual_c1_check(lp, X, G.order, np.array([R.dim for R in irreps])))
@@ -115,6 +118,14 @@ GROUP_NAMES = {
                                "normalized margin = max margin of G (class LP / Thm 7.9)"),
     "all on margin (C.6)": ("all on margin (7.6)", "every point on the margin (uniform q*, Lemma 7.6)"),
 }
+
+
+def with_upper_row(checks: list[Check], measured: float, error_bound: float, ub: TaskUpperBound) -> list[Check]:
+    """The core's "margin <= gamma*" row (against a solver's float value) replaced by the network's margin against
+    the computed, exactly checked ``U`` (:mod:`.upper_bound`)."""
+    row = upper_at_most_check(measured, error_bound, ub, "normalized margin <= U, the computed upper bound on every "
+                                                         "network of any width (weak duality, Lemma 7.6)")
+    return [row if c.name == "margin <= gamma* (C.6)" else c for c in checks]
 
 
 def relabel(c: Check) -> Check:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from margintheory.certificate.interval import TaskUpperBound, attach_interval, upper_at_most_check
 from margintheory.core import theory
-from margintheory.core.checks import Check, VerificationResult, close_check
+from margintheory.core.checks import Check, MarginMeasurement, VerificationResult, close_check
 from margintheory.core.construction import build_construction
 from margintheory.core.groups import FiniteGroup
 from margintheory.core.network import PolyNetwork
@@ -23,8 +24,15 @@ from margintheory.engines.margins import DEFAULT_MAX_MEMORY, EPS, exhaustive_mar
 from margintheory.errors import InputError
 from margintheory.tasks.groups import condition_checks as cond_checks
 from margintheory.tasks.groups import construction_checks as net_checks
+from margintheory.tasks.groups import fourier_checks, recipe_d92
 from margintheory.tasks.groups import margin as gm
 from margintheory.tasks.groups.representation_checks import REP_TOL, representation_checks
+from margintheory.tasks.groups.upper_bound import (
+    cyclic_gamma_check,
+    cyclic_upper_bound,
+    formula_below_upper_check,
+    real_group_upper_bound,
+)
 from margintheory.tasks.modular_addition.checks import margin_checks
 
 
@@ -33,24 +41,58 @@ def theorem79_checks(
     irreps: list[Irrep],
     max_memory: int,
     max_seconds: float | None,
-) -> tuple[list[Check], dict, gm.ClassLP]:
-    """Condition, closed form, class LP, Lemma D.15 blocks and the Theorem 7.9 network for a real-type group."""
+) -> tuple[list[Check], dict, gm.ClassLP, TaskUpperBound]:
+    """Condition, closed form, class LP and its exactly checked dual ``U``, Lemma D.15 blocks, the Theorem 7.9
+    network, and Lemma D.11 / App. D.9.1 / App. D.9.2 for a real-type group."""
     dims = np.array([R.dim for R in irreps])
     X = character_table(G, irreps)
     checks, cond, holds, formula, lp = cond_checks.condition_and_lp_checks(X, G.order, dims)
+    ub = real_group_upper_bound(G, irreps, lp.pi)
     sizes = np.array([len(c) for c in G.conjugacy_classes()])
     checks += cond_checks.lemma_d14_checks(X, sizes, G.order, dims, formula, holds)
     checks.append(cond_checks.lp_network_check(lp, X, G.order, dims))
     network, net = net_checks.theorem79_network_checks(irreps, X, G.order, formula)
     best = net if holds else gm.mixture_network(irreps, lp.mu)
     # the exhaustive pass first: a budget refusal comes before the Lemma D.15 block identities (3 s for S6)
-    exhaustive, efields = net_checks.exhaustive_checks(G, irreps, best, lp, holds, X, max_memory, max_seconds)
+    exhaustive, efields = net_checks.exhaustive_checks(G, irreps, best, lp, holds, X, max_memory, max_seconds, ub)
     blocks, bfields = net_checks.block_checks(G, irreps)
-    checks += blocks + network + exhaustive
+    checks += blocks + network + exhaustive + appendix_d9_checks(G, irreps, X, lp)
     fields = cond_checks.theorem79_fields(irreps, X, G.order, cond, holds, formula, lp)
     fields.update(bfields)
     fields.update(efields)
-    return checks, fields, lp
+    return checks, fields, lp, ub
+
+
+def appendix_d9_checks(G: FiniteGroup, irreps: list[Irrep], X: np.ndarray, lp: gm.ClassLP) -> list[Check]:
+    """Lemma D.11 on random neurons, the identity of App. D.9.1 and the recipe of App. D.9.2 against the LP."""
+    dims = np.array([R.dim for R in irreps])
+    search = recipe_d92.search_recipe(X, dims, G.order, lp)
+    return [fourier_checks.lemma_d11_check(G, irreps, X), fourier_checks.d91_check(G, irreps),
+            *recipe_d92.recipe_checks(search, lp, [R.name for R in irreps])]
+
+
+def attach_group_interval(result: VerificationResult, G: FiniteGroup, ub: TaskUpperBound, margin: float,
+                          error_bound: float, how: str) -> None:
+    """``[L, U]`` of the max margin: ``L`` the checked network's margin (float64, all ``|G|^2`` inputs, minus its
+    error bound), ``U`` computed (:mod:`.upper_bound`); the closed form, where one applies, as the third column.  Where
+    Theorem 7.9's condition fails (or ``|C_n|`` is even) the verdict is not-applicable and the interval is the true
+    max margin's."""
+    result.set_margin(MarginMeasurement(value=float(margin), error_bound=float(error_bound), exactness="float",
+                                        method="exhaustive", how=how))
+    f = result.fields
+    gamma_row: Check | None
+    if "condition_holds" in f:
+        applicable = bool(f["condition_holds"])
+        dims = [row[0] for row in ub.details["character_table"]]  # chi_R(e) = d_R, exact
+        gamma = f["gamma_star_formula"] if applicable else None
+        gamma_row = formula_below_upper_check(dims, G.order, ub) if applicable else None
+    else:
+        applicable = G.order % 2 == 1
+        gamma = theory.gamma_star(G.order, 2) if applicable else None
+        gamma_row = cyclic_gamma_check(G.order, ub)
+    if not applicable:
+        result.applicable = False
+    attach_interval(result, ub, gamma=gamma, gamma_below_upper=gamma_row, applicable=applicable, rtol=None)
 
 
 def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) -> tuple[list[Check], dict]:
@@ -72,6 +114,7 @@ def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) ->
     fields = {
         "modular_addition_margin": via_sum.normalized_margin,
         "group_path_margin": via_group.normalized_margin,
+        "group_path_margin_tolerance": via_group.normalized_tolerance,
     }
     if n % 2 == 1:
         g = theory.gamma_star(n, 2)
@@ -91,7 +134,7 @@ def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) ->
 def verify_group(
     G: FiniteGroup, *, max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None
 ) -> VerificationResult:
-    """All checks of the module docstring for the constructions of ``G``."""
+    """All checks of the module docstring for the constructions of ``G``, and the max margin as ``[L, U]``."""
     irreps = real_irreps(G)
     result = VerificationResult(f"group composition on {G.name} (|G| = {G.order}; Morwani et al. Thm 7.9)",
                                 task="group", parameters={"group": G.name, "order": G.order})
@@ -99,19 +142,15 @@ def verify_group(
     result.checks += checks
     result.fields.update(fields)
     if fields["all_irreps_real_type"]:
-        checks, f2, lp = theorem79_checks(G, irreps, max_memory, max_seconds)
+        checks, f2, lp, ub = theorem79_checks(G, irreps, max_memory, max_seconds)
         result.checks += checks
         result.fields.update(f2)
+        which = "Theorem 7.9's network" if f2["condition_holds"] else "the class LP's block network"
+        attach_group_interval(result, G, ub, f2["construction_normalized_margin"],
+                              f2["construction_margin_tolerance"], f"float64 margin of {which} on all |G|^2 = "
+                              f"{G.order**2} inputs (exhaustive engine), minus its a-priori error bound")
         if not f2["condition_holds"]:
-            result.notes.append(
-                f"{G.name}: the condition of Thm 7.9 fails for some class, so its closed form "
-                f"{f2['gamma_star_formula']:.12g} is only a lower bound; the class LP gives the max margin "
-                f"{f2['gamma_star_lp']:.12g} (ratio {f2['gamma_star_formula'] / f2['gamma_star_lp']:.9f}), "
-                f"attained "
-                f"with irreps {f2['irreps_used_by_lp']} (cf. D.9.2); any max-margin network uses only irreps in "
-                f"{f2['irreps_tight_under_dual']} (tight under the optimal class weights). The LP upper bound "
-                "rests on Lemma D.13."
-            )
+            result.notes.append(_condition_fails_note(G, f2, result))
     else:
         result.notes.append(
             f"{G.name} has irreps of complex type: Theorem 7.9 does not apply; checked instead that "
@@ -120,12 +159,54 @@ def verify_group(
         checks, f2 = cyclic_checks(G, max_memory, max_seconds)
         result.checks += checks
         result.fields.update(f2)
-        if G.order % 2 == 0:  # as for verify --p n --k 2 at even n: no closed form applies
-            result.applicable = False
-            result.notes.append(f"|{G.name}| = {G.order} is even: gamma*(n, 2) does not apply (the papers assume odd "
-                                "n), so the verdict is not-applicable; the group path is checked against modular "
-                                "addition only")
+        if G.order % 2 == 0:
+            attach_even_cyclic_max_margin(result, G, f2, max_memory, max_seconds)
+            return result
+        ub = cyclic_upper_bound(G.order, max_memory)
+        result.add(upper_at_most_check(f2["group_path_margin"], f2["group_path_margin_tolerance"], ub,
+                                       "group-path margin <= U, modular addition's proved bound at k = 2"))
+        attach_group_interval(result, G, ub, f2["group_path_margin"], f2["group_path_margin_tolerance"],
+                              f"float64 margin of Lemma C.18's network (k = 2) with the group-table labels on all "
+                              f"{G.order**2} inputs, minus its a-priori error bound")
     return result
+
+
+def attach_even_cyclic_max_margin(result: VerificationResult, G: FiniteGroup, f2: dict, max_memory: int,
+                                  max_seconds: float | None) -> None:
+    """``|C_n|`` even: no closed form applies (the papers assume odd ``n``), so the verdict is not-applicable, and
+    the true max margin is still bracketed with both ends.  ``C_n`` is ``Z_n`` (the isomorphism relabels inputs and
+    classes alike, so every network's margin is kept), so its max margin is modular addition's at ``(p, k) = (n, 2)``:
+    ``L`` from the network of optimal frequency weights, ``U`` proved from the optimal translation-invariant dual
+    (:mod:`margintheory.certificate.even_p`, docs/theory.md#even-p-max-margin).  The group path's own margin (Lemma
+    C.18's network with the group-table labels) is the checked network, compared with ``U``."""
+    from margintheory.certificate.even_p import attach_even_p, estimate_even_p
+    from margintheory.core.problems import ModularAddition
+    from margintheory.runtime.budget import require
+
+    problem = ModularAddition(G.order, 2)
+    require(estimate_even_p(problem, max_memory), max_memory, max_seconds)
+    result.set_margin(MarginMeasurement(
+        value=float(f2["group_path_margin"]), error_bound=float(f2["group_path_margin_tolerance"]),
+        exactness="float", method="exhaustive",
+        how=f"float64 margin of Lemma C.18's network (k = 2) with the group-table labels on all {G.order**2} "
+            "inputs, minus its a-priori error bound"))
+    result.applicable = False
+    attach_even_p(result, problem, max_memory=max_memory)
+    result.notes[-1] = (f"|{G.name}| = {G.order} is even: gamma*(n, 2) does not apply (the papers assume odd n), so "
+                        "the verdict is not-applicable; C_n = Z_n, so the true max margin is modular addition's at "
+                        f"(p, k) = ({G.order}, 2): L from the best network found, U from the optimal "
+                        "translation-invariant dual (proved); the gap row decides the exit code")
+
+
+def _condition_fails_note(G: FiniteGroup, f2: dict, result: VerificationResult) -> str:
+    cert = result.certificate or {}
+    return (f"{G.name}: the condition of Thm 7.9 fails for some class, so the theorem does not apply (verdict "
+            f"not-applicable) and its closed form {f2['gamma_star_formula']:.12g} is only a lower bound. The true max "
+            f"margin lies in [L, U] = [{cert.get('lower', float('nan')):.15g}, {cert.get('upper', float('nan')):.15g}] "
+            f"(relative gap {cert.get('relative_gap', float('nan')):.2e}): L the margin of the class LP's network "
+            f"(irreps {f2['irreps_used_by_lp']}), U the LP's dual checked exactly (Lemma D.13 bound); formula/max "
+            f"margin = {f2['gamma_star_formula'] / f2['gamma_star_lp']:.9f}; any max-margin network uses only irreps "
+            f"in {f2['irreps_tight_under_dual']} (tight under the optimal class weights; cf. App. D.9.2).")
 
 
 def verify_group_network(
@@ -137,7 +218,8 @@ def verify_group_network(
     rtol: float | None = None,
 ) -> VerificationResult:
     """A given network (core ``.npz``, ``k = 2``, ``p = |G|``, elements in :mod:`.groups` order) against the
-    max margin of ``G`` (LP value for real-type groups, ``gamma*(n, 2)`` for odd cyclic groups)."""
+    max margin of ``G`` (LP value for real-type groups, ``gamma*(n, 2)`` for odd cyclic groups) and the computed
+    upper end ``U``; the max margin as ``[L, U]`` with ``L`` this network's margin."""
     if net.k != 2 or net.p != G.order:
         raise InputError(f"a network for {G.name} needs k=2 and p={G.order}; got k={net.k}, p={net.p}")
     irreps = real_irreps(G)
@@ -151,13 +233,20 @@ def verify_group_network(
         X = character_table(G, irreps)
         lp = gm.solve_class_lp(X, G.order, dims)
         gamma, holds = lp.primal, bool(np.all(gm.condition_values(X, dims) < 0))
-        result.fields.update(gamma_star_lp=lp.primal, condition_holds=holds)
+        result.fields.update(gamma_star_lp=lp.primal, condition_holds=holds,
+                             gamma_star_formula=theory.gamma_star_theorem79(G.order, dims))
         result.checks += net_checks.single_irrep_checks(net, irreps, np.arange(1, len(irreps)) if holds else None)[0]
+        ub = real_group_upper_bound(G, irreps, lp.pi)
     else:
         gamma = theory.gamma_star(G.order, 2) if G.order % 2 else None
+        ub = cyclic_upper_bound(G.order, max_memory)
     mc, mf = margin_checks(res, gamma, rtol)
-    result.checks += [net_checks.relabel(c) for c in mc]
+    result.checks += net_checks.with_upper_row([net_checks.relabel(c) for c in mc], res.normalized_margin,
+                                               res.normalized_tolerance, ub)
     result.fields.update(mf)
+    attach_group_interval(result, G, ub, res.normalized_margin, res.normalized_tolerance,
+                          f"float64 margin of the given network on all {G.order**2} inputs, minus its a-priori error "
+                          "bound")
     return result
 
 
@@ -182,8 +271,9 @@ def group_common_fields(problem: GroupComposition, result: VerificationResult, *
                                     "condition holds and the class LP agrees")
         else:
             f["gamma_star"] = None
-            f["gamma_star_note"] = (f"the condition of Theorem 7.9 fails for {name}: no closed form; the max margin is "
-                                    "the class-LP value details.gamma_star_lp")
+            f["gamma_star_note"] = (f"the condition of Theorem 7.9 fails for {name}: no closed form (verdict "
+                                    "not-applicable); the true max margin is the certificate's [L, U] (the class-LP "
+                                    "network's margin and the exactly checked dual; details.gamma_star_lp is the LP)")
     elif order % 2:
         f["gamma_star"] = theory.gamma_star(order, 2)
         f["gamma_star_note"] = (f"{name} = Z_{order}: modular addition's gamma*(p = {order}, k = 2) (Theorem C.22); "

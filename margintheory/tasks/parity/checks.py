@@ -8,7 +8,10 @@ w_i`` with ``u_i in R^n``, ``w_i in R^2``; ``w_i[0]`` is the logit of class ``y 
 Claims checked: ``gamma* = k! sqrt(2 (k+1)^-(k+1))`` for ``m >= 2^(k-1)``; the ``2^(k-1)``-neuron construction
 ``u = sigma/sqrt(k+1)`` on ``S`` (``sigma_1 = +1``), ``w = prod(sigma) b / sqrt(2(k+1))``, ``b = (1, -1)``,
 whose function is ``k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2`` after normalization; the characterization of every
-max-margin neuron (support ``S``, ``|u[j]| = ||w||``, ``w`` along ``b``, ``prod u_S (w . b) >= 0``).
+max-margin neuron (support ``S``, ``|u[j]| = ||w||``, ``w`` along ``b``, ``prod u_S (w . b) >= 0``); and the max
+margin as ``[L, U]``: ``U`` computed for ``(n, k)`` with its proof (:mod:`margintheory.tasks.parity.maxmin`), ``L``
+the checked network's margin (exact for the construction).  Margins are evaluated on the ``2^J`` patterns of the
+``J`` coordinates that the network or the label reads (:func:`reduced_network`), which carry every distinct input.
 
 Network file (``.npz``): ``U`` float ``(m, n)``, ``W`` float ``(m, 2)`` (column 0 = class +1), optional ``S``
 int ``(k,)`` (0-based support; default ``0..k-1``); ``k`` is the activation degree and ``|S|``.
@@ -22,13 +25,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from margintheory.core.checks import Check, VerificationResult, bool_check, close_check, gamma_star_claims
+from margintheory.certificate.interval import TaskUpperBound, attach_interval, upper_at_most_check
+from margintheory.core.checks import Check, MarginMeasurement, VerificationResult, bool_check, close_check
 from margintheory.core.problems import SparseParity
 from margintheory.core.theory import gamma_star_parity, validate_nk
 from margintheory.engines.margins import power_sum_error_bound
 from margintheory.errors import InputError, NetworkFormatError
 from margintheory.runtime import progress
 from margintheory.runtime.budget import Estimate, require
+from margintheory.tasks.parity.maxmin import (
+    MAX_EXACT_CONSTRUCTION_K,
+    construction_margin_squared,
+    gamma_below_upper_check,
+    parity_upper_bound,
+)
 
 EPS = float(np.finfo(np.float64).eps)
 CHAR_TOL = 1e-9
@@ -145,11 +155,30 @@ def logit_error_bound(net: ParityNetwork) -> float:
     return power_sum_error_bound(net.n, net.k, np.abs(net.U).sum(1), np.abs(net.W).max(1))
 
 
+def relevant_coordinates(net: ParityNetwork) -> np.ndarray:
+    """The coordinates the network or the label read: ``S`` and every ``j`` with a non-zero weight ``U[i, j]``
+    (sorted).  Logits and labels depend on ``x`` through these only (a zero weight contributes exactly 0)."""
+    used = np.flatnonzero(np.any(net.U != 0, axis=0))
+    return np.union1d(net.S, used).astype(np.int64)
+
+
+def reduced_network(net: ParityNetwork) -> tuple[ParityNetwork, int]:
+    """``(net on its relevant coordinates J, 2^(n - |J|))``: the ``2^|J|`` patterns of ``x_J`` carry every distinct
+    (logits, label) pair of the ``2^n`` inputs, each pattern standing for ``2^(n - |J|)`` inputs, so the least, the
+    mean and the fraction of margins on the patterns equal those on all inputs."""
+    J = relevant_coordinates(net)
+    position = {int(j): i for i, j in enumerate(J)}
+    S = np.array([position[int(j)] for j in net.S], dtype=np.int64)
+    return ParityNetwork(net.U[:, J], net.W, S), 2 ** (net.n - len(J))
+
+
 def margins(net: ParityNetwork) -> np.ndarray:
-    """``g(x) = f[y] - f[-y]`` on all ``2^n`` points (binary task: the class-weighted margin equals ``g``)."""
-    X = parity_inputs(net.n)
-    L = parity_logits(net, X)
-    y = parity_labels(X, net.S)
+    """``g(x) = f[y] - f[-y]`` on the ``2^|J|`` patterns of the relevant coordinates (:func:`reduced_network`; all
+    ``2^n`` inputs when every coordinate is used).  Binary task: the class-weighted margin equals ``g``."""
+    red, _ = reduced_network(net)
+    X = parity_inputs(red.n)
+    L = parity_logits(red, X)
+    y = parity_labels(X, red.S)
     return np.where(y > 0, L[:, 0] - L[:, 1], L[:, 1] - L[:, 0])
 
 
@@ -207,98 +236,131 @@ def characterization_checks(net: ParityNetwork, tol: float = CHAR_TOL) -> list[C
     return out
 
 
-def parity_margin_checks(net: ParityNetwork, gamma: float, rtol: float | None = None) -> tuple[list[Check], dict]:
-    """Normalized margin vs ``gamma*``, weak duality, every point on the margin (uniform ``q*``)."""
-    unit = net.normalized()
-    g = margins(unit)
+def parity_margin_checks(net: ParityNetwork, gamma: float, ub: TaskUpperBound,
+                         rtol: float | None = None) -> tuple[list[Check], dict]:
+    """Normalized margin vs the computed ``U`` (weak duality: no network exceeds it) and vs the closed form
+    ``gamma*`` (Thm 7.8, a third, independent column), every input on the margin (uniform ``q*``); on the relevant
+    coordinates (:func:`reduced_network`)."""
+    red, _ = reduced_network(net.normalized())
+    g = margins(red)
     h = float(g.min())
-    err = 2 * logit_error_bound(unit) + 4 * (unit.m + unit.n) * EPS * abs(h)
-    checks, tol = gamma_star_claims(
-        h, gamma, err, rtol,
-        at_most=("margin <= gamma*", "normalized margin <= gamma* (weak duality)"),
-        equal=("margin = gamma* (Thm 7.8)", "normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)"))
+    err = 2 * logit_error_bound(red) + 4 * (red.m + red.n) * EPS * abs(h)
+    tol = max(err, (rtol or 0.0) * gamma)
+    checks = [upper_at_most_check(h, err, ub, "normalized margin <= U, the computed upper bound on every network "
+                                              "(weak duality, Lemma 7.6)"),
+              close_check("margin = gamma* (Thm 7.8)", gamma, h, tol / gamma,
+                          statement="normalized margin = k! sqrt(2 (k+1)^-(k+1)) (Thm 7.8)")]
     on = g <= h + tol
     checks += [
         Check(name="every input on margin", expected=1.0, measured=float(on.mean()), tolerance=tol / gamma,
               passed=bool(on.all()), exactness="float",
               detail=f"fraction of points within {tol / gamma:.2g} gamma* of the least margin; "
-                     f"{int((~on).sum())} of {len(g)} points off",
+                     f"{int((~on).sum())} of {len(g)} patterns of the {red.n} relevant coordinates off",
               statement="every input on the margin (uniform q*)"),
         close_check(
             "mean margin = gamma* (7.5)", gamma, float(g.mean()), tol / gamma,
             statement="mean margin E_q*(g) = gamma* (Lemma 7.5, uniform q*)"
         ),
     ]
-    return checks, {"normalized_margin": h, "relative_error": abs(h - gamma) / gamma, "margin_tolerance": tol}
+    fields = {"normalized_margin": h, "relative_error": abs(h - gamma) / gamma, "margin_tolerance": tol,
+              "relevant_coordinates": int(red.n), "margin_error_bound": err}
+    return checks, fields
 
 
 #: measured cost of one activation ``(u_i . x)^k`` (matrix product, float power, output product), with margin
 PARITY_SECONDS_PER_ACTIVATION = 2.0e-7
 
 
-def estimate_parity_check(n: int, k: int, m: int) -> Estimate:
-    """Memory and time of :func:`verify_parity` for width ``m`` from ``(n, k, m)``: all ``2^n`` points as floats
-    (and their integer bits while they are formed), the streamed activations, the per-point logits and margins."""
-    N = 2**n
-    need = 3 * 8 * N * n + 2 * 8 * min(2**23, N * m) + 64 * N + 32 * m * n  # chunks of <= 2^23 activations
-    return Estimate(f"the sparse-parity check of width {m} on 2^{n} points", need,
-                    PARITY_SECONDS_PER_ACTIVATION * N * m)
+def estimate_parity_check(n: int, k: int, m: int, relevant: int | None = None,
+                          construction: bool = False) -> Estimate:
+    """Memory and time of :func:`verify_parity` for width ``m``: the ``2^J`` patterns of the ``J = relevant``
+    coordinates (default ``n``; :func:`reduced_network`) as floats (and their integer bits while they are formed),
+    the streamed activations, the per-pattern logits and margins; for the construction also the exact integer
+    margin of :func:`~margintheory.tasks.parity.maxmin.construction_margin_squared` (``2^(2k-1)`` products)."""
+    J = n if relevant is None else relevant
+    N = 2**J
+    need = 3 * 8 * N * J + 2 * 8 * min(2**23, N * m) + 64 * N + 32 * m * n  # chunks of <= 2^23 activations
+    seconds = PARITY_SECONDS_PER_ACTIVATION * N * m
+    if construction and k <= MAX_EXACT_CONSTRUCTION_K:
+        need = max(need, 3 * 8 * 2**20 + 16 * 2**k * k)
+        seconds += PARITY_SECONDS_PER_ACTIVATION * 2 ** (2 * k - 1)
+    return Estimate(f"the sparse-parity check of width {m} on 2^{J} patterns of {J} relevant coordinates", need,
+                    seconds)
 
 
-def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None = None,
-                  max_memory: int | None = None, max_seconds: float | None = None) -> VerificationResult:
-    """All checks of the module docstring on ``net`` (the construction if ``construction``); work whose estimate
-    exceeds ``max_memory`` bytes or ``max_seconds`` is refused before it starts."""
+def parity_margin_measurement(construction: bool, k: int, fields: dict) -> MarginMeasurement:
+    """The typed margin that ``L`` is read from: the construction's exact margin (integers, all ``2^k`` patterns of
+    ``x_S``) for ``k <= MAX_EXACT_CONSTRUCTION_K``, else the float64 margin with its a-priori error bound."""
+    if construction and k <= MAX_EXACT_CONSTRUCTION_K:
+        import sympy as sp
+
+        L2, patterns, all_on = construction_margin_squared(k)
+        exact = sp.sqrt(sp.Rational(abs(L2.numerator), L2.denominator)) * (1 if L2 >= 0 else -1)
+        value = float(sp.N(exact, 30))
+        how = (f"exact: the construction of D.7 (u = sigma/sqrt(k+1) on S, w = prod(sigma) b/sqrt(2(k+1))) has margin "
+               f"sqrt(2) (k+1)^-(k+1)/2 y(x) sum_sigma prod(sigma) (sigma . x_S)^k at x, an integer sum evaluated on "
+               f"all {patterns} patterns of x_S (the weights vanish off S); L^2 = {L2}; every pattern on the margin: "
+               f"{all_on}")
+        return MarginMeasurement(value=value, error_bound=2 * math.ulp(value), exactness="proved",
+                                 method="exhaustive", how=how, exact=str(exact))
+    return MarginMeasurement(
+        value=float(fields["normalized_margin"]), error_bound=float(fields["margin_error_bound"]), exactness="float",
+        method="exhaustive", how=f"float64 on all 2^{fields['relevant_coordinates']} patterns of the relevant "
+                                 "coordinates (every distinct input), minus the a-priori error bound")
+
+
+def _parity_result(net: ParityNetwork, construction: bool, gamma: float) -> VerificationResult:
     n, k = net.n, net.k
-    require(estimate_parity_check(n, k, net.m), max_memory, max_seconds)
-    gamma = gamma_star_parity(k)
-    title = f"sparse parity (n={n}, k={k}) " + (
-        "construction of D.7" if construction else f"network (m={net.m})"
-    )
-    res = VerificationResult(
-        title,
-        task="parity",
-        parameters={"n": n, "k": k},
-        fields={
-            "n": n,
-            "k": k,
-            "S": net.S.tolist(),
-            "width": net.m,
-            "gamma_star": gamma,
-            "theorem_width": 2 ** (k - 1),
-        },
-    )
-    res.add(
-        bool_check(
-            "width >= 2^(k-1)",
-            net.m >= 2 ** (k - 1),
-            exactness="proved",
-            detail=f"m = {net.m}",
-            informational=not construction,
-            statement="width m >= 2^(k-1) (Thm 7.8 hypothesis)")
-    )
+    title = f"sparse parity (n={n}, k={k}) " + ("construction of D.7" if construction else f"network (m={net.m})")
+    res = VerificationResult(title, task="parity", parameters={"n": n, "k": k},
+                             fields={"n": n, "k": k, "S": net.S.tolist(), "width": net.m, "gamma_star": gamma,
+                                     "theorem_width": 2 ** (k - 1)})
+    res.add(bool_check("width >= 2^(k-1)", net.m >= 2 ** (k - 1), exactness="proved", detail=f"m = {net.m}",
+                       informational=not construction, statement="width m >= 2^(k-1) (Thm 7.8 hypothesis)"))
     if not construction and net.m < 2 ** (k - 1):  # Thm 7.8 speaks of width >= 2^(k-1): nothing to refute below
         res.applicable = False
         res.notes.append(f"width {net.m} < 2^(k-1) = {2 ** (k - 1)}: Theorem 7.8's hypothesis fails, so its max "
                          "margin is not a claim about this network (verdict not-applicable); the margin is reported")
-    checks, fields = parity_margin_checks(net, gamma, rtol)
+    return res
+
+
+def verify_parity(net: ParityNetwork, *, construction: bool, rtol: float | None = None,
+                  max_memory: int | None = None, max_seconds: float | None = None) -> VerificationResult:
+    """All checks of the module docstring on ``net`` (the construction if ``construction``), and the max margin as
+    ``[L, U]`` (:mod:`margintheory.tasks.parity.maxmin`); work whose estimate exceeds ``max_memory`` bytes or
+    ``max_seconds`` is refused before it starts."""
+    n, k = net.n, net.k
+    require(estimate_parity_check(n, k, net.m, len(relevant_coordinates(net)), construction), max_memory,
+            max_seconds)
+    gamma = gamma_star_parity(k)
+    ub = parity_upper_bound(n, k)
+    res = _parity_result(net, construction, gamma)
+    checks, fields = parity_margin_checks(net, gamma, ub, rtol)
     res.checks += checks
     res.fields.update(fields)
+    res.set_margin(parity_margin_measurement(construction, k, fields))
     res.checks += characterization_checks(net.normalized())
     if construction:
-        unit = net.normalized()
-        X = parity_inputs(n)
-        c = math.factorial(k) * (k + 1) ** (-(k + 1) / 2) / math.sqrt(2)
-        target = c * parity_labels(X, net.S)[:, None] * B[None, :]
-        dev = float(np.abs(parity_logits(unit, X) - target).max())
-        tol = 2 * logit_error_bound(unit) + 16 * EPS * c
-        res.add(
-            Check(name="network function (D.7)", expected=0.0, measured=dev, tolerance=tol, passed=dev <= tol,
-                  exactness="float", detail="max |logit - stated value| over all inputs and both classes",
-                  statement="network function = k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2 (D.7)")
-        )
-        res.add(
-            Check(name="width = 2^(k-1)", expected=2 ** (k - 1), measured=net.m, tolerance=None,
-                  passed=net.m == 2 ** (k - 1), exactness="proved", statement="construction width = 2^(k-1)")
-        )
+        res.checks += construction_function_checks(net)
+    attach_interval(res, ub, gamma=gamma, gamma_below_upper=gamma_below_upper_check(k, ub),
+                    applicable=res.applicable, rtol=rtol)
     return res
+
+
+def construction_function_checks(net: ParityNetwork) -> list[Check]:
+    """D.7's network function on every pattern of the relevant coordinates, and its width ``2^(k-1)``."""
+    k = net.k
+    red, _ = reduced_network(net.normalized())
+    X = parity_inputs(red.n)
+    c = math.factorial(k) * (k + 1) ** (-(k + 1) / 2) / math.sqrt(2)
+    target = c * parity_labels(X, red.S)[:, None] * B[None, :]
+    dev = float(np.abs(parity_logits(red, X) - target).max())
+    tol = 2 * logit_error_bound(red) + 16 * EPS * c
+    return [
+        Check(name="network function (D.7)", expected=0.0, measured=dev, tolerance=tol, passed=dev <= tol,
+              exactness="float", detail=f"max |logit - stated value| over all {len(X)} patterns of the relevant "
+              "coordinates (every distinct input) and both classes",
+              statement="network function = k! (k+1)^-(k+1)/2 prod x_S b / sqrt 2 (D.7)"),
+        Check(name="width = 2^(k-1)", expected=2 ** (k - 1), measured=net.m, tolerance=None,
+              passed=net.m == 2 ** (k - 1), exactness="proved", statement="construction width = 2^(k-1)"),
+    ]

@@ -1,0 +1,79 @@
+"""A larger fuzz of the compact lower end against the exhaustive engine (the test suite runs a dozen examples).
+
+    python benchmarks/fuzz_compact.py [--examples 2000] [--seed 0]
+
+Every case is an exact cosine network written in float64 and then changed (``tests/compact_cases.py``: rounding-size
+noise, a neuron scaled by a hair, by a rational or an irrational factor, coprime weight ratios, a tiny extra neuron,
+a zeroed or duplicated neuron).  For each: the shortcut must not raise; when it accepts the file its certified
+interval must hold the exhaustive margin (L never above the true margin); ``verify`` must not raise, and a claim
+"margin = gamma*" it verifies must hold for the true margin within the tolerance it states.  Prints, per kind of
+change, how often the shortcut accepted, the verdicts of both engines, and the widest certified interval (relative);
+exits 1 on the first violation.  Not run by CI; the device is printed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from collections import Counter
+
+sys.path.insert(0, os.getcwd())
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+
+from margintheory import verify  # noqa: E402
+from margintheory.engines import fourier_margin as fm  # noqa: E402
+from margintheory.engines.margins import exhaustive_margin  # noqa: E402
+from tests.compact_cases import compact_cases  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--examples", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    print(f"device: {platform.processor() or platform.machine()}; {len(os.sched_getaffinity(0))} cores; load "
+          f"{os.getloadavg()[0]:.1f}; Python {platform.python_version()}")
+    counts: Counter = Counter()
+    widest: dict[str, float] = {}
+
+    @settings(max_examples=args.examples, deadline=None, suppress_health_check=list(HealthCheck), database=None,
+              derandomize=False)
+    @given(compact_cases())
+    def one(case):
+        cm, why = fm.network_fourier_margin(case.network)
+        em = exhaustive_margin(case.network.normalized())
+        lo, hi = em.normalized_margin - em.normalized_tolerance, em.normalized_margin + em.normalized_tolerance
+        result = verify(case.problem, network=case.network, certificate=False)
+        exhaustive = verify(case.problem, network=case.network, certificate=False, exhaustive=True)
+        counts[(case.kind, "accepted" if cm is not None else "refused", result.verdict, exhaustive.verdict)] += 1
+        if cm is not None:
+            assert cm.normalized_lower <= hi and lo <= cm.normalized_upper, (case, cm.normalized_lower, em)
+            width = (cm.normalized_upper - cm.normalized_lower) / abs(em.normalized_margin)
+            widest[case.kind] = max(widest.get(case.kind, 0.0), width)
+        assert result.normalized_margin <= hi, case
+        gamma = case.problem.gamma_star
+        row = next(c for c in result.checks if c.name == "margin = gamma* (C.22)")
+        if row.passed:
+            assert lo <= gamma <= hi or min(abs(lo - gamma), abs(hi - gamma)) <= row.tolerance * gamma, case
+
+    t0 = time.perf_counter()
+    import random
+
+    random.seed(args.seed)
+    one()
+    print(f"{sum(counts.values())} cases in {time.perf_counter() - t0:.0f} s; no violation")
+    print("| change | shortcut | verdict (shortcut path) | verdict (exhaustive) | cases |")
+    print("|---|---|---|---|---|")
+    for (kind, how, a, b), n in sorted(counts.items()):
+        print(f"| {kind} | {how} | {a} | {b} | {n} |")
+    print("widest certified interval, relative to the margin: "
+          + ", ".join(f"{k} {v:.1e}" for k, v in sorted(widest.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
