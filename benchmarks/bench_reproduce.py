@@ -131,6 +131,9 @@ def run(console: Console, name: str, labels: list[str] | None, backend: str, int
         if figure.endswith(".png"):
             shutil.copy(figure, DOC_FIGURES / Path(figure).name)
     doc = result.to_dict()
+    for summary in doc["details"].get("run_summaries", []):  # the docs name run directories from the repository
+        if summary.get("run_dir", "").startswith(str(ROOT) + os.sep):
+            summary["run_dir"] = str(Path(summary["run_dir"]).relative_to(ROOT))
     doc["details"]["benchmark"] = {"wall_seconds": wall, "cpu_seconds": cpu, "backend": backend,
                                    "load_average": os.getloadavg()[0]}
     (DOC_RESULTS / f"{name}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
@@ -165,9 +168,10 @@ def summary_rows(console: Console) -> None:
         if len({r["run"] for r in runs}) > 4:
             trained = f"{len({r['run'] for r in runs})} runs, {len(runs)} networks"
         wall = sum(r["seconds"] or 0.0 for r in runs)
-        cpu = sum(r.get("cpu_seconds") or 0.0 for r in runs)
+        recorded = all(r.get("cpu_seconds") is not None for r in runs)
+        cpu = format_seconds(sum(r["cpu_seconds"] for r in runs)) if recorded else "not recorded"
         console.print(f"| `{doc['parameters']['recipe']}` | {trained} | {doc['verdict']} | {format_seconds(wall)} | "
-                      f"{format_seconds(cpu)} |", highlight=False, markup=False, soft_wrap=True)
+                      f"{cpu} |", highlight=False, markup=False, soft_wrap=True)
 
 
 def recipes_table(console: Console) -> None:
