@@ -339,3 +339,36 @@ def test_the_command_runs_a_chosen_run_of_a_scaled_recipe(tmp_path, capsys):
     assert any("left out (chosen)" in note for note in doc["notes"]) and doc["verdict"] == "not-applicable"
     assert f"wrote {tmp_path}/lambda-sweep.json" in captured.err
     assert (tmp_path / "lambda-sweep.json").is_file() and not (tmp_path / "figures").exists()
+
+
+# -- CoGO: the run of the paper's code at Eq. 1's scale ----------------------------------------------------------
+def test_cogo_code_parametrization_is_the_codes_run_scaled_by_the_cube_root_of_2d(monkeypatch):
+    """The CoGO recipes train Tian's code (Eq. 1 without its 1/(2d), lr 0.01, decay 5e-5, std 1/sqrt(d)) at Eq. 1's
+    scale: the trained network must be c = (2d)^(1/3) times the code's, step for step.  The code's run is trained here
+    by the same trainer with the output scale 1; a wrong exponent of c in the step, the decay or the start fails."""
+    from margintheory.core.problems import CoGO
+    from margintheory.reproduce.runs import train_config
+    from margintheory.tasks.cogo import training as cogo_training
+    from margintheory.tasks.modular_addition.training import sum_network_spec
+    from margintheory.training.trainer import train
+
+    d, width, steps = 7, 12, 40
+    spec = RunSpec(label="t", task="cogo", sizes={"d": d, "width": width}, optimizer="adam", lr=0.01, steps=steps,
+                   lam=5e-5, regularizer="l2", loss="mse", betas=(0.9, 0.999), train_fraction=1.0,
+                   parametrization="code", log_every=steps)
+    c = (2 * d) ** (1 / 3)
+    lr, lam, init = spec.trainer_settings()
+    assert (lr, lam, init) == pytest.approx((0.01 * c, 5e-5 / c**2, c / math.sqrt(d)), rel=1e-15)
+    ours = train(CoGO(d), train_config(spec, 0, "numpy", "float64")).network
+    code_cfg = train_config(RunSpec(**{**spec.__dict__, "parametrization": "eq1"}), 0, "numpy", "float64")
+    code_cfg = type(code_cfg)(**{**code_cfg.__dict__, "init_scale": 1 / math.sqrt(d)})
+    monkeypatch.setattr(cogo_training.CoGOTraining, "network_spec",
+                        lambda self, activation: sum_network_spec(2, d, activation, loss="projected-mse",
+                                                                  output_scale=1.0))
+    code = train(CoGO(d), code_cfg).network
+    assert np.allclose(ours.U, c * code.U, rtol=1e-6, atol=1e-12)
+    assert np.allclose(ours.W, c * code.W, rtol=1e-6, atol=1e-12)
+    assert not np.allclose(ours.U, code.U, rtol=1e-2)  # the two runs differ by the scale, not by nothing
+    with pytest.raises(InputError, match="parametrization"):
+        RunSpec(label="x", task="parity", sizes={"n": 4, "k": 2, "width": 4}, optimizer="gd", lr=0.1, steps=1,
+                parametrization="code")

@@ -52,7 +52,10 @@ class RunSpec:
     ``lam`` as in :mod:`margintheory.training.objective` (``norm-power`` = Morwani et al.'s ``L_{2,k+1}``
     regularization ``lam ||theta||_{2,k+1}^(k+1)``); ``weight_decay`` is AdamW's decoupled decay.  ``loss``:
     ``cross-entropy`` or CoGO's projected ``mse``; ``objective``: a variant of the loss (CoGO Fig. 2 bottom drops
-    the ``R_*`` term).  ``log_every``: history rows (``None``: about 400 rows per run).
+    the ``R_*`` term).  ``log_every``: history rows (``None``: about 400 rows per run).  ``parametrization``
+    (CoGO): ``eq1`` trains Eq. 1 of the paper as written (``lr``, ``lam`` and the trainer's initialization as given);
+    ``code`` trains the run of Tian's code, whose loss drops Eq. 1's ``1/(2d)``, expressed at Eq. 1's scale (see
+    :meth:`trainer_settings`).
     """
 
     label: str
@@ -76,6 +79,7 @@ class RunSpec:
     objective: str = "full"
     log_every: int | None = None
     hardware: str = "cpu"
+    parametrization: str = "eq1"
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -86,6 +90,27 @@ class RunSpec:
             raise InputError(f"run {self.label}: hardware must be cpu or gpu, got {self.hardware!r}")
         if not self.seeds or self.steps < 1:
             raise InputError(f"run {self.label}: needs at least one seed and one step")
+        if self.parametrization not in ("eq1", "code") or (self.parametrization == "code" and self.task != "cogo"):
+            raise InputError(f"run {self.label}: parametrization must be eq1, or code for a CoGO run, "
+                             f"got {self.parametrization!r}")
+
+    def trainer_settings(self) -> tuple[float, float, float | None]:
+        """``(lr, lam, init_scale)`` for the trainer (``init_scale`` ``None``: the task's default).
+
+        ``code`` (CoGO): Tian's code trains ``theta`` on ``||P1perp(o(theta) - e)||^2``, Eq. 1 without its ``1/(2d)``
+        (Tian, "Composing global optimizers ... (CoGO)", arXiv:2410.01779, Sec. 7), with Adam at learning rate
+        ``lr``, the decay ``lam ||theta||^2 / 2`` in the gradient, and weights of standard deviation ``1/sqrt(d)``.
+        The network is homogeneous of degree 3, so ``o(theta) = 2d o(theta / c)`` with ``c = (2d)^(1/3)``: that run
+        is, exactly, Eq. 1's at ``phi = c theta``, started at standard deviation ``c / sqrt(d)``, with Adam's step
+        ``c lr`` (Adam's update is invariant to the gradient's scale, so a step in ``theta`` is ``c`` times that
+        step in ``phi``) and decay ``lam / c^2`` (``lam ||theta||^2 = (lam / c^2) ||phi||^2``), up to Adam's
+        ``eps``.  The package's constructions and factorization are stated at Eq. 1's scale, where the run is
+        trained and analysed."""
+        if self.parametrization == "eq1":
+            return self.lr, self.lam, None
+        d = int(self.sizes["d"])
+        c = (2.0 * d) ** (1.0 / 3.0)
+        return self.lr * c, self.lam / c**2, c / math.sqrt(d)
 
     @property
     def history_every(self) -> int:
