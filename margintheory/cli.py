@@ -38,7 +38,7 @@ from margintheory.runtime.process import (
     say,
 )
 
-COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check", "sweep")
+COMMANDS = ("verify", "derive", "solve", "train", "analyze", "schema", "check", "sweep", "reproduce")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

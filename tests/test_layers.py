@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("verification", ("verification",)),
     ("presentation", ("presentation",)),
     ("sweeps", ("sweep",)),
+    ("reproductions", ("reproduce",)),
     ("commands and entry points", ("commands", "cli", "testing", "torch", "")),
 ]
 MAX_ROOT_MODULES = 8

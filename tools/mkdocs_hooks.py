@@ -40,6 +40,7 @@ API_GROUPS = {
     "testing": ("Hypothesis strategies", ["testing"]),
     "sweep": ("Sweeps: grids of runs on dask.distributed, the results store, the split check",
               ["execution", "sweep"]),
+    "reproduce": ("Reproductions: the papers' experiments as recipes", ["reproduce"]),
 }
 _tmp: list[Path] = []
 

@@ -61,9 +61,11 @@ class SweepSummary:
 
 def run_sweep(cells: Iterable[Cell], store: ResultStore, executor: Executor, function: CellFunction | None = None,
               *, retry_failed: bool = False, on_progress: Callable[[SweepCounts], None] | None = None,
-              lease: float = DEFAULT_LEASE) -> SweepSummary:
+              lease: float = DEFAULT_LEASE, warm: bool = True) -> SweepSummary:
     """Run every unfinished cell of ``cells`` on ``executor`` into ``store`` (module docstring); ``function`` runs
-    one cell (default: the library's function for the cells' command)."""
+    one cell (default: the library's function for the cells' command).  ``warm``: first run ``function`` once on
+    every worker on the smallest problem (:func:`margintheory.sweep.cells.warm_up`); a function whose cells write
+    files of their own (a recipe's run directories) passes ``False``."""
     cells = list(cells)
     commands = {c.command for c in cells}
     if len(commands) > 1:
@@ -85,7 +87,7 @@ def run_sweep(cells: Iterable[Cell], store: ResultStore, executor: Executor, fun
         pending = [c for c in cells if c.key not in finished or c.key in retry]
         counts = SweepCounts(len(cells), skipped=len(cells) - len(pending), done=len(cells) - len(pending))
         try:
-            if pending:
+            if pending and warm:
                 executor.run_everywhere(warm_up, function, dict(pending[0].params))
             _Loop(store, executor, owner, function, retry, counts, on_progress).run(pending)
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: every finished cell is already in the store
