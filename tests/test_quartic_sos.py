@@ -400,3 +400,14 @@ def test_check_certificate_needs_both_parts(solved52):
     assert ok is False and "identity" in why
     hand = _hand_certificate([[1, 0, 1], [0, 0, 0], [1, 0, 1]], chol=[[1, 0, 0], [0, 0, 0], [1, 0, 0]])
     assert Q.check_certificate(_zero_form(), hand) == (True, "")
+
+
+def test_one_input_and_one_wrong_label_is_a_form_and_no_mass_is_refused():
+    """The smallest weights the problem has -- all of ``q`` on one input, all of its ``tau`` on one wrong label --
+    give a form in two label columns; weights with no mass are refused."""
+    G = np.zeros((9, 3), dtype=object)
+    G[4, 2], G[4, 0] = 1, -1
+    rows, cols = Q._used(G)
+    assert rows.tolist() == [4] and cols.tolist() == [0, 2]
+    with pytest.raises(InputError, match="no mass"):
+        Q._used(np.zeros((9, 3), dtype=object))
