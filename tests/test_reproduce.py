@@ -372,3 +372,17 @@ def test_cogo_code_parametrization_is_the_codes_run_scaled_by_the_cube_root_of_2
     with pytest.raises(InputError, match="parametrization"):
         RunSpec(label="x", task="parity", sizes={"n": 4, "k": 2, "width": 4}, optimizer="gd", lr=0.1, steps=1,
                 parametrization="code")
+
+
+def test_the_published_results_name_no_path_of_the_machine_that_ran_them():
+    """docs/reproductions/*.json are read by users on other machines: each run directory is relative to the
+    repository (benchmarks/out/reproduce/...), never an absolute path of the machine that trained it."""
+    from pathlib import Path
+
+    results = sorted((Path(__file__).resolve().parents[1] / "docs" / "reproductions").glob("*.json"))
+    assert results
+    for path in results:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for run in doc["details"].get("run_summaries", []):
+            assert not Path(run["run_dir"]).is_absolute(), (path.name, run["run_dir"])
+            assert run["run_dir"].startswith("benchmarks/out/reproduce/"), (path.name, run["run_dir"])
