@@ -190,3 +190,43 @@ def test_verify_cli_at_even_p_reports_the_true_max_margin():
     assert doc["verdict"] == "not-applicable" and c["relative_gap"] <= 1e-6
     assert c["lower"] <= float(even_p.conjectured_max_margin(4, 2)) <= c["upper"]
     assert c["lower"] > 1.1 * gamma_star_of(4, 2)
+
+
+def test_the_rows_and_steps_say_what_they_are(res6):
+    """The names, exactness labels and roles of the rows and proof steps are what a reader (and the certificate
+    file) relies on: a step labelled ``proved`` that is an argument, a deciding row turned informational, or a
+    renamed row is a defect no value comparison sees.  Pinned here (the mutation run found these unpinned)."""
+    rows = [(c.name, c.exactness, c.informational) for c in even_p.even_p_checks(res6, None)]
+    assert rows == [
+        ("max margin >= L (network)", "proved", True),
+        ("max margin <= U (invariant)", "proved", False),
+        ("true max margin: gap", "proved", False),
+        ("gamma* formula (even p)", "float", True),
+        ("conjecture in [L, U]", "proved", True),
+    ]
+    steps = [(s.name.split(" ")[0], s.exactness, s.passed) for s in res6.steps]
+    assert steps == [("weak", "argued", True), ("Lemma", "proved", True), ("Lemma", "proved", True),
+                     ("homogeneity:", "argued", True), ("SOS", "proved", True), ("|kappa_t(j)|^2", "proved", True),
+                     ("U", "proved", True)]
+    first, *_, kappa, last = res6.steps
+    assert first.name == "weak duality with the invariant dual lam(a, c) = t(c - y(a)) / (p^k T)"
+    assert "Lemma C.6" in first.detail and "K = I - C(t)/T" in first.detail
+    assert kappa.name == "|kappa_t(j)|^2 <= r for every frequency j" and "diagonally dominant" in kappa.detail
+    assert last.name.startswith("U >= (p-1)/(p T) c_b |kappa_t(b)| B") and f"U = {res6.upper}" in last.detail
+    cert = even_p.even_p_certificate(res6)
+    assert (cert["lower_exactness"], cert["upper_exactness"]) == ("proved", "proved")
+    assert Fraction(cert["upper_exact"]) == res6.upper and "translation-invariant dual" in cert["upper_how"]
+    assert "even p" in cert["of"] and cert["kappa_bound"] == str(res6.kappa.r)
+    assert [s["exactness"] for s in cert["steps"]] == [e for _, e, _ in steps]
+
+
+def test_a_profile_is_any_nonnegative_scale_of_t():
+    """``tau = t / T``: a profile scaled below a total of 1 gives the same ``U``; a profile with ``t(0) != 0``, a
+    negative entry or no mass is refused."""
+    ub = prove_upper_bound(ModularAddition(6, 2), max_memory=2 * 2**30)
+    t = np.array([0.0, 0.3, 0.2, 0.1, 0.2, 0.3])
+    U = even_p.invariant_dual_upper(ub, t)[0]
+    assert even_p.invariant_dual_upper(ub, t * 1e-3)[0] == pytest.approx(U, rel=1e-12)
+    for bad in (t + np.eye(6)[0] * 0.1, t - np.eye(6)[2] * 0.3, np.zeros(6)):
+        with pytest.raises(InputError, match="invariant dual profile"):
+            even_p.invariant_dual_upper(ub, bad)
