@@ -147,7 +147,8 @@ def train_config(spec: RunSpec, seed: int, backend: str, dtype: str):  # noqa: A
     lr, lam, init_scale = spec.trainer_settings()
     return TrainConfig(p=s["p"] if modular else None, k=s["k"] if modular else None, width=s["width"],
                        steps=spec.steps, lam=lam, regularizer=spec.regularizer, optimizer=spec.optimizer,
-                       lr=lr, init_scale=init_scale, schedule=spec.schedule, warmup=spec.warmup, milestones=list(spec.milestones),
+                       lr=lr, init_scale=init_scale, schedule=spec.schedule, warmup=spec.warmup,
+                       milestones=list(spec.milestones),
                        betas=list(spec.betas), weight_decay=spec.weight_decay, batch_size=spec.batch_size,
                        train_fraction=spec.train_fraction, seed=seed, log_every=spec.history_every,
                        checkpoint_every=max(spec.history_every, 1000), backend=backend, dtype=dtype,
