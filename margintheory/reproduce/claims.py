@@ -174,22 +174,25 @@ def _quantiles(values: np.ndarray) -> str:
     return f"10/50/90% quantiles {q[0]:.3f}/{q[1]:.3f}/{q[2]:.3f}"
 
 
-def _max_power_init(claim: Claim, outs: list[RunOutcome]) -> Measured:
+def _median_max_powers(outs: list[RunOutcome], which: str) -> tuple[list[float], list[str]]:
+    """Per run: the median max normalized power of every embedding vector of its ``initial`` or final ``network``,
+    and the run's quantiles as text."""
     meds, parts = [], []
     for o in outs:
-        mp = embedding_max_power(o.initial).ravel()
+        mp = embedding_max_power(getattr(o, which)).ravel()
         meds.append(float(np.median(mp)))
         parts.append(f"{_name(o)}: {_quantiles(mp)}")
+    return meds, parts
+
+
+def _max_power_init(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    meds, parts = _median_max_powers(outs, "initial")
     worst = max(meds)
     return Measured(worst, "spread out (median < 0.9)", worst < 0.9, "at initialization: " + "; ".join(parts))
 
 
 def _relu_max_power(claim: Claim, outs: list[RunOutcome]) -> Measured:
-    meds, parts = [], []
-    for o in outs:
-        mp = embedding_max_power(o.network).ravel()
-        meds.append(float(np.median(mp)))
-        parts.append(f"{_name(o)}: {_quantiles(mp)}")
+    meds, parts = _median_max_powers(outs, "network")
     lo, hi = min(meds), max(meds)
     return Measured(float(np.median(meds)), "in [0.8, 0.99)", lo >= 0.8 and hi < 0.99,
                     "embedding max power after training: " + "; ".join(parts))
