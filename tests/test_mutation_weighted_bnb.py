@@ -167,3 +167,33 @@ def test_time_limit_keeps_a_valid_bound():
     b = B.branch_and_bound(red, 1e-9, rtol=0.0, max_cells=3000, fixed_target=True)
     assert b.stopped == "cell-limit" and b.cells_open > 0
     assert b.upper >= B.solve_eliminated(w.pair_weights().signed_matrix(), 5, 2).lower_estimate
+
+
+def test_the_eigenvalue_bound_holds_for_a_wrong_eigendecomposition(monkeypatch):
+    """The bound must not trust ``eigh``: with its eigenvalues lowered by 1e-4 and its eigenvectors perturbed by
+    1e-3 (not orthonormal), Bauer--Fike's residual term must still lift the bound above the true ``lambda_max``; with
+    eigenvectors too far from orthonormal (``|V^T V - I|_F >= 1/2``) the bound is infinite.  A bound that subtracted
+    the residual, or trusted the eigenvalues, passes the exact-decomposition test above but not this one."""
+    red = _red(_weights(5, 2, 3))
+    rng = np.random.default_rng(2)
+    eta = rng.standard_normal((12, red.d_v))
+    v = np.concatenate([eta, -eta.sum(axis=1, keepdims=True)], axis=1)
+    tops = [float(np.linalg.eigvalsh(red.E.T @ np.diag(red.G @ v[i]) @ red.E)[-1]) for i in range(len(eta))]
+    eigh = np.linalg.eigh
+
+    def wrong(Q):
+        lam, V = eigh(Q)
+        return lam - 1e-4, V + 1e-3 * np.random.default_rng(3).standard_normal(V.shape)
+
+    monkeypatch.setattr(np.linalg, "eigh", wrong)
+    ub, _ = B.lambda_max_upper(red, eta)
+    for top, u in zip(tops, ub, strict=True):
+        assert top <= u <= top + 1.0 * max(1.0, abs(top)), (top, u)
+
+    def far(Q):
+        lam, V = eigh(Q)
+        return lam, 1.2 * V  # V^T V - I = 0.44 I: |.|_F = 0.44 sqrt(10) in [0.5, 1.5)
+
+    monkeypatch.setattr(np.linalg, "eigh", far)
+    ub, _ = B.lambda_max_upper(red, eta)
+    assert np.all(np.isposinf(ub))
