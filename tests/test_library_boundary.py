@@ -96,7 +96,7 @@ def test_problem_objects_validate_once_and_are_immutable():
         SparseParity(3, 5)
     assert GroupComposition("s_4") == GroupComposition("S4") and GroupComposition("S4").order == 24
     with pytest.raises(InputError):
-        GroupComposition("Q8")
+        GroupComposition("Q9")
     with pytest.raises(InputError):
         CoGO(1000, "F6")
     with pytest.raises(InputError):

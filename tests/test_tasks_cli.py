@@ -51,7 +51,7 @@ def test_parity_network_file(tmp_path, capsys) -> None:
 @pytest.mark.parametrize("argv", [
     ["verify", "--task", "parity", "--n", "3"],
     ["verify", "--task", "parity", "--n", "3", "--k", "5"],
-    ["verify", "--task", "group", "--group", "Q8"],
+    ["verify", "--task", "group", "--group", "Q9"],
     ["verify", "--task", "group"],
     ["verify", "--task", "cogo", "--construction", "F6"],
     ["verify", "--task", "cogo", "--construction", "F6", "--d", "1000"],

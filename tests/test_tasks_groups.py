@@ -185,6 +185,6 @@ def test_group_axioms_and_names() -> None:
         G = parse_group(name)
         assert all(G.check_axioms().values())
     assert [len(c) for c in symmetric_group(4).conjugacy_classes()] == [1, 3, 6, 6, 8]
-    for bad in ("Q8", "S9", "S1", "C1", ""):
+    for bad in ("Q9", "S9", "S1", "C1", "", "A2", "D2", "Dic1", "S3xQ9", "perm:", "perm:(0 1)(1 2)"):
         with pytest.raises(InputError):
             parse_group(bad)

@@ -24,6 +24,7 @@ from margintheory.commands._options import (
     note_unused_engine,
     selected_backend,
 )
+from margintheory.core.groups import GROUP_NAMES_SHORT
 from margintheory.errors import InputError
 from margintheory.presentation.report import emit
 from margintheory.runtime.atomic import check_output_dir, check_output_file
@@ -63,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--p", type=int, default=None, help="modular addition: modulus p")
     parser.add_argument("--k", type=int, default=None, help="modular addition: number of inputs k; parity: |S|")
     parser.add_argument("--n", type=int, default=None, help="parity: number of input bits n (default: the network's)")
-    parser.add_argument("--group", default=None, help="group: S3, S4, S5, S6 or C<n>")
+    parser.add_argument("--group", default=None, help="group: " + GROUP_NAMES_SHORT)
     parser.add_argument("--d", type=int, default=None, help="cogo: the order d of Z_d (default: the network's)")
     parser.add_argument("--activation", choices=("power", "relu"), default="power",
                         help="power: the task's polynomial network (default); relu: a ReLU network")
@@ -147,7 +148,7 @@ def _problem_and_network(args: argparse.Namespace):  # noqa: ANN202 - (Problem, 
     if task == "modular-addition" and (args.p is None or args.k is None):
         raise InputError("analyze needs --p and --k (modular addition; or name another TASK)")
     if task == "group" and args.group is None:
-        raise InputError("analyze group needs --group (S3, S4, S5, S6 or C<n>)")
+        raise InputError(f"analyze group needs --group ({GROUP_NAMES_SHORT})")
     k = args.k if task == "modular-addition" else 2
     net = nonzero_network(PolyNetwork.load(args.network, names=args.names, k=k, max_memory=args.max_memory,
                                            max_seconds=engine_time_limit(args)), args.network)

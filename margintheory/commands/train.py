@@ -28,6 +28,7 @@ from margintheory.commands._options import (
     selected_backend,
 )
 from margintheory.core import theory
+from margintheory.core.groups import GROUP_NAMES_SHORT
 from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.errors import InputError
 from margintheory.runtime.budget import require
@@ -50,7 +51,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "train",
         help="train a task's network and record margin and structure statistics",
         description="Train the network of a TASK -- modular addition (default; --p, --k), parity (--n, --k: "
-        "sparse parity on {+-1}^n, Morwani et al. Thm 7.8), group (--group S3..S6 or C<n>: composition, Thm 7.9) "
+        "sparse parity on {+-1}^n, Morwani et al. Thm 7.8), group (--group S4, D12, C4xC4, perm:..., a table: "
+        "composition, Thm 7.9) "
         "or cogo (--d: Tian's quadratic network on Z_d with the projected MSE) -- on cross-entropy + lambda * "
         "||theta||_{2,k+1} (the papers' objective; cogo: the projected MSE) with analytic numpy gradients (or JAX "
         "autodiff and optax with --backend jax, on a GPU with --device gpu); record per step the loss, accuracy, "
@@ -124,7 +126,7 @@ def add_task_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, default=None,
                         help="modular addition: number of inputs k; parity: |S| (both: the activation degree)")
     parser.add_argument("--n", type=int, default=None, help="parity: number of input bits n")
-    parser.add_argument("--group", default=None, help="group: S3, S4, S5, S6 or C<n>")
+    parser.add_argument("--group", default=None, help="group: " + GROUP_NAMES_SHORT)
     parser.add_argument("--d", type=int, default=None, help="cogo: the order d of Z_d")
 
 

@@ -26,6 +26,7 @@ from margintheory.commands._options import (
     positive_int,
     selected_backend,
 )
+from margintheory.core.groups import GROUP_NAMES_SHORT
 from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.errors import InputError
 from margintheory.presentation.report import emit
@@ -110,7 +111,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
 
     g = parser.add_argument_group("task options (--task parity | group | cogo)")
     g.add_argument("--n", type=int, help="parity: number of input bits n (with --k = |S| = activation degree)")
-    g.add_argument("--group", help="group: S3, S4, S5, S6 or C<n> (e.g. C7)")
+    g.add_argument("--group", help="group: " + GROUP_NAMES_SHORT + " (e.g. S4, D12, 'perm:(0 1 2),(0 1)')")
     g.add_argument("--construction", choices=CONSTRUCTIONS, help="cogo: which construction of the paper")
     g.add_argument("--d", type=int, help="cogo: group order d (Z_d)")
     g.add_argument("--nu", type=float, default=None, metavar="ANGLE",
@@ -225,7 +226,7 @@ def _parity(args: argparse.Namespace) -> Parsed:
 
 def _group(args: argparse.Namespace) -> Parsed:
     if not args.group:
-        raise InputError("--task group needs --group (S3, S4, S5, S6 or C<n>)")
+        raise InputError(f"--task group needs --group ({GROUP_NAMES_SHORT})")
     problem = GroupComposition(args.group)
     if not args.network:
         return problem, None

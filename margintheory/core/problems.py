@@ -152,7 +152,8 @@ class SparseParity:
 
 @dataclass(frozen=True, eq=False)
 class GroupComposition:
-    """Composition ``(a, b) -> ab`` on a finite group: ``S3..S6`` or ``C<n>`` (Theorem 7.9 of Morwani et al.).
+    """Composition ``(a, b) -> ab`` on a finite group: any group :func:`~margintheory.core.groups.parse_group` names
+    (Theorem 7.9 of Morwani et al.).
 
     ``group`` is the group's name (``"S4"``, ``"C7"``); it is parsed once into :attr:`G`.
     """
@@ -165,7 +166,7 @@ class GroupComposition:
         from margintheory.core.groups import parse_group
 
         if not isinstance(self.group, str):
-            raise InputError(f"group must be a name such as 'S4' or 'C7', got {self.group!r}")
+            raise InputError(f"group must be a name such as 'S4', 'D12' or 'C4xC4', got {self.group!r}")
         G = parse_group(self.group)
         object.__setattr__(self, "G", G)
         object.__setattr__(self, "group", G.name)

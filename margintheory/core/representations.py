@@ -105,8 +105,8 @@ def extend_from_generators(G: FiniteGroup, gens: list[int], gen_mats: list[np.nd
     """``R(g)`` for all ``g`` by breadth-first search with ``R(g s) = R(g) R(s)`` from ``R(e) = I``."""
     d = gen_mats[0].shape[0]
     mats = np.full((G.order, d, d), np.nan)
-    mats[0] = np.eye(d)
-    queue = deque([0])
+    mats[G.identity] = np.eye(d)
+    queue = deque([G.identity])
     while queue:
         g = queue.popleft()
         for s, M in zip(gens, gen_mats, strict=True):
@@ -152,9 +152,120 @@ def cyclic_irreps(G: FiniteGroup) -> list[Irrep]:
     return out
 
 
-def real_irreps(G: FiniteGroup) -> list[Irrep]:
-    """The real irreducible representations of a supported group (trivial first)."""
-    return symmetric_irreps(G) if G.permutations is not None else cyclic_irreps(G)
+def real_irreps(G: FiniteGroup, seed: int = 0) -> list[Irrep]:
+    """The real irreducible representations of ``G`` (trivial first): Young's orthogonal form for ``S_n``, the
+    rotations for ``C_n``, and :func:`regular_real_irreps` (from the regular representation) for every other group."""
+    if G.family == "symmetric" and G.permutations is not None:
+        return symmetric_irreps(G)
+    if G.family == "cyclic":
+        return cyclic_irreps(G)
+    return regular_real_irreps(G, seed=seed)
+
+
+# -- any finite group ---------------------------------------------------------------------------------------
+#: eigenvalues closer than this (relative to the spread) belong to one cluster
+CLUSTER_RTOL = 1e-7
+
+
+def _clusters(values: np.ndarray, tol: float) -> list[np.ndarray]:
+    """Indices of sorted ``values`` grouped where consecutive values differ by at most ``tol``."""
+    order = np.argsort(values)
+    groups, current = [], [int(order[0])]
+    for a, b in zip(order[:-1], order[1:], strict=True):
+        if values[b] - values[a] <= tol:
+            current.append(int(b))
+        else:
+            groups.append(np.array(current))
+            current = [int(b)]
+    groups.append(np.array(current))
+    return groups
+
+
+def _restricted(G: FiniteGroup, V: np.ndarray) -> np.ndarray:
+    """``R(g) = V^T L(g) V`` for every ``g`` (``V``: orthonormal columns spanning an invariant subspace); ``L(g) V``
+    is ``V`` with its rows permuted, ``(L(g) V)[g x] = V[x]``."""
+    inv = G.inverses()
+    # (L(g) V)[y] = V[g^-1 y]
+    rows = G.mul[inv]  # rows[g, y] = g^-1 y
+    return np.einsum("yi,gyj->gij", V, V[rows], optimize=True)
+
+
+def regular_real_irreps(G: FiniteGroup, seed: int = 0, *, attempts: int = 4) -> list[Irrep]:
+    """The real irreducible representations of any finite group, split out of its real regular representation
+    (the "random central element" method; Serre, *Linear representations of finite groups*, Sec. 2.6 and 13.2).
+
+    1. A random real class function ``z`` with ``z(g^-1) = z(g)`` gives the symmetric central element ``Z = sum_g z(g)
+       L(g)``; its eigenspaces are the real isotypic components (for a complex-type irrep, ``pi`` and its conjugate
+       together; their eigenvalues ``sum_g z(g) chi_pi(g) / d_pi`` are equal and real).
+    2. A random real ``b`` with ``b(h^-1) = b(h)`` gives ``B[y, x] = b(y^-1 x)``, symmetric and commuting with every
+       ``L(g)`` (an element of the right regular algebra).  On an isotypic component it is a random Hermitian element
+       of the commutant ``M_m(K)`` (``K = R, C, H`` for real, complex, quaternionic type), so each of its eigenspaces is
+       one real irreducible subspace, of real dimension ``d`` (real type) or ``2 d`` (complex and quaternionic type,
+       realified).
+    3. ``R(g) = V^T L(g) V`` on an orthonormal basis ``V`` of one eigenspace per isotypic component: real orthogonal.
+
+    The type is told by the Frobenius-Schur indicator of the realified character (1 real, 0 complex, -2
+    quaternionic; :func:`frobenius_schur_indicator`).  Nothing here is assumed: the checks of
+    :mod:`margintheory.tasks.groups.representation_checks` re-check homomorphism, orthogonality, irreducibility
+    (``<chi, chi> = 1, 2, 4``) and completeness.  A draw whose clusters are not all of one size is redrawn (``seed +
+    1``, ...), up to ``attempts`` times; then ``ValueError``.
+    """
+    n = G.order
+    inv = G.inverses()
+    cls = G.class_index()
+    n_classes = int(cls.max()) + 1
+    # x^-1 y for all pairs: the class / element index the two matrices read
+    y_inv_x = G.mul[inv[:, None], np.arange(n)[None, :]]  # [y, x] = y^-1 x
+    last_error = ""
+    for attempt in range(attempts):
+        rng = np.random.default_rng(seed + attempt)
+        zc = rng.standard_normal(n_classes)
+        z = zc[cls] + zc[cls[inv]]  # real class function, z(g^-1) = z(g)
+        Z = z[G.mul[np.arange(n)[:, None], inv[None, :]]]  # Z[y, x] = z(y x^-1)
+        b = rng.standard_normal(n)
+        b = b + b[inv]
+        B = b[y_inv_x]
+        zval, zvec = np.linalg.eigh(Z)
+        scale = max(1.0, float(np.abs(zval).max()))
+        irreps: list[Irrep] = []
+        ok = True
+        for comp in _clusters(zval, CLUSTER_RTOL * scale):
+            W = zvec[:, comp]
+            bval, bvec = np.linalg.eigh(W.T @ B @ W)
+            bscale = max(1.0, float(np.abs(bval).max()))
+            parts = _clusters(bval, CLUSTER_RTOL * bscale)
+            sizes = {len(c) for c in parts}
+            if len(sizes) != 1 or len(comp) % len(parts[0]) != 0:
+                ok = False
+                last_error = f"eigenspaces of sizes {sorted(len(c) for c in parts)} in a component of {len(comp)}"
+                break
+            V = W @ bvec[:, parts[0]]
+            irreps.append(Irrep("", _restricted(G, V)))
+        if ok:
+            return _name_irreps(G, irreps)
+    raise ValueError(f"{G.name}: the regular representation did not split into irreducibles ({last_error})")
+
+
+def _name_irreps(G: FiniteGroup, irreps: list[Irrep]) -> list[Irrep]:
+    """Trivial first, then by dimension and character; names ``trivial`` and ``R<i> (d=D[, complex|quaternionic])``."""
+    classes = G.conjugacy_classes()
+    reps = [int(c[0]) for c in classes]
+
+    def key(R: Irrep) -> tuple:
+        chi = R.character()
+        trivial = R.dim == 1 and bool(np.all(np.abs(chi - 1) < 1e-6))
+        return (not trivial, R.dim, tuple(-np.round(chi[reps], 6)))
+
+    ordered = sorted(irreps, key=key)
+    out = []
+    for i, R in enumerate(ordered):
+        if i == 0:
+            out.append(Irrep("trivial", R.mats))
+            continue
+        fs = frobenius_schur_indicator(G, R)
+        kind = "" if abs(fs - 1) < 0.5 else (", complex" if abs(fs) < 0.5 else ", quaternionic")
+        out.append(Irrep(f"R{i} (d={R.dim}{kind})", R.mats))
+    return out
 
 
 # -- checks ----------------------------------------------------------------------------------------------
@@ -166,18 +277,33 @@ def homomorphism_error(G: FiniteGroup, R: Irrep, gens: list[int] | None = None) 
     ``h``.
     """
     S = range(G.order) if gens is None else gens
-    err = float(np.abs(R.mats[0] - np.eye(R.dim)).max())
+    err = float(np.abs(R.mats[G.identity] - np.eye(R.dim)).max())
     for s in S:
         err = max(err, float(np.abs(R.mats[G.mul[:, s]] - R.mats @ R.mats[s]).max()))
     return err
 
 
 def generators(G: FiniteGroup) -> list[int]:
-    """Adjacent transpositions for ``S_n``; the element 1 for ``C_n``."""
-    if G.permutations is not None:
+    """Adjacent transpositions for ``S_n``; the element 1 for ``C_n``; otherwise a generating set found greedily
+    (each new generator the smallest element outside the subgroup generated so far)."""
+    if G.family == "symmetric" and G.permutations is not None:
         n = G.permutations.shape[1]
         return [transposition_index(G, i) for i in range(n - 1)]
-    return [1]
+    if G.family == "cyclic":
+        return [1]
+    gens: list[int] = []
+    reached = np.zeros(G.order, dtype=bool)
+    reached[G.identity] = True
+    while not reached.all():
+        g = int(np.flatnonzero(~reached)[0])
+        gens.append(g)
+        frontier = np.flatnonzero(reached)
+        while len(frontier):  # close the subgroup under right multiplication by the generators
+            new = np.unique(G.mul[frontier][:, gens].reshape(-1))
+            new = new[~reached[new]]
+            reached[new] = True
+            frontier = new
+    return gens
 
 
 def orthogonality_error(R: Irrep) -> float:
@@ -225,6 +351,7 @@ def character_inner_products(G: FiniteGroup, irreps: list[Irrep]) -> np.ndarray:
 
 
 def frobenius_schur_indicator(G: FiniteGroup, R: Irrep) -> float:
-    """``(1/|G|) sum_g chi(g^2)``: 1 for real type; 0 for a rotation block (complex type)."""
+    """``(1/|G|) sum_g chi(g^2)`` of the (realified) character: 1 for real type; 0 for complex type (a rotation
+    block); -2 for a realified quaternionic irrep (twice the indicator -1 of its complex irrep)."""
     sq = G.mul[np.arange(G.order), np.arange(G.order)]
     return float(R.character()[sq].sum() / G.order)

@@ -60,7 +60,7 @@ def _basic_checks(
     gens = generators(G)
     hom = max(homomorphism_error(G, R, gens) for R in irreps)
     orth = max(orthogonality_error(R) for R in irreps)
-    n_complex = int(sum(2 if abs(f) < 0.5 else 1 for f in fs))
+    n_complex = int(sum(2 if abs(f) < 0.5 else 1 for f in fs))  # quaternionic (-2): one complex irrep
     axioms = G.check_axioms() if G.order <= 120 else {"associative": None}
     class_err = class_function_error(G, irreps)
     return [
@@ -83,7 +83,8 @@ def _basic_checks(
         Check(name="number of irreps", expected=len(classes), measured=n_complex, tolerance=None,
               passed=len(classes) == n_complex, exactness="proved",
               detail="a real irrep of complex type splits into two complex irreps",
-              statement="complex irreps counted (real type 1, complex type 2) = number of conjugacy classes"),
+              statement="complex irreps counted (real and quaternionic type 1, complex type 2) = number of conjugacy "
+                        "classes"),
         Check(name="class functions", expected=0.0, measured=class_err, tolerance=REP_TOL, passed=class_err <= REP_TOL,
               exactness="float", statement="characters constant on conjugacy classes"),
         bool_check(
@@ -116,16 +117,24 @@ def _real_type_checks(
 
 
 def _complex_type_checks(G: FiniteGroup, ip: np.ndarray, fs: np.ndarray, dims: np.ndarray) -> list[Check]:
-    """The same identities when some real irreps are of complex type (each counts as two complex irreps)."""
-    expect = np.diag(np.where(np.abs(fs) < 0.5, 2.0, 1.0))
+    """The same identities when some real irreps are of complex or quaternionic type: ``<chi_R, chi_R>`` is 1, 2 or
+    4 (real, complex, quaternionic; Frobenius-Schur indicator of the realified character 1, 0, -2), and a realified
+    irrep of real dimension ``D`` stands for two complex irreps of dimension ``D/2`` (complex type) or one
+    (quaternionic type)."""
+    norms = np.where(np.abs(fs - 1) < 0.5, 1.0, np.where(np.abs(fs) < 0.5, 2.0, 4.0))
+    expect = np.diag(norms)
     dev = float(np.abs(ip - expect).max())
-    sq = float(np.sum(dims**2 / np.diag(expect)))
+    complex_dims = np.where(norms == 1.0, dims, dims / 2)
+    copies = np.where(norms == 2.0, 2.0, 1.0)
+    sq = float(np.sum(copies * complex_dims**2))
     return [
         Check(name="<chi_R, chi_S>", expected=0.0, measured=dev, tolerance=REP_TOL, passed=dev <= REP_TOL,
-              exactness="float", statement="<chi_R,chi_S> = 0 (R != S), 1 (real type) or 2 (complex type)"),
+              exactness="float", detail=f"max |<chi_R, chi_S> - delta n_R|, n_R = {norms.astype(int).tolist()}",
+              statement="<chi_R,chi_S> = 0 (R != S); 1, 2 or 4 for real, complex or quaternionic type"),
         Check(name="sum d^2 = |G| (complex)", expected=G.order, measured=sq, tolerance=REP_TOL,
               passed=abs(sq - G.order) <= REP_TOL, exactness="float",
-              detail="a complex-type real irrep of dimension d contributes 2 (d/2)^2",
+              detail="a realified irrep of real dimension D: two complex irreps of dimension D/2 (complex type), one "
+                     "(quaternionic type)",
               statement="sum over complex irreps of d^2 = |G|"),
     ]
 

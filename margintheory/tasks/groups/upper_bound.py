@@ -91,25 +91,95 @@ def dual_bound_squared(table: list[list[int]], order: int, pi: list[Fraction]) -
     return max(values), brackets, all(b >= 0 for b in brackets)
 
 
+#: bits of the ball arithmetic that bounds the brackets of a table with non-integer characters
+BALL_BITS = 256
+
+
+def dual_bound_squared_balls(facts: ExactCharacters, pi: list[Fraction]) -> tuple[Fraction, list[Fraction], bool]:
+    """:func:`dual_bound_squared` for a table of cyclotomic integers: each bracket ``d_R - sum_C pi_C chi_R(C)`` is
+    formed exactly in ``Q[x] / Phi_N`` and enclosed in a ball (python-flint ``acb`` at ``BALL_BITS`` bits, evaluated at
+    ``zeta_N``); returns a rational upper end of ``max_R kappa_R^2 bracket^2``, the brackets' rational lower ends, and
+    whether every bracket is ``>= 0`` (the whole ball) and real (its imaginary part's ball contains 0 and is below
+    ``2^-200``)."""
+    import flint
+
+    cyc = facts.cyclotomic
+    assert cyc is not None
+    old, flint.ctx.prec = flint.ctx.prec, BALL_BITS
+    try:
+        zeta = flint.acb(flint.arb(2) / cyc.N).exp_pi_i()  # exp(2 pi i / N)
+        phi = flint.fmpq_poly(flint.fmpz_poly.cyclotomic(cyc.N).coeffs())
+        best = Fraction(0)
+        lows: list[Fraction] = []
+        nonneg = True
+        for r in range(1, len(facts.table)):
+            poly = flint.fmpq_poly([facts.table[r][0]])
+            for c, p in enumerate(pi, start=1):
+                if p:
+                    poly -= flint.fmpq_poly(cyc.poly(r, c).coeffs()) * flint.fmpq(p.numerator, p.denominator)
+            poly = poly % phi
+            value = sum((flint.acb(flint.arb(flint.fmpq(int(n), int(d)))) * zeta**k
+                         for k, (n, d) in enumerate((q.p, q.q) for q in poly.coeffs())), flint.acb(0))
+            re, im = value.real, value.imag
+            real = bool(im.contains(0)) and bool(abs(im) < flint.arb(2) ** -200)
+            lo = _arb_lower(re)
+            hi = _arb_upper(abs(re))
+            nonneg = nonneg and real and bool(re >= 0)
+            lows.append(lo)
+            best = max(best, kappa_squared(facts.order, int(facts.table[r][0])) * hi * hi)
+    finally:
+        flint.ctx.prec = old
+    return best, lows, nonneg
+
+
+def _arb_exact(x) -> Fraction:
+    """An exact (dyadic) arb number as a rational."""
+    if x == 0:
+        return Fraction(0)
+    m, e = x.man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+def _arb_upper(x) -> Fraction:
+    """A rational ``>=`` every point of the real ball ``x`` (its midpoint plus its radius, exactly)."""
+    if not x.is_finite():
+        raise ValueError("a ball of the group bound is not finite")
+    return _arb_exact(x.mid()) + _arb_exact(x.rad())
+
+
+def _arb_lower(x) -> Fraction:
+    """A rational ``<=`` every point of the real ball ``x``."""
+    if not x.is_finite():
+        raise ValueError("a ball of the group bound is not finite")
+    return _arb_exact(x.mid()) - _arb_exact(x.rad())
+
+
 def _dual_steps(facts: ExactCharacters, pi: list[Fraction]) -> tuple[list[ProofStep], Fraction, Fraction]:
     """Steps 2, 5 and the exact dual check; returns them with the bound's square and ``U``."""
-    U2, brackets, nonneg = dual_bound_squared(facts.table, facts.order, pi)
+    if facts.integer_table:
+        U2, brackets, nonneg = dual_bound_squared(facts.table, facts.order, pi)
+        how, exactness = "exact", "proved"
+    else:
+        U2, brackets, nonneg = dual_bound_squared_balls(facts, pi)
+        how, exactness = f"brackets exact in Q(zeta_{facts.cyclotomic.N}), enclosed in {BALL_BITS}-bit balls", \
+            "certified"
     U = ceil_sqrt(max(U2, Fraction(0)))
     valid = all(p >= 0 for p in pi) and sum(pi) == 1
     support = sum(1 for p in pi if p > 0)
     return [
-        ProofStep("character table: exact integers (Murnaghan-Nakayama), orthogonal, every irrep of real type",
+        ProofStep(f"character table: exact ({facts.method}), orthogonal, every irrep of real type",
                   "proved", facts.holds, facts.summary()),
         ProofStep("checked dual: pi >= 0 and sum_C pi_C = 1 exactly (the LP dual rounded to rationals)", "proved",
                   valid, f"{support} of {len(pi)} classes weighted; grid 2^-{DUAL_GRID_BITS}, scaled to sum 1"),
-        ProofStep("U^2 = max_R kappa_R^2 (d_R - sum_C pi_C chi_R(C))^2 (exact), U rational >= sqrt(U^2)", "proved",
+        ProofStep(f"U^2 = max_R kappa_R^2 (d_R - sum_C pi_C chi_R(C))^2 ({how}), U rational >= sqrt(U^2)", exactness,
                   nonneg and U2 >= 0 and U * U >= U2, f"brackets d_R - pi . chi_R all >= 0: {nonneg} (min "
                   f"{float(min(brackets)):.6g}); U^2 = {float(U2):.17g}; U = {U}"),
     ], U2, U
 
 
 def real_group_upper_bound(G: FiniteGroup, irreps: list[Irrep], pi_float: np.ndarray) -> TaskUpperBound:
-    """``U`` of the module docstring for a group of real-type irreps (``S_n``), from the LP's dual ``pi_float``."""
+    """``U`` of the module docstring for a group of real-type irreps, from the LP's dual ``pi_float``: ``proved`` where
+    the character table is integral (``S_n``, ``D_4``, ...), ``certified`` (ball arithmetic) where it is not."""
     t0 = time.perf_counter()
     facts = exact_character_facts(G, irreps)
     pi = rational_dual(pi_float)
@@ -122,9 +192,10 @@ def real_group_upper_bound(G: FiniteGroup, irreps: list[Irrep], pi_float: np.nda
         "weak duality (uniform q, class weights pi = the class LP's dual, rounded to rationals and checked exactly) + "
         "Lemma D.11's irrep blocks (factor 2) + Lemmas D.12-D.13 (Cauchy-Schwarz, exact AM-GM) + exact characters",
         upper_algebraic=f"sqrt({U2})",
-        details={"dual_class_weights": [str(p) for p in pi], "character_table": facts.table,
-                 "class_sizes": facts.sizes},
-        seconds=time.perf_counter() - t0)
+        details={"dual_class_weights": [str(p) for p in pi], "character_table": facts.text_table(),
+                 "class_sizes": facts.sizes, "character_method": facts.method},
+        seconds=time.perf_counter() - t0,
+        exactness="proved" if facts.integer_table else "certified")
     return ub.require_proved(G.name)
 
 
