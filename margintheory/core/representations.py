@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from margintheory.core.groups import FiniteGroup
+from margintheory.runtime.budget import Estimate
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,21 @@ def real_irreps(G: FiniteGroup, seed: int = 0) -> list[Irrep]:
 
 
 # -- any finite group ---------------------------------------------------------------------------------------
+def needs_regular_irreps(G: FiniteGroup) -> bool:
+    """Whether :func:`real_irreps` computes ``G``'s irreps from its regular representation (not ``S_n``, ``C_n``)."""
+    return not ((G.family == "symmetric" and G.permutations is not None) or G.family == "cyclic")
+
+
+def estimate_regular_irreps(order: int) -> Estimate:
+    """Memory and time of :func:`regular_real_irreps` from the order alone: about eight ``order x order`` float64
+    arrays at the peak (the two symmetric matrices, the eigenvectors, the index table, the slices of
+    :func:`_restricted`; measured by ``benchmarks/bench_groups.py``: 9.8 MiB at order 400, 8.3 MiB at 360) and
+    ``order^3`` work (two dense eigen-decompositions and the restrictions; 2.3 s at order 400 on a loaded 2-core
+    machine)."""
+    return Estimate(f"the real irreps of a group of order {order} (regular representation)",
+                    64.0 * order * order + 2**20, 4e-8 * float(order) ** 3 + 0.05)
+
+
 #: eigenvalues closer than this (relative to the spread) belong to one cluster
 CLUSTER_RTOL = 1e-7
 
@@ -183,11 +199,15 @@ def _clusters(values: np.ndarray, tol: float) -> list[np.ndarray]:
 
 def _restricted(G: FiniteGroup, V: np.ndarray) -> np.ndarray:
     """``R(g) = V^T L(g) V`` for every ``g`` (``V``: orthonormal columns spanning an invariant subspace); ``L(g) V``
-    is ``V`` with its rows permuted, ``(L(g) V)[g x] = V[x]``."""
-    inv = G.inverses()
-    # (L(g) V)[y] = V[g^-1 y]
-    rows = G.mul[inv]  # rows[g, y] = g^-1 y
-    return np.einsum("yi,gyj->gij", V, V[rows], optimize=True)
+    is ``V`` with its rows permuted, ``(L(g) V)[y] = V[g^-1 y]``.  Done in slices of ``g`` holding at most about
+    ``|G|^2`` numbers at a time."""
+    n, d = V.shape
+    rows = G.mul[G.inverses()]  # rows[g, y] = g^-1 y
+    out = np.empty((n, d, d))
+    step = max(1, n // max(1, d))
+    for g0 in range(0, n, step):
+        out[g0:g0 + step] = np.einsum("yi,gyj->gij", V, V[rows[g0:g0 + step]], optimize=True)
+    return out
 
 
 def regular_real_irreps(G: FiniteGroup, seed: int = 0, *, attempts: int = 4) -> list[Irrep]:

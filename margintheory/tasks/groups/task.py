@@ -137,10 +137,20 @@ def cyclic_checks(G: FiniteGroup, max_memory: int, max_seconds: float | None) ->
     return checks, fields
 
 
+def require_irreps_budget(G: FiniteGroup, max_memory: int, max_seconds: float | None) -> None:
+    """Refuse up front (:class:`~margintheory.errors.RefusedError`) a group whose irreps would not fit the budget."""
+    from margintheory.core.representations import estimate_regular_irreps, needs_regular_irreps
+    from margintheory.runtime.budget import require
+
+    if needs_regular_irreps(G):
+        require(estimate_regular_irreps(G.order), max_memory, max_seconds)
+
+
 def verify_group(
     G: FiniteGroup, *, max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None
 ) -> VerificationResult:
     """All checks of the module docstring for the constructions of ``G``, and the max margin as ``[L, U]``."""
+    require_irreps_budget(G, max_memory, max_seconds)
     irreps = real_irreps(G)
     result = VerificationResult(f"group composition on {G.name} (|G| = {G.order}; Morwani et al. Thm 7.9)",
                                 task="group", parameters={"group": G.name, "order": G.order})
@@ -239,6 +249,7 @@ def verify_group_network(
     upper end ``U``; the max margin as ``[L, U]`` with ``L`` this network's margin."""
     if net.k != 2 or net.p != G.order:
         raise InputError(f"a network for {G.name} needs k=2 and p={G.order}; got k={net.k}, p={net.p}")
+    require_irreps_budget(G, max_memory, max_seconds)
     irreps = real_irreps(G)
     result = VerificationResult(f"network check on {G.name} (m = {net.m})", task="group",
                                 parameters={"group": G.name, "order": G.order})
