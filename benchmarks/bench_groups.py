@@ -51,8 +51,9 @@ def main(argv: list[str]) -> int:
             print(f"{g:8s} failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
             continue
         d = json.loads(r.stdout.strip().splitlines()[-1])
-        ratio = (f"{d['est_bytes'] / max(d['irreps_peak'], 1):5.2f} {d['est_seconds'] / max(d['irreps_seconds'], 1e-9):6.2f}"
-                 if d["regular"] else f"{'(Young/rotations)':>19s}")
+        mem = d["est_bytes"] / max(d["irreps_peak"], 1)
+        secs = d["est_seconds"] / max(d["irreps_seconds"], 1e-9)
+        ratio = f"{mem:5.2f} {secs:6.2f}" if d["regular"] else f"{'(Young/rotations)':>19s}"
         lo = "-" if d["lower"] is None else f"{d['lower']:.15g}"
         up = "-" if d["upper"] is None else f"{d['upper']:.15g}"
         print(f"{g:8s} {d['order']:4d} {d['verdict']:15s} {lo:>22s} {up:>22s} {str(d['upper_exactness'] or '-'):9s} "
