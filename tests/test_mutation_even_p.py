@@ -1,4 +1,4 @@
-"""The true max margin at even ``p`` (:mod:`margintheory.certificate.even_p`, docs/theory.md#even-p-max-margin):
+"""The true max margin at even ``p`` (:mod:`margintheory.solvers.even_p`, docs/theory.md#even-p-max-margin):
 both ends, an independent search that never beats ``U``, tampered certificates rejected, the rows that decide.
 This module is the test selection of the mutation gate's ``even_p`` area (k = 2 only: one cached SOS solve)."""
 
@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from margintheory.certificate import even_p
 from margintheory.certificate.maxmin import LowerBound
 from margintheory.certificate.upper_bound import prove_upper_bound
 from margintheory.core.checks import VerificationResult
@@ -23,6 +22,7 @@ from margintheory.core.theory import gamma_star_of
 from margintheory.engines.margins import exhaustive_margin, input_grid
 from margintheory.errors import InputError
 from margintheory.presentation.schema import validate_result
+from margintheory.solvers import even_p
 from margintheory.solvers.class_weighted import blocks_upper_bound, class_weights, objective_on_arrays
 from margintheory.solvers.column_generation import orbit_margin_profile, random_unit_neurons
 from margintheory.solvers.objective import SingleNeuronObjective

@@ -13,8 +13,8 @@ import time
 import sympy as sp
 
 from margintheory import ModularAddition, verify
-from margintheory.certificate.even_p import conjectured_max_margin
 from margintheory.core.theory import gamma_star_exact_of
+from margintheory.solvers.even_p import conjectured_max_margin
 
 
 def main() -> None:

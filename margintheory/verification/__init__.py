@@ -54,8 +54,8 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     if not o.certificate:
         return _check_modular(problem, o)
     from margintheory.certificate.block_sos import require_memory
-    from margintheory.certificate.even_p import attach_even_p, estimate_even_p
     from margintheory.certificate.maxmin import attach_maxmin
+    from margintheory.solvers.even_p import attach_even_p, estimate_even_p
 
     even = problem.p % 2 == 0  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
     _first_refusal(lambda: _require_checks_fit(problem, o),
@@ -136,7 +136,7 @@ def _theorem_claims_reported(result: VerificationResult, problem: ModularAdditio
     """At even ``p`` Theorem C.22 (Li et al., arXiv:2402.09469) does not apply: a claim of it that fails there (all
     wrong logits equal, Lemma C.20's ``f^(j..,-j) > 0``) is a fact about the construction, not a refutation.  Every
     row becomes informational; what decides is the true max margin's two legs, attached afterwards
-    (:mod:`margintheory.certificate.even_p`), so the verdict is ``not-applicable`` with exit 0 unless a leg fails."""
+    (:mod:`margintheory.solvers.even_p`), so the verdict is ``not-applicable`` with exit 0 unless a leg fails."""
     if problem.applicable:
         return result
     note = " (Theorem C.22 assumes odd p: reported, not deciding)"
