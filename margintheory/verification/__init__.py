@@ -47,6 +47,10 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     ``[L, U]`` of :mod:`margintheory.certificate.maxmin`: the solver leg, refused up front if it would not fit.
     A :class:`ModularAdditionEveryP` problem: the claims for every odd ``p`` at once
     (:mod:`margintheory.tasks.modular_addition.every_p`)."""
+    if isinstance(problem, ModularAdditionEveryP) and problem.even:
+        from margintheory.tasks.modular_addition.every_even_p import verify_every_even_p
+
+        return verify_every_even_p(problem, **_every_p_options(o))
     if isinstance(problem, ModularAdditionEveryP):
         from margintheory.tasks.modular_addition.every_p import verify_every_p
 
