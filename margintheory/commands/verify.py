@@ -146,7 +146,12 @@ def run(args: argparse.Namespace) -> int:
         result = _verify_where(args, problem, network, options)
         note_unused_engine(args, result)
         note_unused_rtol(args, result)
-        if args.certificate is not None:
+        if args.certificate is not None and isinstance(problem, ModularAddition) and problem.p % 2 == 0:
+            from margintheory.solvers.even_p import write_even_p_certificate
+
+            not_written = write_even_p_certificate(result, args.certificate, args.overwrite,
+                                                   max_memory=args.max_memory, problem=problem)
+        elif args.certificate is not None:
             from margintheory.certificate.maxmin import write_certificate_for
             from margintheory.core.network import PolyNetwork as Net
 

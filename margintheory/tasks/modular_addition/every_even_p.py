@@ -297,3 +297,116 @@ def _certificate(problem: ModularAdditionEveryP, up: odd.UpperSide) -> dict[str,
         "steps": [{"name": INVARIANT_DUAL[0], "exactness": "argued", "passed": True, "reason": INVARIANT_DUAL[1]},
                   {"name": BRACKET[0], "exactness": "argued", "passed": True, "reason": BRACKET[1]}],
     }
+
+
+# ---------------------------------------------------------------- one even p: the theorem specialised
+
+#: ``verify --p P --k K`` at even ``P`` also runs the per-``p`` linear program and its proved ``[L, U]``
+#: (:mod:`margintheory.solvers.even_p`) as a cross-check of the closed form up to this ``P`` (and within the budgets)
+LP_CROSS_CHECK_MAX_P = 64
+#: the largest even ``p`` for which ``verify`` states the closed form (exact sympy numbers; larger ``p`` work too but
+#: are not tested)
+CLOSED_FORM_MAX_P = 10**12
+
+
+@lru_cache(maxsize=16)
+def _theorem(k: int, max_memory: int) -> VerificationResult:
+    """The every-even-``p`` proof for ``k`` (a few seconds), once per process."""
+    return verify_every_even_p(ModularAdditionEveryP(k, even=True), max_memory=max_memory)
+
+
+def _round(value: sp.Expr, up: bool) -> float:
+    """A float64 below (``up=False``) or above the exact algebraic ``value`` (50 significant digits, then one ulp)."""
+    approx = float(sp.N(value, 50))
+    return math.nextafter(math.nextafter(approx, math.inf if up else -math.inf), math.inf if up else -math.inf)
+
+
+def closed_form_at(p: int, k: int, *, max_memory: int) -> dict[str, Any]:
+    """``gamma_even(p, k)`` and ``rho_k gamma_even(p, k)`` at an even ``p``, with the proof they specialise: the
+    every-even-``p`` result for ``k`` (``proved`` when all its rows pass)."""
+    if p % 2 or p < 4:
+        raise InputError(f"the even-p closed form is for even p >= 4, got p = {p}")
+    thm = _theorem(k, max_memory)
+    g = sym.gamma_even(p, k)
+    rho2 = Fraction(thm.fields["rho_squared"])
+    rho = sp.sqrt(sp.Rational(rho2.numerator, rho2.denominator))
+    s_c, s_r = sym.network_budgets(p, k)
+    return {"exact": g, "upper_exact": rho * g, "lower": _round(g, False), "upper": _round(rho * g, True),
+            "rho_squared": rho2, "proved": thm.exit_code == 0 and all(c.passed for c in thm.checks),
+            "theorem": thm, "budgets": (s_c, s_r), "dual": sym.dual_profile(p, k) if p <= 64 else None}
+
+
+def closed_form_rows(problem: Any, *, max_memory: int) -> tuple[list[Check], dict[str, Any]]:
+    """The rows and the ``certificate`` object of the max margin at the even ``p`` of ``problem`` (a
+    :class:`~margintheory.core.problems.ModularAddition`): the theorem of :func:`verify_every_even_p` at ``n = p/2``."""
+    from margintheory.core.theory import gamma_star_exact_of
+
+    p, k = problem.p, problem.k
+    cf = closed_form_at(p, k, max_memory=max_memory)
+    g, gu = cf["exact"], cf["upper_exact"]
+    rho_f = math.sqrt(float(cf["rho_squared"]))
+    odd_formula = gamma_star_exact_of(p, k)
+    ratio = sp.radsimp(g / odd_formula)
+    r = sym.true_ratio(k)
+    proved = cf["proved"]
+    rows = [
+        Check(name="max margin = gamma_even", expected=sp.sstr(g), measured=cf["lower"], tolerance=None,
+              passed=proved, exactness="proved",
+              detail=f"gamma_even({p}, {k}) = gamma*(p, k) (p-1) r/(1 + (p-2) r), r = {sp.sstr(r)}: {sp.sstr(g)} = "
+                     f"{float(sp.N(g, 20)):.15g}; the theorem for every even p (verify --k {k} --every-p --even: "
+                     f"{len(cf['theorem'].checks)} rows, {'all pass' if proved else 'NOT all pass'}) at n = {p // 2}",
+              statement="the max margin at this even p is gamma_even(p, k) (L = U with AM-GM's max g_k)"),
+        Check(name="L = gamma_even (network)", expected=sp.sstr(g), measured=cf["lower"], tolerance=None,
+              passed=proved, exactness="proved",
+              detail=f"frequency-weighted network: budget {sp.sstr(cf['budgets'][0])} on each j = 1..{p // 2 - 1}, "
+                     f"{sp.sstr(cf['budgets'][1])} on j = {p // 2}; margin gamma_even at every wrong label (identity "
+                     "in n, specialised)",
+              statement="max margin >= gamma_even(p, k): a network attains it"),
+        Check(name="U = rho_k gamma_even (dual)", expected=sp.sstr(gu), measured=cf["upper"], tolerance=None,
+              passed=proved, exactness="proved",
+              detail=f"the two-valued dual t = 1 (odd d), 2r - 1 (even d) with the SOS bound B_k: rho_k - 1 = "
+                     f"{rho_f - 1:.3e} (exact rationals); U = gamma_even with AM-GM's max g_k",
+              statement="max margin <= rho_k gamma_even(p, k), proved (SOS), = gamma_even with AM-GM"),
+        Check(name="gamma* formula (even p)", expected=sp.sstr(odd_formula), measured=float(sp.N(odd_formula, 20)),
+              tolerance=None, passed=True, exactness="proved", informational=True,
+              detail=f"Theorem C.22's formula at p = {p}: {float(sp.N(odd_formula, 20)):.15g}; the max margin is "
+                     f"{sp.sstr(ratio)} = {float(sp.N(ratio, 20)):.9f} times it",
+              statement="Theorem C.22 assumes odd p: at even p its formula is not the max margin (k >= 2)"),
+    ]
+    cert = {
+        "lower": cf["lower"], "upper": cf["upper"], "relative_gap": rho_f - 1,
+        "lower_exactness": "proved" if proved else "float", "upper_exactness": "proved" if proved else "float",
+        "lower_exact": None, "upper_exact": None,
+        "lower_algebraic": sp.sstr(g), "upper_algebraic": sp.sstr(gu),
+        "max_margin_exact": sp.sstr(g),
+        "lower_method": "fourier",
+        "lower_how": "the frequency-weighted network's margin, an identity in p = 2n specialised at n = p/2 "
+                     "(docs/theory.md#even-p-max-margin)",
+        "upper_how": "weak duality with the two-valued invariant dual (1 on odd d, 2r - 1 on even d), Lemma C.14's "
+                     "blocks scaled by kappa_t, the exact SOS bound B_k; an identity in p = 2n specialised",
+        "of": "the true max margin (even p: the closed form of Theorem C.22 does not hold)",
+        "closed_form": {"formula": "gamma*(p, k) (p-1) r / (1 + (p-2) r), r = 2^((k-1)/2)", "value": sp.sstr(g),
+                        "float": float(sp.N(g, 20)), "rho_squared": str(cf["rho_squared"])},
+        "steps": [{"name": INVARIANT_DUAL[0], "exactness": "argued", "passed": True, "reason": INVARIANT_DUAL[1]},
+                  {"name": BRACKET[0], "exactness": "argued", "passed": True, "reason": BRACKET[1]}],
+    }
+    if cf["dual"] is not None:
+        cert["dual_profile_exact"] = [sp.sstr(x) for x in cf["dual"]]
+    return rows, cert
+
+
+def attach_closed_form(result: VerificationResult, problem: Any, *, max_memory: int) -> None:
+    """Add the closed-form rows to ``result`` and make its ``certificate`` the closed form's (a per-``p`` LP
+    certificate already there is kept under ``per_p_lp``)."""
+    rows, cert = closed_form_rows(problem, max_memory=max_memory)
+    present = {c.name for c in result.checks}
+    for row in rows:
+        if row.name not in present:  # the per-p leg's comparison with Theorem C.22's formula is already there
+            result.add(row)
+    if result.certificate is not None:
+        cert["per_p_lp"] = result.certificate
+    result.certificate = cert
+    result.fields["max_margin_exact"] = cert["max_margin_exact"]
+    result.fields["max_margin_interval"] = (
+        f"= {cert['max_margin_exact']} = {cert['closed_form']['float']:.15g}  (true max margin, closed form at even "
+        f"p; proved bracket [{cert['lower']:.15g}, {cert['upper']:.15g}])")
