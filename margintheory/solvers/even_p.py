@@ -1,9 +1,12 @@
-"""The true max margin of modular addition at even ``p``: both ends, from the optimal translation-invariant dual.
+"""The true max margin of modular addition at even ``p``, computed for one ``p``: both ends, from the optimal
+translation-invariant dual of a linear program -- the per-``p`` cross-check of the theorem
+``gamma_even(p, k) = gamma*(p, k) (p-1) r / (1 + (p-2) r)`` (:mod:`margintheory.symbolic.even_p`), and the writer of
+the certificate file of that theorem (:func:`write_even_p_certificate`).
 
 At even ``p`` the closed form ``gamma*`` of Theorem C.22 (Li, Liang, Shi, Song, Zhou, "Fourier Circuits in Neural
 Networks and Transformers", arXiv:2402.09469) does not hold: the real frequency block ``j = p/2`` has the larger
 constant (``c'/c = 2^((k-1)/2)``, docs/theory.md#frequency-blocks), so the uniform weighting is not an optimal dual
-and the uniform chain's ``U`` is not attained.  This module computes the max margin itself
+and the uniform chain's ``U`` is not attained.  This module computes the max margin of one ``p`` without the theorem
 (docs/theory.md#even-p-max-margin):
 
 * **Why an invariant dual suffices.**  ``Z_p^k`` acts on neurons (``u_i -> u_i(. - t_i)``,
