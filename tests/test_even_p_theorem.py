@@ -235,3 +235,19 @@ def test_verify_writes_the_even_p_certificate_and_check_accepts_it(tmp_path, cap
     capsys.readouterr()
     assert main(["check", str(path)]) == 0
     assert "closed form" in capsys.readouterr().out
+
+
+def test_even_goes_with_every_p(capsys):
+    from margintheory.cli import main
+
+    assert main(["verify", "--p", "6", "--k", "2", "--even"]) == 2
+    assert "--even goes with --every-p" in capsys.readouterr().err
+
+
+def test_a_checked_network_is_compared_with_the_closed_form_beyond_the_lp():
+    """p = 66 > 64 (no per-p LP): the construction's exact margin is still compared with U = rho_k gamma_even."""
+    res = verify(ModularAddition(66, 3), max_memory=MEMORY)
+    rows = {c.name: c for c in res.checks}
+    row = rows["checked network <= U"]
+    assert row.passed and not row.informational and row.measured < float(sym.gamma_even(66, 3))
+    assert "closed form in [L, U]" not in rows and res.exit_code == 0

@@ -304,9 +304,6 @@ def _certificate(problem: ModularAdditionEveryP, up: odd.UpperSide) -> dict[str,
 #: ``verify --p P --k K`` at even ``P`` also runs the per-``p`` linear program and its proved ``[L, U]``
 #: (:mod:`margintheory.solvers.even_p`) as a cross-check of the closed form up to this ``P`` (and within the budgets)
 LP_CROSS_CHECK_MAX_P = 64
-#: the largest even ``p`` for which ``verify`` states the closed form (exact sympy numbers; larger ``p`` work too but
-#: are not tested)
-CLOSED_FORM_MAX_P = 10**12
 
 
 @lru_cache(maxsize=16)
@@ -398,8 +395,18 @@ def closed_form_rows(problem: Any, *, max_memory: int) -> tuple[list[Check], dic
 def attach_closed_form(result: VerificationResult, problem: Any, *, max_memory: int) -> None:
     """Add the closed-form rows to ``result`` and make its ``certificate`` the closed form's (a per-``p`` LP
     certificate already there is kept under ``per_p_lp``)."""
+    from margintheory.certificate.maxmin import lower_bound_from
+
     rows, cert = closed_form_rows(problem, max_memory=max_memory)
     present = {c.name for c in result.checks}
+    checked = lower_bound_from(result)
+    if checked is not None and "checked network <= U" not in present:  # (the per-p leg compares it when it ran)
+        upper = cert["upper"]
+        rows.append(Check(name="checked network <= U", expected=upper, measured=checked.value, tolerance=0.0,
+                          passed=checked.value <= upper, exactness="proved",
+                          detail=f"the checked network's margin {checked.value:.15g} is at most U = rho_k gamma_even "
+                                 f"(rounded up); {checked.value / cert['closed_form']['float']:.6f} of the max margin",
+                          statement="the checked network's margin does not exceed the proved U"))
     for row in rows:
         if row.name not in present:  # the per-p leg's comparison with Theorem C.22's formula is already there
             result.add(row)
