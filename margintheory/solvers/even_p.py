@@ -449,7 +449,6 @@ def _upper_rational(section: dict[str, Any], ub: ProvedUpperBound) -> Fraction:
     checker's own arithmetic, raised until it holds)."""
     from margintheory.certificate import checker
 
-    data = {"p": ub.p, "k": ub.k, "gamma": ub.sos.gamma, "scale": ub.sos.scale}
     sec = checker._parse_even_p(section, ub.p)
     assert sec is not None
     n = ub.p // 2
@@ -459,7 +458,7 @@ def _upper_rational(section: dict[str, Any], ub: ProvedUpperBound) -> Fraction:
     kappa = [checker.q2_add(total, sec["t_even"]),
              checker.q2_sub(checker.q2_add(total, checker.q2_mul(checker.q2(n), sec["t_odd"])),
                             checker.q2_mul(checker.q2(n - 1), sec["t_even"]))]
-    bound = Fraction(data["gamma"]) / Fraction(data["scale"])
+    bound = Fraction(ub.sos.gamma) / Fraction(ub.sos.scale)
     need = [checker.q2_mul(checker.q2(Fraction(ub.p - 1, ub.p) ** 2 * cb2 * bound * bound),
                            checker.q2_div(checker.q2_mul(kp, kp), checker.q2_mul(total, total)))
             for cb2, kp in zip((consts["complex"], consts["real"]), kappa, strict=True)]
