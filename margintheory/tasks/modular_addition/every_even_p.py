@@ -188,7 +188,7 @@ def _side_rows(k: int, opt: sym.Optimality) -> list[Check]:
     above = bool(r > 1)
     return [
         bool_check("no invariant dual does better", opt.kappa_sum.holds and opt.balance.holds and opt.value.holds,
-                   exactness="proved", informational=True,
+                   exactness="argued", informational=True,
                    detail="sum_(j=1)^(p-1) kappa_t(j) = p T (identity) and |kappa_t(j)| = |kappa_t(p-j)| (t real) give "
                           "p <= sum_j |kappa_t(j)|/T <= (2(n-1) + 1/r) m for m = max(max_(j<n) |kappa_t(j)|, "
                           "r |kappa_t(n)|)/T (triangle inequality, argued); m* = p r/(1 + (p-2) r) meets it with "
