@@ -236,7 +236,7 @@ def test_even_cyclic_group_brackets_the_true_max_margin():
     from fractions import Fraction
 
     from margintheory import GroupComposition, ModularAddition, verify
-    from margintheory.certificate.even_p import even_p_max_margin
+    from margintheory.solvers.even_p import even_p_max_margin
 
     res = verify(GroupComposition("C6"))
     assert res.verdict == "not-applicable" and res.exit_code == 0
@@ -255,8 +255,8 @@ def test_a_network_on_an_even_cyclic_group_is_bracketed_by_the_true_max_margin()
     L this network's margin; a weaker network stays below U, its gap reported."""
     from fractions import Fraction
 
-    from margintheory.certificate.even_p import even_p_max_margin, real_block_network
     from margintheory.core.problems import ModularAddition
+    from margintheory.solvers.even_p import even_p_max_margin, real_block_network
     from margintheory.tasks.groups.task import verify_group_network
 
     G = cyclic_group(6)

@@ -1,4 +1,4 @@
-"""The true max margin at even ``p`` (:mod:`margintheory.certificate.even_p`, docs/theory.md#even-p-max-margin):
+"""The true max margin at even ``p`` (:mod:`margintheory.solvers.even_p`, docs/theory.md#even-p-max-margin):
 both ends, an independent search that never beats ``U``, tampered certificates rejected, the rows that decide.
 This module is the test selection of the mutation gate's ``even_p`` area (k = 2 only: one cached SOS solve)."""
 
@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from margintheory.certificate import even_p
 from margintheory.certificate.maxmin import LowerBound
 from margintheory.certificate.upper_bound import prove_upper_bound
 from margintheory.core.checks import VerificationResult
@@ -23,6 +22,7 @@ from margintheory.core.theory import gamma_star_of
 from margintheory.engines.margins import exhaustive_margin, input_grid
 from margintheory.errors import InputError
 from margintheory.presentation.schema import validate_result
+from margintheory.solvers import even_p
 from margintheory.solvers.class_weighted import blocks_upper_bound, class_weights, objective_on_arrays
 from margintheory.solvers.column_generation import orbit_margin_profile, random_unit_neurons
 from margintheory.solvers.objective import SingleNeuronObjective
@@ -41,7 +41,7 @@ def test_constants_profiles_and_the_lp():
     assert A.shape == (5, 3) and A[1, 2] == 0.0 and A[0, 2] == pytest.approx(2 * c[2])
     s, t, value = even_p.optimal_frequency_weights(6, 2)
     assert t[0] == 0 and all(t[d] == t[6 - d] for d in range(1, 6)) and abs(t.sum() - 1) < 1e-9
-    assert s.sum() == pytest.approx(1.0) and value == pytest.approx(float(even_p.conjectured_max_margin(6, 2)), 1e-12)
+    assert s.sum() == pytest.approx(1.0) and value == pytest.approx(float(even_p.closed_form_max_margin(6, 2)), 1e-12)
     with pytest.raises(InputError, match="odd"):
         even_p.even_p_max_margin(ModularAddition(5, 2), max_memory=2**30)
 
@@ -66,7 +66,7 @@ def test_both_ends_and_the_gap(res6):
     assert res6.network.m == even_p.width_of(6, 2) == 18
     measured = exhaustive_margin(res6.network)
     assert abs(measured.normalized_margin - res6.lower.value) <= 1e-13
-    conj = even_p.conjectured_max_margin(6, 2)
+    conj = even_p.closed_form_max_margin(6, 2)
     assert sp.simplify(conj - (8 - sp.sqrt(2)) / 279) == 0
     assert res6.lower.value <= float(conj) <= res6.upper_float
 
@@ -138,24 +138,24 @@ def _rows(res, checked=None):
 def test_the_rows_decide_the_gap_and_the_checked_network(res6):
     rows = _rows(res6)
     assert [n for n, r in rows.items() if not r.informational] == [
-        "max margin <= U (invariant)", "true max margin: gap"]
+        "max margin <= U (invariant)", "true max margin: gap", "closed form in [L, U]"]
     assert all(r.passed for r in rows.values())
     assert rows["true max margin: gap"].exactness == "proved"
-    assert rows["conjecture in [L, U]"].passed
+    assert rows["closed form in [L, U]"].passed
     assert rows["gamma* formula (even p)"].expected == gamma_star_of(6, 2)
     far = LowerBound(res6.lower.value * (1 - 1e-5), None, "float", "far", 0.0)
     wide = even_p.EvenPMaxMargin(**{**res6.__dict__, "lower": far})
     assert not _rows(wide)["true max margin: gap"].passed
-    assert _rows(wide)["conjecture in [L, U]"].passed  # still inside the wider interval
+    assert _rows(wide)["closed form in [L, U]"].passed  # still inside the wider interval
     above = LowerBound(res6.upper_float * 1.001, None, "float", "above", 0.0)
     row = _rows(res6, above)["checked network <= U"]
     assert not row.passed and not row.informational
     assert _rows(res6, res6.lower)["checked network <= U"].passed
 
 
-def test_the_conjecture_row_can_fail(res6, monkeypatch):
-    monkeypatch.setattr(even_p, "conjectured_max_margin", lambda p, k: sp.Rational(1, 40))
-    assert not _rows(res6)["conjecture in [L, U]"].passed
+def test_the_closed_form_row_can_fail(res6, monkeypatch):
+    monkeypatch.setattr(even_p, "closed_form_max_margin", lambda p, k: sp.Rational(1, 40))
+    assert not _rows(res6)["closed form in [L, U]"].passed
 
 
 def test_attach_replaces_the_interval_and_keeps_the_verdict(res6):
@@ -188,7 +188,7 @@ def test_verify_cli_at_even_p_reports_the_true_max_margin():
     assert len(mine) == 3 and all(c["passed"] and not c["informational"] for c in mine)
     c = doc["certificate"]
     assert doc["verdict"] == "not-applicable" and c["relative_gap"] <= 1e-6
-    assert c["lower"] <= float(even_p.conjectured_max_margin(4, 2)) <= c["upper"]
+    assert c["lower"] <= float(even_p.closed_form_max_margin(4, 2)) <= c["upper"]
     assert c["lower"] > 1.1 * gamma_star_of(4, 2)
 
 
@@ -202,7 +202,7 @@ def test_the_rows_and_steps_say_what_they_are(res6):
         ("max margin <= U (invariant)", "proved", False),
         ("true max margin: gap", "proved", False),
         ("gamma* formula (even p)", "float", True),
-        ("conjecture in [L, U]", "proved", True),
+        ("closed form in [L, U]", "proved", False),
     ]
     steps = [(s.name.split(" ")[0], s.exactness, s.passed) for s in res6.steps]
     assert steps == [("weak", "argued", True), ("Lemma", "proved", True), ("Lemma", "proved", True),

@@ -32,6 +32,15 @@ how each part is re-checked here:
    ``lower <= margin / norm``; without a witness the lower bound is a claim (listed as such).  Then
    ``lower <= U`` and the claimed relative gap ``(U - L) / L`` are checked exactly.
 
+5. ``even_p`` (even ``p`` only; docs/theory.md#even-p-max-margin): the true max margin ``gamma_even(p, k)``, with
+   numbers of ``Q(sqrt 2)`` written ``["a/b", "c/d"]`` (``a/b + (c/d) sqrt(2)``) and compared exactly.  The ratio
+   ``r`` must satisfy ``r^2 = c'^2/c^2`` (the recomputed constants); the translation-invariant dual ``t`` (``t_odd``
+   on odd ``d``, ``t_even`` on even ``d != 0``) must be ``>= 0``, and ``claim.upper`` must bound every block's
+   ``((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale`` (this replaces check 3); at AM-GM's ``max g_k`` both blocks and the
+   network of the budgets ``network.complex`` (each ``0 < j < p/2``) and ``network.real`` (``p/2``) must give
+   ``max_margin_squared``, with cost 1 and the same margin at every wrong label; and ``lower <= max margin <=
+   upper``.
+
 What this checker does not re-prove is printed with exactness ``argued`` and its reason (:data:`NOT_RECHECKED`,
 whatever the file lists): weak duality (Lemma C.6), Lemma C.14 itself (only its constants are recomputed here; the
 producer proves it for all ``p`` symbolically) and the homogeneity step ``max_ball sum_j F_j <= max_j
@@ -338,7 +347,10 @@ def _monomial(v: Any, length: int, where: str) -> Monomial:
 #: ``lower_witness.weights``.
 FIELDS: dict[str, frozenset[str]] = {
     "certificate": frozenset({"format", "version", "producer", "p", "k", "statement", "claim", "reduction", "sos",
-                              "solver", "lower_witness"}),
+                              "solver", "lower_witness", "even_p"}),
+    "even_p": frozenset({"statement", "ratio", "dual", "network", "max_margin_squared", "max_margin"}),
+    "even_p.dual": frozenset({"odd", "even"}),
+    "even_p.network": frozenset({"complex", "real"}),
     "claim": frozenset({"lower", "upper", "relative_gap_at_most", "lower_exactness", "lower_how", "upper_exactness"}),
     "reduction": frozenset({"p", "k", "statement", "blocks", "steps", "exact_check_at_p_k"}),
     "reduction.blocks[]": frozenset({"frequencies", "domain", "constant_squared"}),
@@ -429,7 +441,165 @@ def parse(data: Any) -> dict[str, Any]:
         "argued": [s for s in red.get("steps", []) if isinstance(s, dict) and s.get("exactness") == "argued"],
         "witness": _parse_witness(data.get("lower_witness"), p, k),
         "lower_how": str(claim.get("lower_how", "")),
+        "even_p": _parse_even_p(data.get("even_p"), p),
     }
+
+
+# -- exact arithmetic in Q(sqrt 2) (the even-p section: r = 2^((k-1)/2) is irrational for even k) -----------------
+
+#: ``a + b sqrt(2)`` as the pair ``(a, b)`` of Fractions
+Sqrt2 = tuple[Fraction, Fraction]
+
+
+def q2(a: Any, b: Any = 0) -> Sqrt2:
+    return (Fraction(a), Fraction(b))
+
+
+def q2_add(x: Sqrt2, y: Sqrt2) -> Sqrt2:
+    return (x[0] + y[0], x[1] + y[1])
+
+
+def q2_sub(x: Sqrt2, y: Sqrt2) -> Sqrt2:
+    return (x[0] - y[0], x[1] - y[1])
+
+
+def q2_mul(x: Sqrt2, y: Sqrt2) -> Sqrt2:
+    return (x[0] * y[0] + 2 * x[1] * y[1], x[0] * y[1] + x[1] * y[0])
+
+
+def q2_div(x: Sqrt2, y: Sqrt2) -> Sqrt2:
+    """``x / y`` (``y != 0``): multiply by the conjugate ``a - b sqrt 2``; ``a^2 - 2 b^2 != 0`` since sqrt 2 is
+    irrational."""
+    norm = y[0] * y[0] - 2 * y[1] * y[1]
+    if norm == 0:
+        raise ZeroDivisionError("division by zero in Q(sqrt 2)")
+    num = q2_mul(x, (y[0], -y[1]))
+    return (num[0] / norm, num[1] / norm)
+
+
+def q2_sign(x: Sqrt2) -> int:
+    """The sign of ``a + b sqrt 2``, exactly: compare ``a^2`` with ``2 b^2`` when the signs of ``a`` and ``b``
+    differ."""
+    a, b = x
+    sa, sb = (a > 0) - (a < 0), (b > 0) - (b < 0)
+    if sa == sb or sb == 0:
+        return sa
+    if sa == 0:
+        return sb
+    return sa if a * a > 2 * b * b else sb
+
+
+def q2_text(x: Sqrt2) -> str:
+    return f"{x[0]}" if x[1] == 0 else f"{x[0]} + {x[1]} sqrt(2)"
+
+
+def _q2_field(v: Any, where: str) -> Sqrt2:
+    """``["a/b", "c/d"]`` -> ``a/b + (c/d) sqrt 2``."""
+    if not isinstance(v, list) or len(v) != 2:
+        raise Unreadable(f"{where}: a number of Q(sqrt 2) is a list ['a/b', 'c/d'] meaning a/b + (c/d) sqrt(2)")
+    return (to_fraction(rational(v[0], where)), to_fraction(rational(v[1], where)))
+
+
+def _parse_even_p(e: Any, p: int) -> dict[str, Sqrt2] | None:
+    if e is None:
+        return None
+    if p % 2:
+        raise Unreadable(f"the even_p section is for an even p; this certificate is for p = {p}")
+    dual = _get(e, "dual", dict, "even_p")
+    net = _get(e, "network", dict, "even_p")
+    return {"ratio": _q2_field(_get(e, "ratio", list, "even_p"), "even_p.ratio"),
+            "t_odd": _q2_field(_get(dual, "odd", list, "even_p.dual"), "even_p.dual.odd"),
+            "t_even": _q2_field(_get(dual, "even", list, "even_p.dual"), "even_p.dual.even"),
+            "s_complex": _q2_field(_get(net, "complex", list, "even_p.network"), "even_p.network.complex"),
+            "s_real": _q2_field(_get(net, "real", list, "even_p.network"), "even_p.network.real"),
+            "max_margin_squared": _q2_field(_get(e, "max_margin_squared", list, "even_p"),
+                                            "even_p.max_margin_squared")}
+
+
+#: what the even-p stage does not re-prove (printed as ``argued``)
+EVEN_P_NOT_RECHECKED = (
+    ("weak duality with the invariant dual lam(a, c) = t(c - y(a)) / (p^k T)",
+     "an argument, not re-checked here: Lemma C.6 of Li et al. (arXiv:2402.09469) / Lemma 7.6 of Morwani et al. "
+     "(arXiv:2311.07568) holds for every distribution over (input, wrong label) pairs, this one included"),
+    ("blocks scaled by kappa_t: block b of the lam-weighted objective is ((p-1)/(p T)) c_b |kappa_t(b)| g_k",
+     "not re-proved here: for lam(a, y + d) proportional to t(d) the objective is ((p-1)/p) F_uniform(u, K w) with "
+     "the circulant K = I - C(t)/T (eigenvalue kappa_t(j)/T at frequency j); docs/theory.md#class-weighted-bracket"),
+    ("character sums: kappa_t = T + t_even on 0 < j < p/2, T + n t_odd - (n-1) t_even at j = p/2",
+     "orthogonality of characters, not re-proved here: sum_(m=0)^(n-1) exp(2 pi i j m/n) = 0 for 0 < j < n and "
+     "sum_(d=0)^(p-1) exp(2 pi i j d/p) = 0 for 0 < j < p (geometric series), exp(pi i d) = (-1)^d; the producer "
+     "proves them for every even p symbolically (margintheory.symbolic.even_p)"),
+    ("the network's margin per unit cost: C (1 - cos(2 pi j d/p)) for j < p/2, r C (1 - (-1)^d) at p/2",
+     "not re-proved here: C = c (p-1)/p (k+1)^-((k+1)/2), Lemma C.18's sub-networks and Lemma C.16's real block "
+     "(the producer proves it for every even p symbolically); the included network's exact margin is what the "
+     "lower end rests on"),
+    ("AM-GM: max_(|z| = 1) g_k = (k+1)^-((k+1)/2)",
+     "an argument (Lemma C.15's quadratic-mean / geometric-mean step); used only for the closed form's exact "
+     "value, the upper end uses the SOS bound"),
+)
+
+
+def _check_even_p(c: dict[str, Any], steps: list[Step]) -> Failure | None:
+    """The even-``p`` section: the ratio ``r`` against the recomputed block constants, the dual's bound on every
+    block with the SOS bound (this is ``U``), the closed form both at the dual and at the network's budgets, and
+    ``lower <= max margin <= upper`` (all exact, in ``Q(sqrt 2)``)."""
+    e = c["even_p"]
+    p, k = c["p"], c["k"]
+    n = p // 2
+    consts = {x["domain"]: x["constant_squared"] for x in block_constants_squared(p, k)}
+    c2, cr2 = consts["complex"], consts["real"]
+    r = e["ratio"]
+    r2 = q2_mul(r, r)
+    if q2_sign(r) <= 0 or r2 != q2(cr2 / c2):
+        return "ratio r^2 = c'^2/c^2 (blocks recomputed)", f"r = {q2_text(r)}, but c'^2/c^2 = {cr2 / c2}"
+    steps.append(Step("ratio r^2 = c'^2/c^2 (blocks recomputed)", True, "proved", f"r = {q2_text(r)}"))
+    t_odd, t_even = e["t_odd"], e["t_even"]
+    total = q2_add(q2_mul(q2(n), t_odd), q2_mul(q2(n - 1), t_even))
+    if q2_sign(t_odd) < 0 or q2_sign(t_even) < 0 or q2_sign(total) <= 0:
+        return "dual t >= 0 with a positive total", f"t_odd = {q2_text(t_odd)}, t_even = {q2_text(t_even)}"
+    kappa = {"complex": q2_add(total, t_even),
+             "real": q2_sub(q2_add(total, q2_mul(q2(n), t_odd)), q2_mul(q2(n - 1), t_even))}
+    steps.append(Step("dual t >= 0 (t(d) = t_odd on odd d, t_even on even d != 0, t(0) = 0)", True, "proved",
+                      f"T = {q2_text(total)}; kappa_t = {q2_text(kappa['complex'])} (j < p/2), "
+                      f"{q2_text(kappa['real'])} (j = p/2)"))
+    # Psi_b^2 / B^2 = ((p-1)/p)^2 c_b^2 kappa_b^2 / T^2, an element of Q(sqrt 2)
+    factor = Fraction(p - 1, p) ** 2
+    psi2 = {b: q2_mul(q2(factor * cb2), q2_div(q2_mul(kappa[b], kappa[b]), q2_mul(total, total)))
+            for b, cb2 in (("complex", c2), ("real", cr2))}
+    bound = to_fraction(c["gamma"]) / to_fraction(c["scale"])
+    U = c["upper"]
+    for b, v in psi2.items():
+        if U < 0 or q2_sign(q2_sub(q2(U * U), q2_mul(v, q2(bound * bound)))) < 0:
+            return ("upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block",
+                    f"U = {U} is below the {b} block's bound")
+    steps.append(Step("upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block", True, "proved",
+                      f"U = {U}"))
+    star2 = Fraction(1, (k + 1) ** (k + 1))  # (max g_k)^2 by AM-GM
+    m2 = e["max_margin_squared"]
+    if not (psi2["complex"] == psi2["real"] and q2_mul(psi2["complex"], q2(star2)) == m2):
+        return ("closed form: the dual's value", f"complex block {q2_text(q2_mul(psi2['complex'], q2(star2)))}, real "
+                f"block {q2_text(q2_mul(psi2['real'], q2(star2)))}, claimed max margin^2 {q2_text(m2)}")
+    steps.append(Step("closed form: the dual's value at max g_k, both blocks", True, "proved",
+                      f"max margin^2 = {q2_text(m2)} (~{math.sqrt(float(m2[0]) + float(m2[1]) * math.sqrt(2)):.15g})"))
+    s_c, s_r = e["s_complex"], e["s_real"]
+    cost = q2_add(q2_mul(q2(n - 1), s_c), s_r)
+    odd_d = q2_add(q2_mul(s_c, q2(n - 1)), q2_mul(q2(2), q2_mul(s_r, r)))  # margins divided by C
+    even_d = q2_mul(s_c, q2(n))
+    C2 = factor * c2 * star2
+    if (q2_sign(s_c) < 0 or q2_sign(s_r) < 0 or cost != q2(1) or odd_d != even_d
+            or q2_mul(q2_mul(even_d, even_d), q2(C2)) != m2):
+        return ("closed form: the network's margin", f"budgets {q2_text(s_c)}, {q2_text(s_r)}: cost {q2_text(cost)}, "
+                f"margin/C at odd d {q2_text(odd_d)}, at even d {q2_text(even_d)}")
+    steps.append(Step("closed form: the network's budgets have cost 1 and the same margin at every d", True,
+                      "proved", f"s_c = {q2_text(s_c)} (each j < p/2), s_r = {q2_text(s_r)} (j = p/2)"))
+    for name, reason in EVEN_P_NOT_RECHECKED:
+        steps.append(Step(name, True, "argued", reason))
+    L2 = c["lower_squared"]
+    if L2 is not None and q2_sign(q2_sub(m2, q2(L2))) < 0:
+        return "lower <= max margin <= upper", "the claimed lower bound exceeds the closed form"
+    if q2_sign(q2_sub(q2(U * U), m2)) < 0:
+        return "lower <= max margin <= upper", "the closed form exceeds the upper bound"
+    steps.append(Step("lower <= max margin (closed form) <= upper", True, "proved", "exact, in Q(sqrt 2)"))
+    return None
 
 
 #: the links of the chain that this checker does not re-prove (always printed as ``argued``, whatever the file says)
@@ -499,15 +669,24 @@ def check_data(data: Any) -> Outcome:
         return Outcome("unreadable", str(exc))
     p, k = c["p"], c["k"]
     steps: list[Step] = []
-    for stage in (_check_sos, _check_blocks, _check_lower):
+    for stage in (_check_sos, _check_blocks, _check_even_p_if_any, _check_lower):
         failure = stage(c, steps)
         if failure is not None:
             name, detail = failure
             steps.append(Step(name, False, "proved", detail))
             return Outcome("invalid", f"step failed: {name}: {detail}", steps, p, k)
     U = c["upper"]
+    if c["even_p"] is not None:
+        m2 = c["even_p"]["max_margin_squared"]
+        value = math.sqrt(float(m2[0]) + float(m2[1]) * math.sqrt(2))
+        return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
+                                f"(~{float(U):.15g}); the closed form ~{value:.15g} lies in [lower, U]", steps, p, k)
     return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
                             f"(~{float(U):.15g})", steps, p, k)
+
+
+def _check_even_p_if_any(c: dict[str, Any], steps: list[Step]) -> Failure | None:
+    return None if c["even_p"] is None else _check_even_p(c, steps)
 
 
 def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
@@ -567,6 +746,10 @@ def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     steps.append(Step("frequency-block constants c^2 recomputed from (p, k) (Lemma C.14)", True, "proved",
                       "; ".join(f"j in {f}: c^2 = {v}" for f, _, v in want)))
     U = c["upper"]
+    if c["even_p"] is not None:  # U is the invariant dual's, checked by _check_even_p
+        for name, reason in NOT_RECHECKED[1:]:  # (the uniform weak duality is replaced by the invariant dual's)
+            steps.append(Step(name, True, "argued", reason))
+        return None
     if U < 0:  # (squares are compared below)
         return "upper bound U >= c gamma/scale for every block", f"U = {U} is negative"
     if any(U * U < x["constant_squared"] * bound * bound for x in expected):

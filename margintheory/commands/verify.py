@@ -75,6 +75,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--every-p", action="store_true",
                         help="modular addition: prove the claims for every odd p at once, as identities in the symbol "
                         "p (needs --k <= 8, no --p; docs/theory.md#every-p)")
+    parser.add_argument("--even", action="store_true",
+                        help="with --every-p: every even p >= 4 instead, where the max margin is "
+                        "gamma*(p, k) (p-1) r/(1 + (p-2) r), r = 2^((k-1)/2) (docs/theory.md#even-p-max-margin)")
     parser.add_argument("--exhaustive", action="store_true",
                         help="modular addition: compute the lower end L on all p^k inputs, even where the network's "
                         "Fourier structure proves it without enumeration (docs/theory.md#compact-margin)")
@@ -144,7 +147,12 @@ def run(args: argparse.Namespace) -> int:
         result = _verify_where(args, problem, network, options)
         note_unused_engine(args, result)
         note_unused_rtol(args, result)
-        if args.certificate is not None:
+        if args.certificate is not None and isinstance(problem, ModularAddition) and problem.p % 2 == 0:
+            from margintheory.solvers.even_p import write_even_p_certificate
+
+            not_written = write_even_p_certificate(result, args.certificate, args.overwrite,
+                                                   max_memory=args.max_memory, problem=problem)
+        elif args.certificate is not None:
             from margintheory.certificate.maxmin import write_certificate_for
             from margintheory.core.network import PolyNetwork as Net
 
@@ -157,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
     summary = SUMMARY_FIELDS if args.task == MODULAR else ["max_margin_interval"]
     if args.every_p:
         from margintheory.tasks.modular_addition.every_p import EVERY_P_FIELDS as summary
+    if args.every_p and args.even:
+        from margintheory.tasks.modular_addition.every_even_p import EVERY_EVEN_P_FIELDS as summary
     return emit(result, args.json, summary)
 
 
@@ -200,7 +210,10 @@ def _modular(args: argparse.Namespace) -> Parsed:
             raise InputError("--every-p proves the claims for every odd p at once: give --k only, not --p or --network")
         if args.k is None:
             raise InputError("--every-p needs --k (1..8)")
-        return ModularAdditionEveryP(args.k), None
+        return ModularAdditionEveryP(args.k, even=args.even), None
+    if args.even:
+        raise InputError("--even goes with --every-p (the max margin at every even p at once); for one even p give "
+                         "--p P")
     if args.network:
         net = load_network(args)
         return ModularAddition(net.p if args.p is None else args.p, net.k if args.k is None else args.k), net
@@ -266,10 +279,10 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
                  "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device", "exhaustive",
-                 "every_p")
+                 "every_p", "even")
 TASK_OPTIONS = {
     MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler",
-              "backend", "device", "exhaustive", "every_p"},
+              "backend", "device", "exhaustive", "every_p", "even"},
     "parity": {"n", "k", "rtol"},
     "group": {"group", "k", "rtol", "names", "backend", "device"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},

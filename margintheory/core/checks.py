@@ -98,6 +98,17 @@ def gamma_star_claims(measured: float, gamma: float, error_bound: float, rtol: f
 #: short names (the table's claim column) of the proof steps of the upper bound and of the certificate checker,
 #: by the beginning of the step's statement
 STEP_NAMES = (
+    ("weak duality with the invariant dual", "weak duality (invariant t)"),
+    ("AM-GM: max_(|z| = 1) g_k", "AM-GM: max g_k exact"),
+    ("ratio r^2 = c'^2/c^2", "ratio r^2 = c'^2/c^2"),
+    ("dual t >= 0", "dual t >= 0, two-valued"),
+    ("upper bound U >= ((p-1)/(p T))", "U >= dual's block bounds"),
+    ("closed form: the dual", "closed form: the dual"),
+    ("closed form: the network", "closed form: the network"),
+    ("blocks scaled by kappa_t", "blocks scaled by kappa_t"),
+    ("character sums", "character sums"),
+    ("the network's margin per unit cost", "margin per unit cost"),
+    ("lower <= max margin", "lower <= max margin <= U"),
     ("weak duality (Lemma 7.6)", "weak duality (7.6)"),
     ("weak duality", "weak duality (C.6)"),
     ("homogeneity", "homogeneity"),

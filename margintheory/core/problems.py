@@ -91,10 +91,12 @@ class ModularAddition:
 class ModularAdditionEveryP:
     """``k``-input modular addition for **every odd** ``p >= 3`` at once (``p`` a symbol): Theorem C.22's claims as
     identities in ``p`` (docs/theory.md#every-p).  ``1 <= k <= MAX_K``; the theorem's own range, the odd primes, is
-    contained; the width minima are stated for the primes ``p > 2k``.
+    contained; the width minima are stated for the primes ``p > 2k``.  ``even=True``: **every even** ``p >= 4``
+    instead, where the max margin is ``gamma_even(p, k)`` (docs/theory.md#even-p-max-margin).
     """
 
     k: int
+    even: bool = False
     task: ClassVar[str] = "modular-addition"
     MAX_K: ClassVar[int] = 8
 
@@ -103,14 +105,22 @@ class ModularAdditionEveryP:
         if k > self.MAX_K:
             raise InputError(f"k must be <= {self.MAX_K} for the every-p proof (the sum-of-squares certificate of the "
                              f"block form grows fast beyond it), got {k}")
+        if not isinstance(self.even, bool):
+            raise InputError(f"even must be True or False, got {self.even!r}")
         object.__setattr__(self, "k", k)
 
     def parameters(self) -> dict[str, Any]:
-        return {"k": self.k, "every_p": True}
+        return {"k": self.k, "every_p": True, **({"even": True} if self.even else {})}
 
     @property
     def p_range(self) -> dict[str, Any]:
         """The range of ``p`` the claims are proved for (JSON ``details.p_range``)."""
+        if self.even:
+            return {"parity": "even", "min": 4, "max": None,
+                    "claims": "every even p >= 4 (outside Theorem C.22's hypothesis: its formula is not the max margin "
+                              "there for k >= 2)",
+                    "theorem_hypothesis": "p an odd prime (not met)",
+                    "width_minimum": "not stated at even p"}
         return {"parity": "odd", "min": 3, "max": None,
                 "claims": "every odd p >= 3 (Theorem C.22's odd primes included)",
                 "theorem_hypothesis": "p an odd prime",

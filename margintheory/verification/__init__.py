@@ -47,25 +47,65 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     ``[L, U]`` of :mod:`margintheory.certificate.maxmin`: the solver leg, refused up front if it would not fit.
     A :class:`ModularAdditionEveryP` problem: the claims for every odd ``p`` at once
     (:mod:`margintheory.tasks.modular_addition.every_p`)."""
+    if isinstance(problem, ModularAdditionEveryP) and problem.even:
+        from margintheory.tasks.modular_addition.every_even_p import verify_every_even_p
+
+        return verify_every_even_p(problem, **_every_p_options(o))
     if isinstance(problem, ModularAdditionEveryP):
         from margintheory.tasks.modular_addition.every_p import verify_every_p
 
         return verify_every_p(problem, **_every_p_options(o))
     if not o.certificate:
         return _check_modular(problem, o)
+    if problem.p % 2 == 0:  # Theorem C.22 does not hold: gamma_even (docs/theory.md#even-p-max-margin)
+        return _verify_even_p(problem, o)
     from margintheory.certificate.block_sos import require_memory
-    from margintheory.certificate.even_p import attach_even_p, estimate_even_p
     from margintheory.certificate.maxmin import attach_maxmin
 
-    even = problem.p % 2 == 0  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
     _first_refusal(lambda: _require_checks_fit(problem, o),
-                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds),
-                   lambda: require(estimate_even_p(problem, o.max_memory), o.max_memory, o.max_seconds) if even else 0)
+                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds))
     result = _check_modular(problem, o)
-    if even:
+    attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
+    return result
+
+
+def _verify_even_p(problem: ModularAddition, o: VerifyOptions) -> VerificationResult:
+    """Even ``p``: the max margin ``gamma_even(p, k)`` in closed form (the every-even-``p`` theorem specialised, any
+    ``p``), the construction's or the network's checks when they fit (the construction's are skipped, with a note,
+    when they do not: at even ``p`` they decide nothing), and up to ``LP_CROSS_CHECK_MAX_P`` the per-``p`` linear
+    program's proved ``[L, U]`` as a cross-check (:mod:`margintheory.solvers.even_p`)."""
+    from margintheory.certificate.block_sos import require_memory
+    from margintheory.solvers.even_p import attach_even_p, estimate_even_p
+    from margintheory.tasks.modular_addition.every_even_p import LP_CROSS_CHECK_MAX_P, attach_closed_form
+
+    lp = problem.p <= LP_CROSS_CHECK_MAX_P
+    skipped = None
+    if o.network is None and not (o.exact or o.exhaustive):  # (a check asked for by name is refused, not skipped)
+        try:
+            _require_checks_fit(problem, o)
+        except RefusedError as exc:
+            skipped = str(exc)
+    _first_refusal(lambda: _require_checks_fit(problem, o) if skipped is None else 0,
+                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds),
+                   lambda: require(estimate_even_p(problem, o.max_memory), o.max_memory, o.max_seconds) if lp else 0)
+    result = _check_modular(problem, o) if skipped is None else _even_p_result(problem, skipped)
+    if lp:
         attach_even_p(result, problem, max_memory=o.max_memory)
     else:
-        attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
+        result.notes.append(f"p = {problem.p} > {LP_CROSS_CHECK_MAX_P}: the per-p linear program's cross-check is not "
+                            "run; the closed form is the every-even-p theorem specialised")
+    attach_closed_form(result, problem, max_memory=o.max_memory)
+    return result
+
+
+def _even_p_result(problem: ModularAddition, why: str) -> VerificationResult:
+    """The result at an even ``p`` whose construction checks do not fit: the closed form's rows only."""
+    result = VerificationResult(f"the max margin at even p = {problem.p}, k = {problem.k} (closed form)",
+                                task=problem.task, parameters=problem.parameters())
+    result.fields.update({"gamma_star": None, "normalized_margin": None, "width": None,
+                          "gamma_star_note": f"p = {problem.p} is even: the closed form of Theorem C.22 assumes odd p"})
+    result.applicable = False  # Theorem C.22 assumes odd p; the rows still decide the exit code
+    result.notes.append(f"the construction's checks are skipped (they decide nothing at even p): {why}")
     return result
 
 
@@ -136,7 +176,7 @@ def _theorem_claims_reported(result: VerificationResult, problem: ModularAdditio
     """At even ``p`` Theorem C.22 (Li et al., arXiv:2402.09469) does not apply: a claim of it that fails there (all
     wrong logits equal, Lemma C.20's ``f^(j..,-j) > 0``) is a fact about the construction, not a refutation.  Every
     row becomes informational; what decides is the true max margin's two legs, attached afterwards
-    (:mod:`margintheory.certificate.even_p`), so the verdict is ``not-applicable`` with exit 0 unless a leg fails."""
+    (:mod:`margintheory.solvers.even_p`), so the verdict is ``not-applicable`` with exit 0 unless a leg fails."""
     if problem.applicable:
         return result
     note = " (Theorem C.22 assumes odd p: reported, not deciding)"

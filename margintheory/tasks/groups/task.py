@@ -204,11 +204,11 @@ def attach_even_cyclic_max_margin(result: VerificationResult, G: FiniteGroup, f2
     the true max margin is still bracketed with both ends.  ``C_n`` is ``Z_n`` (the isomorphism relabels inputs and
     classes alike, so every network's margin is kept), so its max margin is modular addition's at ``(p, k) = (n, 2)``:
     ``L`` from the network of optimal frequency weights, ``U`` proved from the optimal translation-invariant dual
-    (:mod:`margintheory.certificate.even_p`, docs/theory.md#even-p-max-margin).  The group path's own margin (Lemma
+    (:mod:`margintheory.solvers.even_p`, docs/theory.md#even-p-max-margin).  The group path's own margin (Lemma
     C.18's network with the group-table labels) is the checked network, compared with ``U``."""
-    from margintheory.certificate.even_p import attach_even_p, estimate_even_p
     from margintheory.core.problems import ModularAddition
     from margintheory.runtime.budget import require
+    from margintheory.solvers.even_p import attach_even_p, estimate_even_p
 
     problem = ModularAddition(G.order, 2)
     require(estimate_even_p(problem, max_memory), max_memory, max_seconds)

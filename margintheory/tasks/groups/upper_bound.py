@@ -202,13 +202,13 @@ def real_group_upper_bound(G: FiniteGroup, irreps: list[Irrep], pi_float: np.nda
 def cyclic_upper_bound(n: int, max_memory: int) -> TaskUpperBound:
     """``U`` for ``C_n`` = modular addition's proved bound at ``(p, k) = (n, 2)`` (module docstring).  At even ``n``
     the uniform dual's bound is not attained (``C_8``: 0.62 above the max margin), so ``U`` is the optimal
-    translation-invariant dual's, proved (:func:`margintheory.certificate.even_p.even_p_max_margin`,
+    translation-invariant dual's, proved (:func:`margintheory.solvers.even_p.even_p_max_margin`,
     docs/theory.md#even-p-max-margin): the true max margin, within ``1e-6`` of a network that attains it."""
     from margintheory.certificate.upper_bound import prove_upper_bound
     from margintheory.core.problems import ModularAddition
 
     if n % 2 == 0:
-        from margintheory.certificate.even_p import even_p_max_margin
+        from margintheory.solvers.even_p import even_p_max_margin
 
         res = even_p_max_margin(ModularAddition(n, 2), max_memory=max_memory)
         return TaskUpperBound(

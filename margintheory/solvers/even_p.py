@@ -1,9 +1,12 @@
-"""The true max margin of modular addition at even ``p``: both ends, from the optimal translation-invariant dual.
+"""The true max margin of modular addition at even ``p``, computed for one ``p``: both ends, from the optimal
+translation-invariant dual of a linear program -- the per-``p`` cross-check of the theorem
+``gamma_even(p, k) = gamma*(p, k) (p-1) r / (1 + (p-2) r)`` (:mod:`margintheory.symbolic.even_p`), and the writer of
+the certificate file of that theorem (:func:`write_even_p_certificate`).
 
 At even ``p`` the closed form ``gamma*`` of Theorem C.22 (Li, Liang, Shi, Song, Zhou, "Fourier Circuits in Neural
 Networks and Transformers", arXiv:2402.09469) does not hold: the real frequency block ``j = p/2`` has the larger
 constant (``c'/c = 2^((k-1)/2)``, docs/theory.md#frequency-blocks), so the uniform weighting is not an optimal dual
-and the uniform chain's ``U`` is not attained.  This module computes the max margin itself
+and the uniform chain's ``U`` is not attained.  This module computes the max margin of one ``p`` without the theorem
 (docs/theory.md#even-p-max-margin):
 
 * **Why an invariant dual suffices.**  ``Z_p^k`` acts on neurons (``u_i -> u_i(. - t_i)``,
@@ -265,18 +268,15 @@ def even_p_max_margin(problem: ModularAddition, *, max_memory: int) -> EvenPMaxM
                           time.perf_counter() - t0)
 
 
-def conjectured_max_margin(p: int, k: int) -> Any:
-    """The closed form that fits the computed max margins at even ``p`` (a conjecture,
-    docs/theory.md#even-p-max-margin), as an exact sympy number:
+def closed_form_max_margin(p: int, k: int) -> Any:
+    """The max margin at even ``p``, a theorem (docs/theory.md#even-p-max-margin, proved for every even ``p`` by
+    :mod:`margintheory.symbolic.even_p`), as an exact sympy number:
     ``2 k! r / ((2k+2)^((k+1)/2) p^((k-1)/2) (1 + (p-2) r))``, ``r = 2^((k-1)/2)`` -- ``gamma*(p, k)`` times
     ``(p-1) r / (1 + (p-2) r)``; ``3 / (8 p (2p - 3))`` for ``k = 3`` and
     ``2 / (3 sqrt(3p) (1 + (p-2) sqrt 2))`` for ``k = 2``."""
-    import sympy as sp
+    from margintheory.symbolic.even_p import gamma_even
 
-    r = sp.sqrt(2) ** (k - 1)
-    value = 2 * sp.factorial(k) * r / ((2 * k + 2) ** sp.Rational(k + 1, 2) * sp.Integer(p) ** sp.Rational(k - 1, 2)
-                                      * (1 + (p - 2) * r))
-    return sp.radsimp(sp.nsimplify(value))
+    return gamma_even(p, k)
 
 
 def _within(L: LowerBound, U: Fraction, value: Any) -> bool:
@@ -290,14 +290,14 @@ def _within(L: LowerBound, U: Fraction, value: Any) -> bool:
 
 def even_p_checks(res: EvenPMaxMargin, checked: LowerBound | None) -> list[Check]:
     """The rows of the even-``p`` leg: both ends, the gap (deciding), the checked network against ``U``, the closed
-    form of Theorem C.22 (which does not hold) and the conjectured closed form, as independent columns."""
+    form of Theorem C.22 (which does not hold), and the closed form ``gamma_even`` (a theorem) as a cross-check."""
     from margintheory.core.theory import gamma_star_of
 
     p, k = res.problem.p, res.problem.k
     L, U = res.lower, res.upper
     gap, within, exact = res.gap()
     odd_formula = gamma_star_of(p, k)
-    conj = conjectured_max_margin(p, k)
+    conj = closed_form_max_margin(p, k)
     rows = [
         Check(name="max margin >= L (network)", expected=None, measured=L.value, tolerance=None, passed=True,
               exactness=L.exactness, informational=True,
@@ -328,11 +328,12 @@ def even_p_checks(res: EvenPMaxMargin, checked: LowerBound | None) -> list[Check
               detail=f"Theorem C.22's formula at p = {p} gives {odd_formula:.15g}; the max margin is in "
               f"[{L.value:.15g}, {res.upper_float:.15g}], {L.value / odd_formula - 1:.4%} above it",
               statement="Theorem C.22 assumes odd p: at even p its formula is not the max margin"),
-        Check(name="conjecture in [L, U]", expected=float(conj), measured=L.value, tolerance=None,
-              passed=_within(L, U, conj), exactness="proved", informational=True,
-              detail=f"conjecture gamma*(p, k) (p-1) r / (1 + (p-2) r), r = 2^((k-1)/2): {conj} = "
+        Check(name="closed form in [L, U]", expected=float(conj), measured=L.value, tolerance=None,
+              passed=_within(L, U, conj), exactness="proved",
+              detail=f"gamma_even = gamma*(p, k) (p-1) r / (1 + (p-2) r), r = 2^((k-1)/2): {conj} = "
               f"{float(conj):.15g}; L <= it <= U checked exactly (docs/theory.md#even-p-max-margin)",
-              statement="the conjectured even-p closed form lies in [L, U] (a conjecture, not a theorem)"),
+              statement="the theorem's closed form lies in this p's linear-program bracket [L, U] (a cross-check of "
+                        "two independent computations)"),
     ]
     return rows
 
@@ -341,7 +342,7 @@ def even_p_certificate(res: EvenPMaxMargin) -> dict[str, Any]:
     """The ``certificate`` object of the JSON result (the schema's two-sided bound) for the true max margin."""
     gap, _, _ = res.gap()
     L = res.lower
-    conj = conjectured_max_margin(res.problem.p, res.problem.k)
+    conj = closed_form_max_margin(res.problem.p, res.problem.k)
     return {
         "lower": L.value, "upper": res.upper_float, "relative_gap": gap,
         "lower_exactness": L.exactness, "upper_exactness": "proved" if res.proved else "float",
@@ -355,8 +356,8 @@ def even_p_certificate(res: EvenPMaxMargin) -> dict[str, Any]:
         "dual_profile": [str(Fraction(float(x))) for x in res.profile],
         "frequency_weights": [float(x) for x in res.frequency_weights],
         "lp_value": res.lp_value, "kappa_bound": str(res.kappa.r), "block_bound": str(res.ub.block_bound),
-        "conjecture": {"formula": "gamma*(p, k) (p-1) r / (1 + (p-2) r), r = 2^((k-1)/2)", "value": str(conj),
-                       "float": float(conj)},
+        "closed_form": {"formula": "gamma*(p, k) (p-1) r / (1 + (p-2) r), r = 2^((k-1)/2)", "value": str(conj),
+                        "float": float(conj)},
         "steps": [s.to_dict() for s in res.steps],
         "seconds": res.seconds,
     }
@@ -411,3 +412,115 @@ def recheck_even_p_certificate(cert: dict[str, Any], ub: ProvedUpperBound) -> li
     if not Fraction(lower) <= upper:
         reasons.append(f"lower = {lower!r} exceeds upper = {upper}")
     return reasons
+
+
+def sqrt2_pair(value: Any) -> list[str]:
+    """An exact sympy number of ``Q(sqrt 2)`` as the checker's ``["a/b", "c/d"]`` (``a/b + (c/d) sqrt(2)``);
+    :class:`ValueError` when it is not in that field."""
+    import sympy as sp
+
+    e = sp.expand(sp.radsimp(sp.sympify(value)))
+    b = e.coeff(sp.sqrt(2))
+    a = sp.expand(e - b * sp.sqrt(2))
+    if not (a.is_Rational and b.is_Rational):
+        raise ValueError(f"{value} is not in Q(sqrt 2)")
+    return [str(Fraction(int(a.p), int(a.q))), str(Fraction(int(b.p), int(b.q)))]
+
+
+def even_p_file_section(p: int, k: int) -> dict[str, Any]:
+    """The ``even_p`` section of the certificate file (:mod:`margintheory.certificate.checker`): the ratio ``r``, the
+    two-valued dual, the network's budgets and ``gamma_even^2``, exact in ``Q(sqrt 2)``
+    (docs/theory.md#even-p-max-margin)."""
+    from margintheory.symbolic.even_p import gamma_even, network_budgets, true_ratio
+
+    r = true_ratio(k)
+    s_c, s_r = network_budgets(p, k)
+    return {"statement": f"at even p the max margin is gamma_even(p, k) = gamma*(p, k) (p-1) r/(1 + (p-2) r), "
+                         f"r = 2^((k-1)/2): the invariant dual t (odd d: dual.odd, even d != 0: dual.even) proves "
+                         f"claim.upper with the SOS bound, and the network with budgets network.complex on each "
+                         f"frequency 0 < j < {p // 2}, network.real on {p // 2} attains the closed form",
+            "ratio": sqrt2_pair(r), "dual": {"odd": ["1", "0"], "even": sqrt2_pair(2 * r - 1)},
+            "network": {"complex": sqrt2_pair(s_c), "real": sqrt2_pair(s_r)},
+            "max_margin_squared": sqrt2_pair(gamma_even(p, k) ** 2)}
+
+
+def _upper_rational(section: dict[str, Any], ub: ProvedUpperBound) -> Fraction:
+    """A short dyadic ``U`` with ``U^2`` at least every block's bound of the section's dual (checked exactly by the
+    checker's own arithmetic, raised until it holds)."""
+    from margintheory.certificate import checker
+
+    sec = checker._parse_even_p(section, ub.p)
+    assert sec is not None
+    n = ub.p // 2
+    consts = {x["domain"]: x["constant_squared"] for x in checker.block_constants_squared(ub.p, ub.k)}
+    total = checker.q2_add(checker.q2_mul(checker.q2(n), sec["t_odd"]), checker.q2_mul(checker.q2(n - 1),
+                                                                                          sec["t_even"]))
+    kappa = [checker.q2_add(total, sec["t_even"]),
+             checker.q2_sub(checker.q2_add(total, checker.q2_mul(checker.q2(n), sec["t_odd"])),
+                            checker.q2_mul(checker.q2(n - 1), sec["t_even"]))]
+    bound = Fraction(ub.sos.gamma) / Fraction(ub.sos.scale)
+    need = [checker.q2_mul(checker.q2(Fraction(ub.p - 1, ub.p) ** 2 * cb2 * bound * bound),
+                           checker.q2_div(checker.q2_mul(kp, kp), checker.q2_mul(total, total)))
+            for cb2, kp in zip((consts["complex"], consts["real"]), kappa, strict=True)]
+    top = max(float(v[0]) + float(v[1]) * math.sqrt(2) for v in need)
+    U = checker.ceil_sqrt(Fraction(top) * (1 + Fraction(1, 2**40)))
+    while any(checker.q2_sign(checker.q2_sub(checker.q2(U * U), v)) < 0 for v in need):
+        U *= 1 + Fraction(1, 2**40)
+    return U
+
+
+def even_p_certificate_document(problem: ModularAddition, *, max_memory: int) -> dict[str, Any]:
+    """The certificate file of the true max margin at even ``p``: the uniform chain's SOS certificate and block
+    constants, the ``even_p`` section (:func:`even_p_file_section`), ``claim.upper`` the dual's bound and the
+    frequency-weighted network with the closed form's budgets as the lower witness (when the checker can re-check
+    it; else the closed form rounded down, stated)."""
+    from margintheory.certificate.maxmin import LowerBound, gap_upper_rational, rational_witness
+    from margintheory.certificate.upper_bound import certificate_document, prove_upper_bound
+    from margintheory.symbolic.even_p import gamma_even, network_budgets
+
+    p, k = problem.p, problem.k
+    if p % 2:
+        raise InputError(f"the even-p certificate is for even p; p = {p} is odd")
+    ub = prove_upper_bound(problem, max_memory=max_memory)
+    section = even_p_file_section(p, k)
+    U = _upper_rational(section, ub)
+    s_c, s_r = network_budgets(p, k)
+    witness = None
+    from margintheory.certificate import checker
+
+    if witness_work(p, k) <= checker.MAX_WITNESS_WORK:  # else the checker would refuse to re-check it
+        net = frequency_weighted_network(problem, np.array([float(s_c)] * (p // 2 - 1) + [float(s_r)]))
+        witness = rational_witness(net)
+    if witness is not None:
+        wdoc, L = witness
+    else:
+        g = float(gamma_even(p, k))
+        L = LowerBound(math.nextafter(g * (1 - 1e-12), 0.0), None, "proved", "the closed form gamma_even(p, k) "
+                       "rounded down (the network is too large for the checker to re-check)", 0.0)
+    doc = certificate_document(replace_upper(ub, U), L.text(), L.exactness, L.how, gap_upper_rational(U, L))
+    doc["statement"] = (f"every one-hidden-layer network f(a)[c] = sum_i (u_i1[a_1]+...+u_ik[a_k])^k w_i[c] of any "
+                        f"width on modular addition mod {p} with {k} inputs has L_(2,k+1)-normalized margin <= upper "
+                        f"(the invariant dual of even_p); lower is the normalized margin of an explicit network; the "
+                        f"max margin is the closed form of even_p")
+    doc["even_p"] = section
+    if witness is not None:
+        doc["lower_witness"] = wdoc
+    return doc
+
+
+def replace_upper(ub: ProvedUpperBound, U: Fraction) -> ProvedUpperBound:
+    """``ub`` with the claimed upper end ``U`` (the even-p dual's) in place of the uniform chain's."""
+    from dataclasses import replace
+
+    return replace(ub, upper=U)
+
+
+def write_even_p_certificate(result: VerificationResult, path: str, overwrite: bool, *, max_memory: int,
+                             problem: ModularAddition) -> str | None:
+    """Write :func:`even_p_certificate_document` to ``path`` (``margintheory check`` re-checks it); ``None`` when
+    written (as :func:`margintheory.certificate.maxmin.write_certificate_for`)."""
+    from margintheory.certificate.maxmin import write_certificate
+
+    write_certificate(path, even_p_certificate_document(problem, max_memory=max_memory), overwrite)
+    result.fields["certificate_file"] = path
+    return None
