@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
         result.add(Check(name=step_name(s.name), expected="holds",
                          measured=shown or ("holds" if s.passed else "fails"), tolerance=None, passed=s.passed,
                          exactness=cast(Exactness, s.exactness), detail=s.detail or s.name,
-                         informational=s.exactness == "argued", statement=s.name))
+                         informational=s.exactness == "argued", statement=s.name,
+                         premises=[step_name(x) for x in s.premises]))
     wanted = (args.p if args.p is not None else out.p, args.k if args.k is not None else out.k)
     mismatch = wanted != (out.p, out.k)
     if mismatch:
