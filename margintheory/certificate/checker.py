@@ -730,8 +730,8 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - exercised 
     out = check_file(args[0])
     for s in out.steps:
         star = "*" if s.assumes and s.exactness != "argued" else ""
-        print(f"[{'PASS' if s.passed else 'FAIL'}] ({s.exactness}{star}) {s.name}" + (f": {s.detail}" if s.detail else "")
-              + (f" [assumes: {'; '.join(s.assumes)}]" if star else ""))
+        print(f"[{'PASS' if s.passed else 'FAIL'}] ({s.exactness}{star}) {s.name}"
+              + (f": {s.detail}" if s.detail else "") + (f" [assumes: {'; '.join(s.assumes)}]" if star else ""))
     print(out.message, file=sys.stdout if out.status == "valid" else sys.stderr)
     return out.exit_code
 
