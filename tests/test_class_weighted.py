@@ -145,6 +145,11 @@ def test_cli_json_is_in_the_schema_and_says_where_it_wrote(capsys, tmp_path):
     assert code == 0 and doc["verdict"] == "verified" and doc["parameters"]["weights"] == str(path)
     d = doc["details"]
     assert d["upper_bound_exactness"] == "proved" and d["lower_bound"] <= d["upper_bound"]
+    # the bound is the conclusion of its rows: it rests on their argued steps (weak duality, homogeneity, the
+    # translation-invariant reduction), listed, not hidden behind "proved"
+    upper = next(c for c in doc["checks"] if c["name"] == "gamma* <= upper bound")
+    assert d["upper_bound_assumes"] == upper["assumes"] and "U: F = lam F_unif(u, K_t w)" in upper["assumes"]
+    assert {"Lemma C.6", "U: homogeneity"} <= set(upper["assumes"])
     assert d["weights"]["translation_invariant"] and not d["weights"]["uniform"]
     assert captured.err.strip().splitlines()[-1] == f"wrote {out}" and out.is_file()
     # the class-weighted optimum is not gamma*: no ratio to it (it printed "relative error 1.33" beside verified)

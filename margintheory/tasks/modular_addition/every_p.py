@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from margintheory.certificate.upper_bound import C14_TERMS, C14_TERMS_REASON
 from margintheory.core.checks import Check, VerificationResult, bool_check
 from margintheory.core.phase_measures import PhaseMeasure, family_measure, smallest_known_measure
 from margintheory.core.problems import ModularAdditionEveryP
@@ -54,13 +55,6 @@ GAP = Fraction(1, 10**9)
 _WHERE = "docs/theory.md#every-p"
 #: the argued steps of the rows (their names; the rows that rest on them name them as premises)
 DIRICHLET_ROOT = "Dirichlet: r = 1 iff p | x"
-C14_TERMS = "U: C.14 terms that cancel"
-C14_TERMS_REASON = (
-    "which terms of the expanded single-neuron objective vanish is read off the expansion, not computed for symbolic "
-    "p: a multinomial type that misses f >= 1 of the input positions sums to zero over the free inputs, "
-    "cross-frequency terms vanish by the orthogonality of characters, and the terms j and p - j pair "
-    "(docs/theory.md#frequency-blocks); sympy proves the arithmetic of each of these statements, and verify at one "
-    "(p, k) expands the objective exactly in Q(omega_p) (row 'blocks decouple (C.14)')")
 
 
 @dataclass(frozen=True)
