@@ -249,7 +249,7 @@ def proof_step_checks(ub: ProvedUpperBound, *, only_argued: bool = False,
     C.14's proof for all ``p`` rests on its argued bookkeeping (:func:`argued_c14_terms`) unless the objective was
     also expanded exactly at this ``(p, k)``."""
     rows: list[Check] = []
-    exact_c14 = any(s.name.startswith("Lemma C.14 at (p, k)") for s in ub.steps)
+    exact_c14 = bool(ub.reduction_check.get("ran"))
     for s in ub.steps:
         if (only_argued and s.exactness != "argued") or (not include_weak_duality and s.name.startswith("weak")):
             continue

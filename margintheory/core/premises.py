@@ -20,7 +20,7 @@ premises), refuses a premise that names no row and no cited lemma, a name that s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 
 class Row(Protocol):
@@ -28,7 +28,7 @@ class Row(Protocol):
     import it: the result shape imports the derivation)."""
 
     name: str
-    exactness: str
+    exactness: Any  # an Exactness literal; the derivation writes one of the same four values
     premises: list[str]
     assumes: list[str]
 
