@@ -204,3 +204,20 @@ def test_check_lower_end_is_verified_or_assumed(capsys, tmp_path, witness):
         stated = rows["lower bound: stated"]
         assert stated["exactness"] == "argued" and stated["detail"].startswith("unverified")
     assert [step_name(name) for name, _ in checker.NOT_RECHECKED] == gap["assumes"][-3:]
+
+
+def test_check_survives_a_file_that_lists_steps_named_like_its_own(capsys, tmp_path):
+    """Premises name rows: a file's argued step with the name (or the short name) of a checked step must neither
+    crash the derivation nor take that step's place."""
+    doc = json.loads((FIXTURES / "p5k2.json").read_text())
+    doc["reduction"]["steps"] += [
+        {"name": checker.UPPER, "exactness": "argued", "reason": "same name"},
+        {"name": checker.MAX_G + " (restated)", "exactness": "argued", "reason": "same short name"}]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(doc))
+    out = checker.check_data(doc)
+    assert out.status == "valid" and [s.name for s in out.steps].count(checker.UPPER) == 1
+    result = _json(capsys, ["check", str(path)])
+    names = [c["name"] for c in result["checks"]]
+    assert len(names) == len(set(names)) and "max g_k <= gamma/scale (2)" in names
+    assert result["verdict"] == "verified"

@@ -621,6 +621,8 @@ def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     own = {name for name, _ in NOT_RECHECKED}
     for s in c["argued"]:  # further arguments the producer listed (printed, never checked)
         name = str(s.get("name", "argued step"))
+        if name in {x.name for x in steps}:  # a step's name is what premises refer to: never two steps of one name
+            continue
         if name not in own and not any(name.startswith(o.split(":")[0]) for o in own):
             steps.append(Step(name, True, "argued", str(s.get("reason", ""))))
     return None
