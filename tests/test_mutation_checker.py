@@ -954,3 +954,40 @@ def test_the_progress_hook_is_the_packages_reporter_or_a_no_op_without_the_packa
     assert checker._progress_hook() is progress.report
     monkeypatch.setitem(sys.modules, "margintheory.runtime.progress", None)  # as if the module were copied out alone
     assert checker._progress_hook() is checker._no_progress and checker._no_progress("x", 1, 2) is None
+
+
+def test_derive_steps_takes_the_weakest_premise_and_lists_the_argued_ones():
+    S = checker.Step
+    steps = checker.derive_steps([
+        S("duality", True, "argued", "why"), S("fp", True, "float"), S("solver", True, "certified"),
+        S("exact", True, "proved"), S("a", True, "proved", premises=["exact", "solver"]),
+        S("b", True, "certified", premises=["fp"]), S("c", True, "proved", premises=["duality", "a"]),
+        S("d", True, "argued", premises=["c"]), S("e", True, "proved", premises=["d", "exact"]),
+        S("f", True, "float", premises=["exact"])])
+    got = {s.name: (s.exactness, s.assumes) for s in steps}
+    assert got["a"] == ("certified", []) and got["b"] == ("float", []) and got["f"] == ("float", [])
+    assert got["c"] == ("certified", ["duality"]) and got["d"] == ("argued", ["duality"])
+    assert got["e"] == ("proved", ["duality", "d"]) and got["duality"] == ("argued", [])
+    assert checker.derive_steps(steps) == steps  # idempotent
+    assert [s.exactness for s in steps] == ["argued", "float", "certified", "proved", "certified", "float",
+                                            "certified", "argued", "proved", "float"]
+
+
+@pytest.mark.parametrize("steps,message", [
+    ([checker.Step("a", True, "proved", premises=["nowhere"])], "names 0 steps"),
+    ([checker.Step("a", True, "proved"), checker.Step("a", True, "proved"),
+      checker.Step("b", True, "proved", premises=["a"])], "names 2 steps"),
+    ([checker.Step("a", True, "proved", premises=["a"])], "cycle"),
+    ([checker.Step("a", True, "proved", premises=["b"]), checker.Step("b", True, "argued", premises=["a"])], "cycle"),
+])
+def test_derive_steps_refuses_unknown_ambiguous_and_circular_premises(steps, message):
+    with pytest.raises(ValueError, match=message):
+        checker.derive_steps(steps)
+
+
+def test_a_failed_check_is_derived_too():
+    out = checker.check_data(_with_lower(cert("p5k2"), "1"))  # above the witness's margin: the last stage fails
+    assert out.status == "invalid" and out.steps[-1].name == WITNESS_FAILURE and not out.steps[-1].passed
+    assert out.steps[3].name == checker.MAX_G and out.steps[3].premises == [s.name for s in out.steps[:3]]
+    upper = next(s for s in out.steps if s.name == checker.UPPER)
+    assert upper.assumes == [n for n, _ in checker.NOT_RECHECKED]  # derived on the way out of a failed check
