@@ -423,6 +423,11 @@ def test_reduction_rows_say_which_proof_of_lemma_c14_ran():
     from margintheory.certificate.maxmin import reduction_checks
 
     small, large = reduction_checks(prove_upper_bound(7, 3)), reduction_checks(prove_upper_bound(23, 3))
+    # without the exact expansion at (p, k), the row rests on the all-p proof's argued bookkeeping (its own row)
+    argued, large = large[0], large[1:]
+    assert (argued.name, argued.exactness, large[0].premises) == (
+        "U: C.14 terms that cancel", "argued", ["U: C.14 terms that cancel"])
+    assert small[0].premises == [] and all(c.exactness != "argued" for c in small)
     assert small[0].passed and "expanded exactly in Q(omega_7)" in small[0].detail and "not run" not in small[0].detail
     assert large[0].passed and "not run" in large[0].detail and "proved for all p (sympy" in large[0].detail
     assert "Galois" in large[1].statement and large[1].expected == "11 frequencies"

@@ -145,11 +145,33 @@ def test_cli_json_is_in_the_schema_and_says_where_it_wrote(capsys, tmp_path):
     assert code == 0 and doc["verdict"] == "verified" and doc["parameters"]["weights"] == str(path)
     d = doc["details"]
     assert d["upper_bound_exactness"] == "proved" and d["lower_bound"] <= d["upper_bound"]
+    # the bound is the conclusion of its rows: it rests on their argued steps (weak duality, homogeneity), listed,
+    # not hidden behind "proved"; the translation-invariant reduction is computed (exact rationals), not assumed
+    upper = next(c for c in doc["checks"] if c["name"] == "gamma* <= upper bound")
+    assert d["upper_bound_assumes"] == upper["assumes"] == ["Lemma C.6", "U: homogeneity"]
+    reduction = next(c for c in doc["checks"] if c["name"] == "U: F = lam F_unif(u, K_t w)")
+    assert reduction["exactness"] == "proved" and reduction["passed"]
+    assert "column sums of K_t all 0" in reduction["detail"]
     assert d["weights"]["translation_invariant"] and not d["weights"]["uniform"]
     assert captured.err.strip().splitlines()[-1] == f"wrote {out}" and out.is_file()
     # the class-weighted optimum is not gamma*: no ratio to it (it printed "relative error 1.33" beside verified)
     assert doc["gamma_star"] is None and doc["ratio_to_gamma_star"] is None and doc["relative_error"] is None
     assert "class weights" in doc["gamma_star_note"]
+
+
+def test_the_reduction_to_the_uniform_objective_is_computed_and_fails_when_wrong():
+    from fractions import Fraction
+
+    from margintheory.solvers.class_weighted import uniform_reduction
+
+    p, k = 5, 2
+    profile = np.array([0.0, 0.5, 0.0, 0.25, 0.25])
+    s = Fraction(1, 25)
+    lam = s * p**k * Fraction(p - 1, p)
+    assert uniform_reduction(profile, p, k, s, lam)[0]
+    assert not uniform_reduction(profile, p, k, s, 2 * lam)[0]  # a wrong scale
+    assert not uniform_reduction(profile, p, k, s, s * p**k)[0]  # lam without (p-1)/p
+    assert not uniform_reduction(np.array([0.1, 0.4, 0.0, 0.25, 0.25]), p, k, s, lam)[0]  # t(0) != 0
 
 
 @pytest.mark.parametrize("case,message", [

@@ -527,7 +527,12 @@ def test_the_committed_certificates_are_valid_with_every_step_named(name):
     h, S = checker.network_margin_bound(doc["p"], doc["k"], *c["witness"])
     assert details[9] == (f"{len(doc['lower_witness']['U'])} neurons; normalized margin >= "
                           f"{float(checker.to_fraction(h) / S):.15g}")
-    assert details[10] == f"(U - L)/L <= {F(doc['claim']['relative_gap_at_most'])}"
+    assert details[10] == (f"(U - L)/L <= {F(doc['claim']['relative_gap_at_most'])}; the lower end verified (exact "
+                           "margin of the included network)")
+    # the upper end and the interval rest on the links not re-proved here; the lower end on nothing argued
+    argued = [n for n, _ in checker.NOT_RECHECKED]
+    assert [s.assumes for s in out.steps] == [[]] * 5 + [argued] + [[]] * 4 + [argued]
+    assert out.steps[10].premises == [checker.LOWER_WITNESS, checker.UPPER]
 
 
 def test_outcome_exit_codes():
@@ -753,11 +758,17 @@ def test_lower_without_witness_is_argued_and_still_compared_with_upper():
     doc = _with_lower(cert("p5k2"), "1/40", witness=False)
     out = checker.check_data(doc)
     assert out.status == "valid" and all(s.passed for s in out.steps)
+    unverified = ("unverified: the file includes no lower_witness network whose margin this checker could recompute, "
+                  "so claim.lower is the producer's word")
     assert (out.steps[-2].name, out.steps[-2].exactness, out.steps[-2].detail) == (
-        "lower bound: stated, not re-checked (no network included)", "argued", doc["claim"]["lower_how"])
-    assert out.steps[-1].detail == ""
+        "lower bound: stated, not re-checked (no network included)", "argued",
+        f"{unverified} (its description, not checked: {doc['claim']['lower_how']})")
+    # the comparison is exact, but the interval rests on the unverified lower end: an assumption of the row
+    assert out.steps[-1].detail == ("the lower end NOT verified (no network included): the comparison is exact, the "
+                                    "interval rests on the producer's claim.lower")
+    assert out.steps[-1].assumes == [checker.LOWER_STATED, *(n for n, _ in checker.NOT_RECHECKED)]
     doc["claim"]["lower_how"] = ""
-    assert checker.check_data(doc).steps[-2].detail == "the producer's statement"
+    assert checker.check_data(doc).steps[-2].detail == unverified
     doc = _with_lower(cert("p5k2"), None, witness=False)
     out = checker.check_data(doc)
     assert out.status == "valid" and [s.name for s in out.steps] == [n for n, _ in VALID_STEPS[:9]]
@@ -767,14 +778,14 @@ def test_lower_above_upper_and_the_relative_gap_are_exact():
     doc = cert("p5k2")
     U = F(doc["claim"]["upper"])
     ok = checker.check_data(_with_lower(cert("p5k2"), str(U), witness=False))  # L = U is allowed
-    assert ok.status == "valid" and ok.steps[-1].detail == ""
+    assert ok.status == "valid" and ok.steps[-1].detail.startswith("the lower end NOT verified")
     assert failed(_with_lower(cert("p5k2"), str(U + F(1, 10**40)), witness=False)) == (
         "lower <= upper", "the claimed lower bound exceeds the upper bound")
     assert failed(_with_lower(cert("p5k2"), f"sqrt({U * U + F(1, 10**60)})", witness=False))[0] == "lower <= upper"
     L = U * F(9, 10)
     g = U / L - 1  # = 1/9 exactly
     out = checker.check_data(_with_lower(cert("p5k2"), str(L), g, witness=False))
-    assert out.status == "valid" and out.steps[-1].detail == "(U - L)/L <= 1/9"
+    assert out.status == "valid" and out.steps[-1].detail.startswith("(U - L)/L <= 1/9; the lower end NOT verified")
     assert failed(_with_lower(cert("p5k2"), str(L), g - F(1, 10**30), witness=False)) == (
         GAP_FAILURE, f"claimed {g - F(1, 10**30)}")
     assert checker.check_data(_with_lower(cert("p5k2"), str(L), F(1, 8), witness=False)).status == "valid"
@@ -913,7 +924,9 @@ def test_main_prints_every_step_and_returns_the_exit_status(tmp_path, capsys, mo
     out, err = capsys.readouterr()
     steps = checker.check_file(str(good)).steps
     lines = out.splitlines()
-    assert lines[:-1] == [f"[PASS] ({s.exactness}) {s.name}: {s.detail}" for s in steps] and err == ""
+    shown = [f"[PASS] ({s.exactness}{'*' if s.assumes else ''}) {s.name}: {s.detail}"
+             + (f" [assumes: {'; '.join(s.assumes)}]" if s.assumes else "") for s in steps]
+    assert lines[:-1] == shown and err == "" and "(proved*) upper bound U" in out
     assert lines[-1] == checker.check_file(str(good)).message
     doc = cert("p3k1")
     doc["claim"]["upper"] = "0"
@@ -941,3 +954,40 @@ def test_the_progress_hook_is_the_packages_reporter_or_a_no_op_without_the_packa
     assert checker._progress_hook() is progress.report
     monkeypatch.setitem(sys.modules, "margintheory.runtime.progress", None)  # as if the module were copied out alone
     assert checker._progress_hook() is checker._no_progress and checker._no_progress("x", 1, 2) is None
+
+
+def test_derive_steps_takes_the_weakest_premise_and_lists_the_argued_ones():
+    S = checker.Step
+    steps = checker.derive_steps([
+        S("duality", True, "argued", "why"), S("fp", True, "float"), S("solver", True, "certified"),
+        S("exact", True, "proved"), S("a", True, "proved", premises=["exact", "solver"]),
+        S("b", True, "certified", premises=["fp"]), S("c", True, "proved", premises=["duality", "a"]),
+        S("d", True, "argued", premises=["c"]), S("e", True, "proved", premises=["d", "exact"]),
+        S("f", True, "float", premises=["exact"])])
+    got = {s.name: (s.exactness, s.assumes) for s in steps}
+    assert got["a"] == ("certified", []) and got["b"] == ("float", []) and got["f"] == ("float", [])
+    assert got["c"] == ("certified", ["duality"]) and got["d"] == ("argued", ["duality"])
+    assert got["e"] == ("proved", ["duality", "d"]) and got["duality"] == ("argued", [])
+    assert checker.derive_steps(steps) == steps  # idempotent
+    assert [s.exactness for s in steps] == ["argued", "float", "certified", "proved", "certified", "float",
+                                            "certified", "argued", "proved", "float"]
+
+
+@pytest.mark.parametrize("steps,message", [
+    ([checker.Step("a", True, "proved", premises=["nowhere"])], "names 0 steps"),
+    ([checker.Step("a", True, "proved"), checker.Step("a", True, "proved"),
+      checker.Step("b", True, "proved", premises=["a"])], "names 2 steps"),
+    ([checker.Step("a", True, "proved", premises=["a"])], "cycle"),
+    ([checker.Step("a", True, "proved", premises=["b"]), checker.Step("b", True, "argued", premises=["a"])], "cycle"),
+])
+def test_derive_steps_refuses_unknown_ambiguous_and_circular_premises(steps, message):
+    with pytest.raises(ValueError, match=message):
+        checker.derive_steps(steps)
+
+
+def test_a_failed_check_is_derived_too():
+    out = checker.check_data(_with_lower(cert("p5k2"), "1"))  # above the witness's margin: the last stage fails
+    assert out.status == "invalid" and out.steps[-1].name == WITNESS_FAILURE and not out.steps[-1].passed
+    assert out.steps[3].name == checker.MAX_G and out.steps[3].premises == [s.name for s in out.steps[:3]]
+    upper = next(s for s in out.steps if s.name == checker.UPPER)
+    assert upper.assumes == [n for n, _ in checker.NOT_RECHECKED]  # derived on the way out of a failed check

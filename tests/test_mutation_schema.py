@@ -25,7 +25,8 @@ from margintheory.core.checks import Check, VerificationResult
 from margintheory.presentation import schema
 
 CHECK = {"name": "n" * 30, "statement": "the claim", "expected": 1, "measured": 1, "tolerance": 1e-9, "passed": True,
-         "exactness": "proved", "detail": "", "informational": False}
+         "exactness": "proved", "detail": "", "informational": False, "premises": ["other row", "Lemma C.6"],
+         "assumes": ["Lemma C.6"]}
 CERTIFICATE = {"lower": 0.1, "upper": 0.2, "relative_gap": 1.0, "lower_exactness": "proved",
                "upper_exactness": "proved", "lower_exact": "1/10", "upper_exact": "-1/5", "lower_method": "fourier",
                "lower_how": "h", "steps": [{"x": 1}]}
@@ -73,6 +74,8 @@ ACCEPT = [
     *[_doc(cert={"relative_gap": g}) for g in ("inf", "nan", -1)],
     *[_doc(cert={"lower_exact": r, "upper_exact": r}) for r in (None, "3", "-12/345", "0")],
     _doc(cert={"lower_method": "exhaustive"}),
+    _doc(check={"premises": [], "assumes": []}),  # a row that rests on nothing
+    _doc(check={"premises": ["x"], "assumes": ["y"]}),  # names of one character
 ]
 
 REJECT = [
@@ -95,7 +98,9 @@ REJECT = [
         ("seconds", "1"), ("version", 1), ("notes", "a"), ("notes", [1]), ("details", []), ("certificate", []))],
     *[_doc(check={key: value}) for key, value in (
         ("name", 1), ("statement", 1), ("tolerance", "x"), ("tolerance", "Infinity"), ("tolerance", [1]),
-        ("passed", 1), ("exactness", "exact"), ("exactness", None), ("detail", None), ("informational", "no"))],
+        ("passed", 1), ("exactness", "exact"), ("exactness", None), ("detail", None), ("informational", "no"),
+        ("premises", "a row"), ("premises", [1]), ("premises", [""]), ("premises", ["a", "a"]), ("premises", None),
+        ("assumes", "an argument"), ("assumes", [None]), ("assumes", [""]), ("assumes", ["a", "a"]))],
     *[_doc(cert={key: value}) for key, value in (
         ("lower", "0.1"), ("lower", None), ("upper", "0.2"), ("relative_gap", "x"), ("relative_gap", None),
         ("lower_exactness", "exact"), ("lower_exactness", "maybe"), ("lower_exactness", None),

@@ -315,8 +315,16 @@ def test_proof_step_rows():
         ("U: U >= c_b B (every block)", "holds", "proved", "proved", False)]
     assert every[0].statement == f"upper-bound step: {WEAK_DUALITY[0]}" and every[0].detail == WEAK_DUALITY[1]
     assert all(c.passed for c in every) and every[3].tolerance is None
+    # a chain: each step names the ones before it
+    assert [c.premises for c in every] == [[c.name for c in every[:i]] for i in range(len(every))]
     assert [c.name for c in maxmin.proof_step_checks(ub, include_weak_duality=False)] == [
         "U: block form (C.14, all p)", "U: homogeneity", "U: SOS: max g_k <= B", "U: U >= c_b B (every block)"]
+    # without the exact expansion at (p, k), Lemma C.14 rests on its argued bookkeeping (a row before it)
+    unexpanded = maxmin.proof_step_checks(upper_bound(exact_ran=False))
+    assert [(c.name, c.exactness) for c in unexpanded[1:3]] == [("U: C.14 terms that cancel", "argued"),
+                                                                 ("U: block form (C.14, all p)", "proved")]
+    assert "U: C.14 terms that cancel" in unexpanded[2].premises
+    assert all(not c.premises for c in maxmin.proof_step_checks(ub, only_argued=True))
     failed = replace(ub, steps=[replace(s, passed=False) for s in ub.steps])
     assert not any(c.passed for c in maxmin.proof_step_checks(failed))
 

@@ -305,10 +305,46 @@ def network_margin_bound(p: int, k: int, U: list[list[list[Any]]], W: list[list[
 
 @dataclass
 class Step:
+    """One step: ``premises`` are the names of the earlier or later steps it uses; ``exactness`` becomes the weakest of
+    its own and its premises' (``proved > certified > float``; an ``argued`` premise does not lower it) and
+    ``assumes`` lists the argued steps it rests on, transitively (:func:`derive_steps`)."""
+
     name: str
     passed: bool
     exactness: str
     detail: str = ""
+    premises: list[str] = field(default_factory=list)
+    assumes: list[str] = field(default_factory=list)
+
+
+def derive_steps(steps: list[Step]) -> list[Step]:
+    """Each step's exactness and assumptions from its premises, in place (a deliberate copy of
+    ``margintheory.core.premises.derive_premises``, which ``margintheory check`` applies again to the same graph, with
+    the same answer).  A premise that names no step, or several, or a cycle raises :class:`ValueError`."""
+    rank = {"proved": 0, "certified": 1, "float": 2}
+    index: dict[str, list[int]] = {}
+    for i, s in enumerate(steps):
+        index.setdefault(s.name, []).append(i)
+    done: dict[int, tuple[str, list[str]]] = {}
+
+    def visit(i: int, path: tuple[int, ...]) -> tuple[str, list[str]]:
+        if i in path:
+            raise ValueError("the premises of the steps form a cycle at " + repr(steps[i].name))
+        if i not in done:
+            s, levels, assumes = steps[i], [steps[i].exactness], []
+            for name in s.premises:
+                if len(index.get(name, [])) != 1:
+                    raise ValueError(f"step {s.name!r}: premise {name!r} names {len(index.get(name, []))} steps")
+                level, inherited = visit(index[name][0], (*path, i))
+                levels.append(level)
+                assumes += [a for a in [*inherited, *([name] if level == "argued" else [])] if a not in assumes]
+            computed = [x for x in levels if x != "argued"]
+            done[i] = ("argued" if s.exactness == "argued" else max(computed, key=rank.__getitem__), assumes)
+        return done[i]
+
+    for i, s in enumerate(steps):
+        s.exactness, s.assumes = visit(i, ())
+    return steps
 
 
 @dataclass
@@ -572,7 +608,9 @@ def _check_even_p(c: dict[str, Any], steps: list[Step]) -> Failure | None:
             return ("upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block",
                     f"U = {U} is below the {b} block's bound")
     steps.append(Step("upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block", True, "proved",
-                      f"U = {U}"))
+                      f"U = {U}", [MAX_G, CONSTANTS, "ratio r^2 = c'^2/c^2 (blocks recomputed)",
+                                   "dual t >= 0 (t(d) = t_odd on odd d, t_even on even d != 0, t(0) = 0)"]
+                      + [n for n, _ in EVEN_P_NOT_RECHECKED[:3]] + [n for n, _ in NOT_RECHECKED[1:]]))
     star2 = Fraction(1, (k + 1) ** (k + 1))  # (max g_k)^2 by AM-GM
     m2 = e["max_margin_squared"]
     if not (psi2["complex"] == psi2["real"] and q2_mul(psi2["complex"], q2(star2)) == m2):
@@ -598,9 +636,18 @@ def _check_even_p(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         return "lower <= max margin <= upper", "the claimed lower bound exceeds the closed form"
     if q2_sign(q2_sub(q2(U * U), m2)) < 0:
         return "lower <= max margin <= upper", "the closed form exceeds the upper bound"
-    steps.append(Step("lower <= max margin (closed form) <= upper", True, "proved", "exact, in Q(sqrt 2)"))
+    steps.append(Step("lower <= max margin (closed form) <= upper", True, "proved", "exact, in Q(sqrt 2)",
+                      ["upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block"]
+                      + [n for n, _ in EVEN_P_NOT_RECHECKED]))
     return None
 
+
+#: names of the steps that other steps name as premises
+MAX_G = "max_{|z|=1} g_k <= gamma/scale"
+CONSTANTS = "frequency-block constants c^2 recomputed from (p, k) (Lemma C.14)"
+UPPER = "upper bound U >= c gamma/scale for every block"
+LOWER_WITNESS = "lower bound: exact margin of the included network over all inputs"
+LOWER_STATED = "lower bound: stated, not re-checked (no network included)"
 
 #: the links of the chain that this checker does not re-prove (always printed as ``argued``, whatever the file says)
 NOT_RECHECKED = (
@@ -674,15 +721,16 @@ def check_data(data: Any) -> Outcome:
         if failure is not None:
             name, detail = failure
             steps.append(Step(name, False, "proved", detail))
-            return Outcome("invalid", f"step failed: {name}: {detail}", steps, p, k)
+            return Outcome("invalid", f"step failed: {name}: {detail}", derive_steps(steps), p, k)
     U = c["upper"]
     if c["even_p"] is not None:
         m2 = c["even_p"]["max_margin_squared"]
         value = math.sqrt(float(m2[0]) + float(m2[1]) * math.sqrt(2))
         return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
-                                f"(~{float(U):.15g}); the closed form ~{value:.15g} lies in [lower, U]", steps, p, k)
+                                f"(~{float(U):.15g}); the closed form ~{value:.15g} lies in [lower, U]",
+                       derive_steps(steps), p, k)
     return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
-                            f"(~{float(U):.15g})", steps, p, k)
+                            f"(~{float(U):.15g})", derive_steps(steps), p, k)
 
 
 def _check_even_p_if_any(c: dict[str, Any], steps: list[Step]) -> Failure | None:
@@ -737,14 +785,13 @@ def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     """``gamma/scale`` bounds ``g_k``; the block constants of Lemma C.14 recomputed from ``(p, k)``; ``U`` bounds
     every block; the file's argued steps are listed as such."""
     bound = to_fraction(c["gamma"]) / to_fraction(c["scale"])
-    steps.append(Step("max_{|z|=1} g_k <= gamma/scale", True, "proved", f"gamma/scale = {bound}"))
+    steps.append(Step(MAX_G, True, "proved", f"gamma/scale = {bound}", [s.name for s in steps]))
     expected = block_constants_squared(c["p"], c["k"])
     got = [(x["frequencies"], x["domain"], x["constant_squared"]) for x in c["constants"]]
     want = [(x["frequencies"], x["domain"], x["constant_squared"]) for x in expected]
     if got != want:
         return "frequency-block constants (Lemma C.14)", f"file {got} != recomputed {want}"
-    steps.append(Step("frequency-block constants c^2 recomputed from (p, k) (Lemma C.14)", True, "proved",
-                      "; ".join(f"j in {f}: c^2 = {v}" for f, _, v in want)))
+    steps.append(Step(CONSTANTS, True, "proved", "; ".join(f"j in {f}: c^2 = {v}" for f, _, v in want)))
     U = c["upper"]
     if c["even_p"] is not None:  # U is the invariant dual's, checked by _check_even_p
         for name, reason in NOT_RECHECKED[1:]:  # (the uniform weak duality is replaced by the invariant dual's)
@@ -754,12 +801,16 @@ def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         return "upper bound U >= c gamma/scale for every block", f"U = {U} is negative"
     if any(U * U < x["constant_squared"] * bound * bound for x in expected):
         return "upper bound U >= c gamma/scale for every block", f"U = {U} is below a block's bound"
-    steps.append(Step("upper bound U >= c gamma/scale for every block", True, "proved", f"U = {U}"))
+    # U is an upper bound on the max margin by the chain: the SOS bound, the block constants and the links this
+    # checker does not re-prove (argued)
+    steps.append(Step(UPPER, True, "proved", f"U = {U}", [MAX_G, CONSTANTS] + [n for n, _ in NOT_RECHECKED]))
     for name, reason in NOT_RECHECKED:
         steps.append(Step(name, True, "argued", reason))
     own = {name for name, _ in NOT_RECHECKED}
     for s in c["argued"]:  # further arguments the producer listed (printed, never checked)
         name = str(s.get("name", "argued step"))
+        if name in {x.name for x in steps}:  # a step's name is what premises refer to: never two steps of one name
+            continue
         if name not in own and not any(name.startswith(o.split(":")[0]) for o in own):
             steps.append(Step(name, True, "argued", str(s.get("reason", ""))))
     return None
@@ -778,11 +829,14 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
         if hq <= 0 or L2 > (hq / S) ** 2:
             return ("lower bound: exact margin of the included network",
                     f"margin/norm bound {hq}/{S} is below the claimed lower bound")
-        steps.append(Step("lower bound: exact margin of the included network over all inputs", True, "proved",
+        steps.append(Step(LOWER_WITNESS, True, "proved",
                           f"{len(c['witness'][0])} neurons; normalized margin >= {float(hq / S):.15g}"))
     elif L2 is not None:
-        steps.append(Step("lower bound: stated, not re-checked (no network included)", True, "argued",
-                          c["lower_how"] or "the producer's statement"))
+        how = c["lower_how"]
+        steps.append(Step(LOWER_STATED, True, "argued",
+                          "unverified: the file includes no lower_witness network whose margin this checker could "
+                          "recompute, so claim.lower is the producer's word"
+                          + (f" (its description, not checked: {how})" if how else "")))
     if L2 is not None:
         if L2 > U * U:
             return "lower <= upper", "the claimed lower bound exceeds the upper bound"
@@ -791,8 +845,12 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
             return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}, but L = 0"
         if c["gap"] is not None and U * U > (1 + c["gap"]) ** 2 * L2:
             return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}"
+        lower = LOWER_WITNESS if c["witness"] is not None else LOWER_STATED
+        verified = ("the lower end verified (exact margin of the included network)" if c["witness"] is not None
+                    else "the lower end NOT verified (no network included): the comparison is exact, the interval "
+                         "rests on the producer's claim.lower")
         steps.append(Step("lower <= upper and the claimed relative gap", True, "proved",
-                          "" if c["gap"] is None else f"(U - L)/L <= {c['gap']}"))
+                          ("" if c["gap"] is None else f"(U - L)/L <= {c['gap']}; ") + verified, [lower, UPPER]))
     return None
 
 
@@ -861,7 +919,9 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - exercised 
         return 2
     out = check_file(args[0])
     for s in out.steps:
-        print(f"[{'PASS' if s.passed else 'FAIL'}] ({s.exactness}) {s.name}" + (f": {s.detail}" if s.detail else ""))
+        star = "*" if s.assumes and s.exactness != "argued" else ""
+        print(f"[{'PASS' if s.passed else 'FAIL'}] ({s.exactness}{star}) {s.name}"
+              + (f": {s.detail}" if s.detail else "") + (f" [assumes: {'; '.join(s.assumes)}]" if star else ""))
     print(out.message, file=sys.stdout if out.status == "valid" else sys.stderr)
     return out.exit_code
 

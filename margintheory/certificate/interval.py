@@ -100,12 +100,17 @@ def interval_checks(ub: TaskUpperBound, L: LowerBound, *, gamma: float | None, g
     slack = L.error_bound / L.value if L.exactness == "float" and L.value > 0 else 0.0
     tol = base + slack
     gap, within, exact = interval_gap(ub, L, tol)
+    steps = [Check(name=step_name(s.name, "U: "), expected="argument" if s.exactness == "argued" else "holds",
+                   measured=s.exactness, tolerance=None, passed=s.passed, exactness=s.exactness,
+                   detail=s.detail, informational=s.exactness == "argued",
+                   statement=f"upper-bound step: {s.name}") for s in ub.steps]
     rows = [Check(name="max margin >= L", expected=gamma, measured=L.value, tolerance=None, passed=True,
                   exactness=L.exactness, detail=f"L = {L.text()}; {L.how}", informational=True,
                   statement="max margin >= L: normalized margin of the checked network"),
             Check(name="max margin <= U", expected=gamma, measured=ub.upper_float, tolerance=None, passed=ub.proved,
                   exactness=ub.exactness, detail=f"U = {ub.upper_algebraic or ub.upper} (rational {ub.upper}); "
-                  f"{ub.how}", statement="max margin of every network of any width <= U (computed)")]
+                  f"{ub.how}", statement="max margin of every network of any width <= U (computed)",
+                  premises=[c.name for c in steps])]  # U bounds the max margin by its chain of steps
     if gamma_below_upper is not None:
         rows.append(gamma_below_upper)
     how = f"{base:g} + {slack:.3g} = {tol:.6g} ({base:g} plus the float64 error bound of L, relative)" if slack else (
@@ -115,11 +120,9 @@ def interval_checks(ub: TaskUpperBound, L: LowerBound, *, gamma: float | None, g
                       "certified" if L.exactness in ("proved", "certified") else "float",
                       detail=f"L = {L.value:.15g} ({L.exactness}), U = {ub.upper_float:.15g} ({ub.exactness}); "
                       f"tolerance {how}" + ("" if applicable else "; the theorem's hypothesis fails: reported"),
-                      informational=not applicable, statement=f"network margin = max margin: (U - L)/L <= {how}"))
-    return rows + [Check(name=step_name(s.name, "U: "), expected="argument" if s.exactness == "argued" else "holds",
-                         measured=s.exactness, tolerance=None, passed=s.passed, exactness=s.exactness,
-                         detail=s.detail, informational=s.exactness == "argued",
-                         statement=f"upper-bound step: {s.name}") for s in ub.steps]
+                      informational=not applicable, statement=f"network margin = max margin: (U - L)/L <= {how}",
+                      premises=["max margin >= L", "max margin <= U"]))
+    return rows + steps
 
 
 def certificate_object(ub: TaskUpperBound, L: LowerBound, tol: float = GAP_TOL) -> dict[str, Any]:

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from margintheory.certificate.upper_bound import ProvedUpperBound, certificate_document, floor_float, prove_upper_bound
+from margintheory.certificate.upper_bound import (
+    C14_TERMS,
+    C14_TERMS_REASON,
+    ProvedUpperBound,
+    certificate_document,
+    floor_float,
+    prove_upper_bound,
+)
 from margintheory.core.checks import Check, Exactness, MarginMethod, VerificationResult, step_name
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition
@@ -154,6 +161,8 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
     # exactly as the default 1e-9
     gap, within, exact = relative_gap(U, L, None if tol == GAP_TOL else Fraction(tol))
     g_float = None if gamma_exact is None else float(gamma_exact)
+    chain = reduction_checks(ub) + proof_step_checks(ub, only_argued=True)
+    upper_premises = [c.name for c in chain]  # U bounds the max margin by the whole chain (its argued links too)
     rows: list[Check] = []
     rows.append(Check(name="max margin >= L", expected=g_float, measured=L.value, tolerance=None, passed=True,
                       exactness=L.exactness, detail=f"L = {L.text()}; {L.how}", informational=True,
@@ -165,11 +174,13 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
                           tolerance=0.0, passed=bool(above), exactness="proved",
                           detail=f"U = {U}; U/gamma* - 1 = {float(U) / float(gamma_exact) - 1:.3e}; "
                           "squares compared exactly",
-                          statement="max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)"))
+                          statement="max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)",
+                          premises=upper_premises))
     else:
         rows.append(Check(name="max margin <= U", expected=None, measured=ub.upper_float, tolerance=None, passed=True,
                           exactness="proved", detail=f"U = {U}; no closed form for this p", informational=True,
-                          statement="max margin <= U (weak duality + frequency blocks + exact SOS)"))
+                          statement="max margin <= U (weak duality + frequency blocks + exact SOS)",
+                          premises=upper_premises))
     hint = f"; --exact decides {base:g} exactly where it fits" if exact_hint else ""
     bound = (f"{base:g} + {float_slack:.3g} = {tol:.6g} ({base:g} plus the float64 error bound of L, relative to "
              f"L{hint})") if float_slack else (
@@ -180,8 +191,9 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
                       detail=f"L = {L.value:.15g} ({L.exactness}), U = {ub.upper_float:.15g} (proved); "
                       f"tolerance {bound}"
                       + ("; the uniform-weight dual is not tight for even p" if not applicable else ""),
-                      informational=not applicable, statement=f"network margin = solver optimum: (U - L)/L <= {bound}"))
-    return rows + reduction_checks(ub) + proof_step_checks(ub, only_argued=True)
+                      informational=not applicable, statement=f"network margin = solver optimum: (U - L)/L <= {bound}",
+                      premises=[rows[0].name, rows[1].name]))
+    return rows + chain
 
 
 def reduction_checks(ub: ProvedUpperBound) -> list[Check]:
@@ -201,12 +213,14 @@ def reduction_checks(ub: ProvedUpperBound) -> list[Check]:
                f"run: {exact.get('reason', 'not requested')}")
         measured = "all p (sympy); exact at (p, k) not run"
         passed = symbolic.passed
+    argued = [] if exact.get("ran") else [argued_c14_terms()]
     nfreq = ub.p // 2  # frequencies 1 <= j <= p/2 (up to their negatives): (p-1)/2 complex blocks, + p/2 if p even
     freqs = ", ".join(f"j in {c['frequencies']}" for c in ub.constants)
-    return [
+    return argued + [
         Check(name="blocks decouple (C.14)", expected="proved", measured=measured, tolerance=None, passed=passed,
               exactness="proved", detail=how,
-              statement="Lemma C.14: cross-frequency terms vanish, F = sum_j c_j g_k(zeta_j)"),
+              statement="Lemma C.14: cross-frequency terms vanish, F = sum_j c_j g_k(zeta_j)",
+              premises=[c.name for c in argued]),
         Check(name="one SOS solve, all blocks", expected=f"{nfreq} frequenc{'ies' if nfreq > 1 else 'y'}",
               measured=f"1 SOS solve (g_{ub.k})", tolerance=None, passed=True, exactness="proved",
               detail=f"{freqs}: each block is c_j g_k(zeta_j) in its own orthonormal coordinates (the nonzero "
@@ -214,22 +228,38 @@ def reduction_checks(ub: ProvedUpperBound) -> list[Check]:
               f"permuted by the Galois group of Q(omega_p); the change of variables is explicit), so one exact "
               f"certificate max_(|z|=1) g_k <= B = {ub.block_bound} ({ub.solver.get('name')}, status "
               f"{ub.solver.get('status')}, {ub.solver.get('iterations')} iterations) bounds them all",
-              statement="one SOS solve bounds every frequency block (Galois-related blocks are the same form g_k)"),
+              statement="one SOS solve bounds every frequency block (Galois-related blocks are the same form g_k)",
+              premises=["blocks decouple (C.14)"]),
     ]
+
+
+def argued_c14_terms() -> Check:
+    """The argued half of Lemma C.14's proof for all ``p`` (which terms cancel) as an informational row."""
+    return Check(name=C14_TERMS, expected="argument", measured="argued", tolerance=None, passed=True,
+                 exactness="argued", informational=True, detail=C14_TERMS_REASON,
+                 statement="Lemma C.14's bookkeeping: which terms of the expanded objective survive the sum over "
+                           "inputs and labels (the statements sympy's identities are about)")
 
 
 def proof_step_checks(ub: ProvedUpperBound, *, only_argued: bool = False,
                       include_weak_duality: bool = True) -> list[Check]:
     """The steps of the upper bound as rows: ``argued`` ones informational with their reason, ``proved`` ones
-    deciding (every one of them passed, or :func:`prove_upper_bound` would have raised)."""
-    rows = []
+    deciding (every one of them passed, or :func:`prove_upper_bound` would have raised).  Each row names the earlier
+    rows of the chain as its premises (a chain: each link uses the ones before it); with every step shown, Lemma
+    C.14's proof for all ``p`` rests on its argued bookkeeping (:func:`argued_c14_terms`) unless the objective was
+    also expanded exactly at this ``(p, k)``."""
+    rows: list[Check] = []
+    exact_c14 = bool(ub.reduction_check.get("ran"))
     for s in ub.steps:
         if (only_argued and s.exactness != "argued") or (not include_weak_duality and s.name.startswith("weak")):
             continue
+        if not only_argued and not exact_c14 and s.name.startswith("Lemma C.14 and the block closed form"):
+            rows.append(argued_c14_terms())
         rows.append(Check(name=step_name(s.name, "U: "), expected="argument" if s.exactness == "argued" else "holds",
                           measured=s.exactness, tolerance=None, passed=s.passed, exactness=s.exactness,
                           detail=s.detail, informational=s.exactness == "argued",
-                          statement=f"upper-bound step: {s.name}"))
+                          statement=f"upper-bound step: {s.name}",
+                          premises=[] if only_argued else [c.name for c in rows]))
     return rows
 
 

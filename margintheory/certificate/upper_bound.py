@@ -43,6 +43,15 @@ HOMOGENEITY = ("homogeneity: max_{|y| <= 1} sum_j F_j(y_j) <= max_j max(0, max_{
                "each block F_j is a form of degree k+1, so F_j(y_j) <= M_j |y_j|^(k+1), and "
                "sum_j |y_j|^(k+1) <= (sum_j |y_j|^2)^((k+1)/2) <= 1 for k >= 1")
 
+#: the argued half of Lemma C.14's proof for all p (the name of its row and the reason): sympy proves the arithmetic of
+#: each step, which terms cancel is read off the expansion
+C14_TERMS = "U: C.14 terms that cancel"
+C14_TERMS_REASON = (
+    "which terms of the expanded single-neuron objective vanish is read off the expansion, not computed for symbolic "
+    "p: a multinomial type that misses f >= 1 of the input positions sums to zero over the free inputs, "
+    "cross-frequency terms vanish by the orthogonality of characters, and the terms j and p - j pair "
+    "(docs/theory.md#frequency-blocks); sympy proves the arithmetic of each of these statements, and verify at one "
+    "(p, k) expands the objective exactly in Q(omega_p) (row 'blocks decouple (C.14)')")
 
 @dataclass
 class ProofStep:

@@ -13,7 +13,7 @@ import time
 from typing import cast
 
 from margintheory.commands._options import positive_int
-from margintheory.core.checks import Check, Exactness, VerificationResult, step_name
+from margintheory.core.checks import NAME_MAX, Check, Exactness, VerificationResult, step_name
 from margintheory.errors import MarginTheoryError
 from margintheory.presentation.report import emit
 
@@ -38,6 +38,25 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return parser
 
 
+def short_names(names: list[str]) -> dict[str, str]:
+    """The table's name of each step (:func:`step_name`), made unique: a step whose short name another step already
+    has (a file may list an argument whose first words are those of a checked step) is numbered, so that premises,
+    which refer to rows by name, name one row."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for name in names:
+        if name in out:
+            continue
+        short, n = step_name(name), 1
+        while short in used:
+            n += 1
+            tag = f" ({n})"
+            short = step_name(name)[: NAME_MAX - len(tag)] + tag
+        out[name] = short
+        used.add(short)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from margintheory.certificate.checker import check_file
 
@@ -46,12 +65,14 @@ def run(args: argparse.Namespace) -> int:
     if out.status == "unreadable":
         raise UnreadableCertificate(out.message)
     result = VerificationResult(f"certificate {args.file} (p={out.p}, k={out.k})")
+    short = short_names([s.name for s in out.steps])
     for s in out.steps:
         shown = (s.detail[:60] + "...") if len(s.detail) > 63 else s.detail
-        result.add(Check(name=step_name(s.name), expected="holds",
+        result.add(Check(name=short[s.name], expected="holds",
                          measured=shown or ("holds" if s.passed else "fails"), tolerance=None, passed=s.passed,
                          exactness=cast(Exactness, s.exactness), detail=s.detail or s.name,
-                         informational=s.exactness == "argued", statement=s.name))
+                         informational=s.exactness == "argued", statement=s.name,
+                         premises=[short[x] for x in s.premises]))
     wanted = (args.p if args.p is not None else out.p, args.k if args.k is not None else out.k)
     mismatch = wanted != (out.p, out.k)
     if mismatch:

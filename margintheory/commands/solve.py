@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 GAP_TOL = 1e-6
 #: a lower bound is F evaluated in float64 at a float point: allow this relative rounding when comparing to gamma*
 EVAL_RTOL = 1e-12
-SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_exactness", "upper_bound_certified", "relative_gap",
-                  "rounds",
+SUMMARY_FIELDS = ["lower_bound", "upper_bound", "upper_bound_exactness", "upper_bound_assumes", "upper_bound_certified",
+                  "relative_gap", "rounds",
                   "width_per_frequency", "lower_bound_width", "lower_bound_width_per_frequency",
                   "width_lower_bound_exactness", "width_lower_bound_applies", "theorem_width",
                   "theorem_width_per_frequency", "family", "solver", "uniform_dual_bound"]
@@ -300,6 +300,10 @@ def _estimate(p: int, k: int, args: argparse.Namespace, weights: ClassWeights | 
     return cg
 
 
+#: the row whose claim is the upper end of the bracket (the chain's conclusion: its premises are the chain's rows)
+UPPER_ROW = "gamma* <= upper bound"
+
+
 def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
                     how: Exactness | None = None) -> list[Check]:
     how = how or ("certified" if certified else "float")
@@ -308,7 +312,7 @@ def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
         bool_check("lower bound <= gamma*", lower <= g * (1 + EVAL_RTOL),
                    tolerance=EVAL_RTOL, detail=f"lower {lower:.15g}, gamma* {g:.15g}",
                    statement="lower bound <= gamma* (a value attained by a unit network)"),
-        bool_check("gamma* <= upper bound", g <= upper, exactness=how,
+        bool_check(UPPER_ROW, g <= upper, exactness=how,
                    detail=f"upper {upper:.15g} ({how if certified else 'NOT certified: heuristic'})",
                    statement="gamma* <= upper bound"),
         # the lower end is a float evaluation (not rounded down), so the gap is a float comparison whatever the
@@ -338,7 +342,10 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace,
     if b.proved_upper is not None:
         from margintheory.certificate.maxmin import proof_step_checks
 
-        for c in proof_step_checks(b.proved_upper, include_weak_duality=False):
+        steps = proof_step_checks(b.proved_upper, include_weak_duality=False)
+        upper = next(c for c in rows if c.name == UPPER_ROW)
+        upper.premises += [c.name for c in steps]  # U is the chain's conclusion: its exactness follows from the steps
+        for c in steps:
             res.add(c)
     fd = b.fourier_description()
     if uniform:
@@ -354,9 +361,11 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace,
                            statement="objective couples only equal frequencies (Lemma C.14; computed cross-frequency "
                                      "mass)"))
     res.fields.update(_common_fields(p, k, g, b.lower, b.upper, b.upper_certified, 0, 1, b.sos_summary()))
+    upper = next(c for c in res.derive().checks if c.name == UPPER_ROW)  # exactness derived from the premises
     res.fields.update({"method": b.method, "certification": b.certification, "maximiser_fourier": fd,
-                       "block_frequencies": b.block_frequencies, "seed": args.seed, "upper_bound_exactness":
-                       b.upper_exactness, "local_values_top": b.local.values[:5], "seconds": b.seconds})
+                       "block_frequencies": b.block_frequencies, "seed": args.seed,
+                       "upper_bound_exactness": upper.exactness, "upper_bound_assumes": list(upper.assumes),
+                       "local_values_top": b.local.values[:5], "seconds": b.seconds})
     if weights is not None:
         res.fields["weights"] = {"file": args.weights, **b.weights}
         if weights.total != 1.0:
@@ -388,8 +397,9 @@ def _weighted_bracket_checks(g: float, b: SingleNeuronBracket, weights: ClassWei
     how = b.upper_exactness
     gap = b.relative_gap
     rows = [
-        bool_check("gamma* <= upper bound", g <= b.upper, exactness=how, detail=f"upper {b.upper:.15g} ({how})",
-                   statement="gamma* <= U: by weak duality (Lemma C.6) every weighting gives Psi(q, tau) >= gamma*"),
+        bool_check(UPPER_ROW, g <= b.upper, exactness=how, detail=f"upper {b.upper:.15g} ({how})",
+                   statement="gamma* <= U: by weak duality (Lemma C.6) every weighting gives Psi(q, tau) >= gamma*",
+                   premises=["Lemma C.6"]),
         bool_check("lower bound <= upper bound", b.lower <= b.upper, detail=f"[{b.lower:.15g}, {b.upper:.15g}]",
                    statement="L <= U (L: a unit neuron's value on the given arrays, float64)"),
         # the lower end is a float64 evaluation (not rounded down), so the gap is a float comparison whatever the

@@ -6,7 +6,9 @@ described by the JSON Schema shipped with the package (:func:`margintheory.prese
 ratio_to_gamma_star, relative_error, width, verdict, exit_code, checks, seconds, version, notes`` at the top
 level, task-specific values under ``details``, and an optional ``certificate``.
 A check compares an *expected* value (from ``theory`` or from the statement being tested) with a *measured* value
-(computed from the network or the solver) under a stated *tolerance*; ``exactness`` says how sure it is.
+(computed from the network or the solver) under a stated *tolerance*; ``exactness`` says how sure it is, derived
+from the check's own method and its ``premises`` (the rows it uses and the lemmas it cites), with the argued
+statements it rests on in ``assumes`` (:mod:`margintheory.core.premises`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ class Check:
     ``name`` is a short label (at most :data:`NAME_MAX` characters: it is the table's first column);
     ``statement`` is the claim in full, with its formula and lemma (printed under the table and in the JSON).
     ``informational`` checks are reported but do not decide the verdict (e.g. a hypothesis that is not met).
+    ``premises``: the rows of the same result this claim uses (by ``name``) and the lemmas it cites
+    (:data:`margintheory.core.premises.CITED_LEMMAS`); ``exactness`` is first the row's own method and becomes the
+    weakest of it and its premises', and ``assumes`` the argued statements it rests on, when the result is derived
+    (:func:`margintheory.core.premises.derive_premises`; never set ``assumes`` by hand).
     """
 
     name: str
@@ -46,6 +52,8 @@ class Check:
     detail: str = ""
     informational: bool = False
     statement: str = ""
+    premises: list[str] = field(default_factory=list)
+    assumes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {key: _jsonable(val) for key, val in asdict(self).items()}
@@ -53,12 +61,18 @@ class Check:
     def reported(self, prefix: str = "", note: str = "") -> Check:
         """This check as an informational row of another verdict: ``prefix`` before the name (and the statement),
         ``note`` after the statement."""
+        from margintheory.core.premises import CITED_LEMMAS
+
         statement = prefix + (self.statement or self.name) + note
-        return replace(self, name=prefix + self.name, statement=statement, informational=True)
+        premises = [x if x in CITED_LEMMAS else prefix + x for x in self.premises]
+        assumes = [x if x in CITED_LEMMAS else prefix + x for x in self.assumes]
+        return replace(self, name=prefix + self.name, statement=statement, informational=True, premises=premises,
+                       assumes=assumes)
 
 
 def close_check(name: str, expected: float, measured: float, tolerance: float, *, relative: bool = True,
-                exactness: Exactness = "float", detail: str = "", statement: str = "") -> Check:
+                exactness: Exactness = "float", detail: str = "", statement: str = "",
+                premises: list[str] | None = None) -> Check:
     """``|measured - expected| <= tolerance`` (relative to ``|expected|`` when ``relative``)."""
     err = abs(measured - expected)
     scale = abs(expected) if relative and expected != 0 else 1.0
@@ -66,15 +80,16 @@ def close_check(name: str, expected: float, measured: float, tolerance: float, *
     kind = "relative" if relative else "absolute"
     extra = f"{kind} error {err / scale:.3e} (tolerance {tolerance:.1e})"
     return Check(name=name, expected=expected, measured=measured, tolerance=tolerance, passed=ok, exactness=exactness,
-                 detail=f"{detail}; {extra}" if detail else extra, statement=statement)
+                 detail=f"{detail}; {extra}" if detail else extra, statement=statement, premises=list(premises or []))
 
 
 def bool_check(name: str, measured: bool, *, tolerance: float | None = None, exactness: Exactness = "float",
-               detail: str = "", expected: bool = True, informational: bool = False, statement: str = "") -> Check:
+               detail: str = "", expected: bool = True, informational: bool = False, statement: str = "",
+               premises: list[str] | None = None) -> Check:
     """A check whose claim is a yes/no property (``measured`` must equal ``expected``)."""
     return Check(name=name, expected=expected, measured=bool(measured), tolerance=tolerance,
                  passed=bool(measured) == expected, exactness=exactness, detail=detail, informational=informational,
-                 statement=statement)
+                 statement=statement, premises=list(premises or []))
 
 
 def gamma_star_claims(measured: float, gamma: float, error_bound: float, rtol: float | None, *,
@@ -239,6 +254,14 @@ class VerificationResult:
         self.checks.append(check)
         return check
 
+    def derive(self) -> VerificationResult:
+        """Every check's exactness and assumptions from its premises (:func:`~margintheory.core.premises.
+        derive_premises`; idempotent), in place; returns the result."""
+        from margintheory.core.premises import derive_premises
+
+        derive_premises(self.checks)
+        return self
+
     def set_margin(self, margin: MarginMeasurement) -> MarginMeasurement:
         """Record the measured margin: the typed attribute and, derived from it, its entries of ``fields``."""
         if not isinstance(margin, MarginMeasurement):
@@ -321,6 +344,7 @@ class VerificationResult:
         """The result as plain JSON values, in the shape of the package's result schema."""
         from margintheory._version import __version__
 
+        self.derive()
         out: dict[str, Any] = {
             "task": self.task,
             "title": self.title,

@@ -4,7 +4,9 @@ object in the shape of the result schema (:mod:`margintheory.presentation.schema
 The table has one row per check (claim | expected | measured | tol | how | verdict) under the check's short name; rich
 reads the terminal's width (``COLUMNS`` when the output is not a terminal, 80 by default), numbers are shown with
 fewer digits on narrow terminals, and each claim in full (its formula and lemma) is printed under the table, wrapped
-to the width, with the details of failed checks.
+to the width, with the details of failed checks.  The ``how`` column is the row's exactness as derived from its premises
+(:mod:`margintheory.core.premises`): ``proved*`` for a row that rests on argued statements, which are listed under the
+table.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from margintheory.core.checks import NAME_MAX, Check, VerificationResult
+from margintheory.core.premises import exactness_label
 
 _VERDICT_STYLE = {"verified": "bold green", "refuted": "bold red", "not-applicable": "bold yellow"}
 #: terminals at least this wide get 12 significant digits, those at least NARROW wide 8, narrower ones 6
@@ -81,8 +84,8 @@ def checks_table(checks: list[Check], title: str | None = None, digits: int = 12
             verdict += " (i)"
         style = "green" if c.passed else ("yellow" if c.informational else "red")
         tol = "-" if c.tolerance is None else format_tolerance(c.tolerance)
-        rows.append((c.name, format_value(c.expected, digits), format_value(c.measured, digits), tol, c.exactness,
-                     verdict, style))
+        rows.append((c.name, format_value(c.expected, digits), format_value(c.measured, digits), tol,
+                     exactness_label(c.exactness, c.assumes), verdict, style))
     fixed = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in ((3, "tol"), (4, "how"), (5, "verdict"))]
     wanted = [min(max([len(h)] + [len(r[i]) for r in rows]), cap)
               for i, h, cap in ((0, "claim", NAME_MAX), (1, "expected", digits + 8), (2, "measured", digits + 8))]
@@ -110,7 +113,8 @@ def fitting_digits(checks: list[Check], digits: int, width: int | None) -> int:
     if width is None:
         return digits
     fixed = sum(max([len(h)] + [len("-" if c.tolerance is None else format_tolerance(c.tolerance)) if i == 0 else
-                                 len(c.exactness) if i == 1 else len("FAIL (i)" if c.informational else "FAIL")
+                                 len(exactness_label(c.exactness, c.assumes)) if i == 1 else
+                                 len("FAIL (i)" if c.informational else "FAIL")
                                  for c in checks]) for i, h in enumerate(("tol", "how", "verdict")))
     room = width - TABLE_RULES - fixed - 4  # the claim column's hard floor
     while digits > 4:
@@ -169,6 +173,23 @@ def summary_lines(result: VerificationResult, digits: int = 12) -> list[str]:
     return lines
 
 
+def assumption_lines(checks: list[Check]) -> list[str]:
+    """The argued statements that starred rows rest on, numbered once (``A1 ...``), then each starred row with the
+    numbers of its assumptions; empty when no row rests on an argument."""
+    starred = [c for c in checks if c.assumes and c.exactness != "argued"]
+    numbers: dict[str, int] = {}
+    for c in starred:
+        for a in c.assumes:
+            numbers.setdefault(a, len(numbers) + 1)
+    if not numbers:
+        return []
+    lines = ["* rests on argued statements (exactness derived from the premises, docs/checks.md#premises):"]
+    lines += [f"  A{n} {a}" for a, n in numbers.items()]
+    lines += [f"  {c.name} ({exactness_label(c.exactness, c.assumes)}): "
+              + ", ".join(f"A{n}" for n in sorted(numbers[a] for a in c.assumes)) for c in starred]
+    return lines
+
+
 def make_console(stream: TextIO | None = None) -> Console:
     """A console on ``stream`` (stdout) whose width is the terminal's (``COLUMNS`` if set, else 80 when piped)."""
     return Console(file=stream, highlight=False, soft_wrap=False)
@@ -180,7 +201,10 @@ def render_text(
     """Print the table, the common fields, the requested details, failed checks' details, notes and the verdict."""
     console = console or make_console()
     digits = digits_for(console.width)
+    result.derive()
     console.print(checks_table(result.checks, title=result.title, digits=digits, width=console.width))
+    for line in assumption_lines(result.checks):
+        console.print(escape(line))
     for c in result.checks:
         if c.statement:
             console.print(f"[dim]{escape(c.name)}:[/dim] {escape(c.statement)}")

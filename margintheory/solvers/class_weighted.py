@@ -329,6 +329,26 @@ def blocks_upper_bound(ub: ProvedUpperBound, profile: np.ndarray, scale: Fractio
     return U, need, kb
 
 
+def uniform_reduction(profile: np.ndarray, p: int, k: int, s: Fraction, lam: Fraction) -> tuple[bool, str]:
+    """The step ``F_(q,tau)(u, w) = lam F_uniform(u, K_t w)`` of the translation-invariant bracket
+    (docs/theory.md#class-weighted-bracket), computed in exact rationals: under the hypothesis (an exact comparison of
+    the arrays, the step before it) ``v_x = rho_x w[y(x)] - (tau w)_x = T w[y(x)] - sum_d t(d) w[y(x) + d] =
+    (K_t w)(y(x))`` for ``K_t = T I - C(t)``, ``T = sum_d t(d)``; the uniform objective is ``F_uniform(u, v) = p^-k
+    sum_x z_x^k (p v[y] - sum_c v[c])/(p-1)`` (Lemma C.14's derivation, uniform ``tau``), so it remains to check that
+    ``K_t`` has zero column sums (``sum_c (K_t w)(c) = 0`` for every ``w``), ``t(0) = 0``, and that
+    ``lam p / ((p-1) p^k) = s``.  Returns ``(holds, detail)``."""
+    t = [Fraction(float(x)) for x in profile]
+    T = sum(t, Fraction(0))
+    columns = [sum(((T if c == y else 0) - t[(c - y) % p] for y in range(p)), Fraction(0)) for c in range(p)]
+    zero_columns = all(v == 0 for v in columns)
+    normalised = lam * Fraction(p, (p - 1) * p**k) == s
+    detail = (f"exact rationals: K_t = T I - C(t), T = {T}; column sums of K_t all 0: {zero_columns}; t(0) = {t[0]}; "
+              f"lam p/((p-1) p^k) = s = {s}: {normalised}; with the hypothesis v_x = (K_t w)(y(x)), and "
+              "F_uniform(u, v) = p^-k sum_x z_x^k (p v[y] - sum v)/(p-1) with sum v = 0 (Lemma C.14's uniform-tau "
+              "step), F = s sum_x z_x^k (K_t w)(y(x)) = lam F_uniform(u, K_t w)")
+    return zero_columns and normalised and t[0] == 0, detail
+
+
 def _weighted_upper(ub: ProvedUpperBound, weights: ClassWeights) -> tuple[Fraction, list[ProofStep], KappaBound]:
     """``U`` with ``U^2 >= lam^2 c_b^2 K_b B^2`` for every block (``K_b = r``, or ``kappa(p/2)^2`` for the real
     block) and the proof steps that replace the uniform chain's last one."""
@@ -342,9 +362,8 @@ def _weighted_upper(ub: ProvedUpperBound, weights: ClassWeights) -> tuple[Fracti
         ProofStep("weights translation-invariant: q constant, tau[x, y(x) + d] = t(d) for every x, d", "proved", True,
                   f"exact comparison of the {p**k} x {p} float64 entries (no tolerance); s = q[x] = "
                   f"{float(weights.q[0])!r}"),
-        ProofStep("F_(q,tau)(u, w) = lam F_uniform(u, K_t w), K_t circulant", "argued", True,
-                  "(G w)_a = s (K_t w)(y(a)) under the hypothesis, K_t = T I - C(t) has zero column sums, so "
-                  "(I - J/p) K_t = K_t; lam = s p^k (p-1)/p (docs/theory.md#class-weighted-bracket)"),
+        ProofStep("F_(q,tau)(u, w) = lam F_uniform(u, K_t w), K_t circulant", "proved",
+                  *uniform_reduction(weights.profile, p, k, Fraction(float(weights.q[0])), scale)),
         ProofStep("|kappa(j)|^2 <= r for every frequency j", "proved", kb.holds,
                   f"r = {kb.r} ({float(kb.r):.15g}); exact identity r I - K_t^T K_t = H^T H + C(e), C(e) diagonally "
                   f"dominant: e_0 = {float(kb.diagonal):.3e} >= sum |e_m| = {float(kb.off_diagonal):.3e}"),

@@ -70,11 +70,12 @@ def _cosine_sum_exact(p: int, x: int) -> sp.Rational:
     return rational_value(total) / 2
 
 
-def per_frequency_sum_derivation(p_max: int = 31) -> Derivation:
+def per_frequency_sum_derivation(p_max: int | None = 31) -> Derivation:
     """``S(x) = sum_{zeta=1}^{n} cos(2 pi zeta x / p)``, ``p = 2n + 1``: ``n`` if ``p | x``, else ``-1/2``.
 
     Proved for all odd ``p`` with ``n`` and ``x`` symbols (steps 1-5; step 4 is the one argued fact), and checked
-    exactly per ``p`` in ``Q(omega_p)`` for every odd ``p <= p_max`` and every residue ``x``.  The paper
+    exactly per ``p`` in ``Q(omega_p)`` for every odd ``p <= p_max`` and every residue ``x`` (``p_max=None``: the
+    symbolic steps only, nothing evaluated at a particular ``p``).  The paper
     (proofs of Lemma C.17 and Lemma C.18) states ``0`` for ``x != 0``: the computed value is ``-1/2``.
     """
     n = sp.Symbol("n", integer=True, positive=True)
@@ -108,18 +109,26 @@ def per_frequency_sum_derivation(p_max: int = 31) -> Derivation:
             "Lemma C.17 proof (corrected)",
             proof=lambda: sp.summation(sp.Integer(1), (z, 1, n)) == n and sp.simplify(closed.subs(r**p, 1)) == 0,
             method="sympy: sum of ones = n; closed form with r^p = 1 is 0", scope="all odd p = 2n + 1")
+    if p_max is not None:
+        _per_p_step(d, x, p_max)
+    d.notes.append("The paper (proofs of Lemma C.17, k = 3, and C.18) states S(x) = 0 for x != 0; the computed "
+                   "value is -1/2. Its intermediate step sum_{zeta=1}^{p-1} exp(2 pi i zeta x/p)/2 is correct and "
+                   "also equals -1/2. The conclusions survive: all wrong labels are equal (C.1) and the "
+                   "unnormalized margin is (p-1)/2 - (-1/2) = p/2, not (p-1)/2.")
+    return d
+
+
+def _per_p_step(d: Derivation, x: sp.Symbol, p_max: int) -> None:
+    """The per-``p`` check of :func:`per_frequency_sum_derivation`: exact in ``Q(omega_lcm(p,4))`` for every odd
+    ``p <= p_max`` and every residue."""
     odd = [q for q in range(3, p_max + 1, 2)]
+    S = sp.Function("S")(x)
     d.exact(sp.Eq(S, sp.Piecewise(((sp.Symbol("p") - 1) / 2, sp.Eq(x, 0)), (sp.Rational(-1, 2), True))),
             f"exact per p in Q(omega_lcm(p,4)) for every residue x, odd p = 3..{p_max}", "Lemma C.17 proof (corrected)",
             proof=lambda: all(per_frequency_cosine_sum_exact(q, t) == (sp.Rational(q - 1, 2) if t == 0
                                                                       else sp.Rational(-1, 2))
                               for q in odd for t in range(q)),
             method="cyclotomic-field arithmetic, reduced modulo Phi_N", scope=f"p in {{3, 5, ..., {p_max}}}")
-    d.notes.append("The paper (proofs of Lemma C.17, k = 3, and C.18) states S(x) = 0 for x != 0; the computed "
-                   "value is -1/2. Its intermediate step sum_{zeta=1}^{p-1} exp(2 pi i zeta x/p)/2 is correct and "
-                   "also equals -1/2. The conclusions survive: all wrong labels are equal (C.1) and the "
-                   "unnormalized margin is (p-1)/2 - (-1/2) = p/2, not (p-1)/2.")
-    return d
 
 
 def _reindexing_holds(r: sp.Symbol, z: sp.Symbol, n: sp.Symbol) -> bool:

@@ -137,4 +137,4 @@ class Task:
         result.task = self.name
         used = {n: v for n, v in options.non_default().items() if n in self.options}  # what this task reads
         result.parameters = {**cast(Any, problem).parameters(), **used}
-        return result
+        return result.derive()  # every row's exactness from its premises (margintheory.core.premises)

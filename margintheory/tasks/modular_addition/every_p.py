@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from margintheory.certificate.upper_bound import C14_TERMS, C14_TERMS_REASON
 from margintheory.core.checks import Check, VerificationResult, bool_check
 from margintheory.core.phase_measures import PhaseMeasure, family_measure, smallest_known_measure
 from margintheory.core.problems import ModularAdditionEveryP
@@ -52,6 +53,8 @@ EVERY_P_FIELDS = ["p_range_text", "gamma_star_formula", "lower_formula", "upper_
 #: the lower and upper ends agree when ``U / L - 1 <= GAP`` (the per-``p`` verifier's tolerance), decided exactly
 GAP = Fraction(1, 10**9)
 _WHERE = "docs/theory.md#every-p"
+#: the argued steps of the rows (their names; the rows that rest on them name them as premises)
+DIRICHLET_ROOT = "Dirichlet: r = 1 iff p | x"
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ def _structure_rows(net: NetworkSide, k: int) -> list[Check]:
 def _dirichlet_derivation() -> tuple[bool, str]:
     from margintheory.symbolic.exact import per_frequency_sum_derivation
 
-    d = per_frequency_sum_derivation(p_max=11)
+    d = per_frequency_sum_derivation(p_max=None)  # identities in n, x only: nothing evaluated at a particular p
     return d.all_passed, d.summary()
 
 
@@ -144,13 +147,17 @@ def _dirichlet_rows(net: NetworkSide, lower: sym.LowerEnd) -> list[Check]:
     values_ok = sp.simplify(d0 - (sym.P - 1) / 2) == 0 and d1 == sp.Rational(-1, 2)
     K = net.logit_scale
     return [
+        argued_row(DIRICHLET_ROOT, "exp(i t) = 1 iff t is in 2 pi Z (t = 2 pi x/p); not machine-checked: the "
+                   "Dirichlet kernel's derivation takes the branch r != 1 of the geometric series when p does not "
+                   "divide x", "r = exp(2 pi i x/p) = 1 exactly when p divides x"),
         Check(name="Dirichlet kernel (all odd p)", expected="(p-1)/2 if p | x, else -1/2",
               measured=f"{sp.sstr(d0)}, {sp.sstr(d1)}", tolerance=None, passed=bool(ok and values_ok),
               exactness="proved",
               detail=f"D(x) = sum_(zeta=1)^((p-1)/2) cos(2 pi zeta x/p): 1 + 2 D(x) = r^-n (1 - r^p)/(1 - r) = 0 at "
                      f"r = exp(2 pi i x/p) != 1 (sympy, p = 2n + 1 a symbol); derivation: {summary} (the argued step: "
-                     "exp(2 pi i x/p) = 1 iff p | x)",
-              statement="the Dirichlet kernel D(x) = (p-1)/2 for p | x, -1/2 otherwise, for every odd p"),
+                     "exp(2 pi i x/p) = 1 iff p | x, its own row)",
+              statement="the Dirichlet kernel D(x) = (p-1)/2 for p | x, -1/2 otherwise, for every odd p",
+              premises=[DIRICHLET_ROOT]),
         Check(name="logits = K D(s - c), all p", expected="K D(s - c)",
               measured=f"correct {sp.sstr(lower.correct)}, wrong {sp.sstr(lower.wrong)} (K = {K})", tolerance=None,
               passed=bool(ok and values_ok and not net.structure.failures and net.structure.wanted_only),
@@ -158,7 +165,9 @@ def _dirichlet_rows(net: NetworkSide, lower: sym.LowerEnd) -> list[Check]:
               detail="the expansion of the neurons' cosines leaves, at each of the (p-1)/2 frequencies, only the "
                      "wanted moments eps = +-1 (rows above): f(a)[c] = K sum_zeta cos(2 pi zeta (s - c)/p) = "
                      "K D(s - c)",
-              statement="f(a)[c] = K D(a_1+...+a_k - c) with the Dirichlet kernel D, for every odd p"),
+              statement="f(a)[c] = K D(a_1+...+a_k - c) with the Dirichlet kernel D, for every odd p",
+              premises=["moments: f depends on s", "only the wanted moment", "expansion N_k(-1) = k!",
+                        "Dirichlet kernel (all odd p)"]),
     ]
 
 
@@ -172,7 +181,7 @@ def _margin_rows(net: NetworkSide, k: int, lower: sym.LowerEnd) -> list[Check]:
                    detail=f"every input with label s has margin K (D(0) - D(1)) = {sp.sstr(lower.margin)} > 0, the "
                           f"same for every s; every wrong logit is K D(x != 0) = {sp.sstr(lower.wrong)}",
                    statement="every point on the margin (Lemma C.6) and all wrong logits equal (condition C.1), for "
-                             "every odd p"),
+                             "every odd p", premises=["logits = K D(s - c), all p"]),
         Check(name="norm: sum cos^2 = p/2", expected="p/2", measured=sp.sstr(square), tolerance=None,
               passed=sp.simplify(square - sym.P / 2) == 0, exactness="proved",
               detail=f"geometric series at exp(4 pi i zeta/p) != 1 (0 < 2 zeta < p); sum_i ||theta_i||^(k+1) = "
@@ -182,7 +191,8 @@ def _margin_rows(net: NetworkSide, k: int, lower: sym.LowerEnd) -> list[Check]:
         Check(name="L(p) = gamma*(p, k)", expected=sp.sstr(gamma), measured=sp.sstr(sp.simplify(lower.normalized)),
               tolerance=0.0, passed=ident.holds, exactness="proved", detail=f"{ident.method}",
               statement="the network's normalized margin L(p) = margin / norm^(k+1) equals gamma*(p, k) for every "
-                        "odd p (Theorem C.22, claim 1, lower end)"),
+                        "odd p (Theorem C.22, claim 1, lower end)",
+              premises=["all on margin, C.1 (all p)", "norm: sum cos^2 = p/2"]),
     ]
 
 
@@ -197,12 +207,14 @@ def _lemma_rows(net: NetworkSide, k: int) -> list[Check]:
                           f"({structural}); |z|^2 = {sp.sstr(modulus.lhs)} ({modulus.method}); "
                           f"C_(p,k) g_k(z)/|theta|^(k+1) = {sp.sstr(sp.simplify(objective.lhs))} = gamma*(p, k) "
                           f"({objective.method})",
-                   statement="every neuron attains the single-neuron optimum gamma*(p, k) (Lemma C.15), every odd p"),
+                   statement="every neuron attains the single-neuron optimum gamma*(p, k) (Lemma C.15), every odd p",
+                   premises=["only the wanted moment", "U: C_(p,k) as C.14 derives"]),
         Check(name="f^(j..,-j) > 0 (C.20, all p)", expected="> 0", measured=sp.sstr(value), tolerance=None,
               passed=bool(value.is_positive) and c14.holds, exactness="proved",
               detail=f"p^k K (D(0) - D(1)) for every j != 0 mod p; equal to Lemma C.14's single-neuron sum "
                      f"k! (p/2)^(k+1) sigma^(k+1) W: {c14.holds} ({c14.method})",
-              statement="f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20) and equal to Lemma C.14's sum, every odd p"),
+              statement="f^(j,...,j,-j) > 0 for all j != 0 (Lemma C.20) and equal to Lemma C.14's sum, every odd p",
+              premises=["logits = K D(s - c), all p"]),
     ]
 
 
@@ -282,13 +294,20 @@ def _upper_chain_rows(up: UpperSide) -> list[Check]:
     c14_ok, c14_summary = up.lemma_c14
     return [
         argued_row("U: weak duality (C.6)", WEAK_DUALITY[1], f"upper-bound step: {WEAK_DUALITY[0]}"),
-        bool_check("U: C.14 blocks, all p", c14_ok, exactness="proved", detail=f"sympy, p a symbol: {c14_summary}",
+        argued_row(C14_TERMS, C14_TERMS_REASON, "Lemma C.14's bookkeeping: which terms of the expanded objective "
+                   "survive the sum over inputs and labels (the statements sympy's identities are about)"),
+        bool_check("U: C.14 blocks, all p", c14_ok, exactness="proved",
+                   detail=f"sympy, p a symbol, checks the arithmetic of each step (e.g. p^f/p = p^(f-1), "
+                          f"A + conj A = 2 Re A): {c14_summary}; which terms cancel is the argued row "
+                          f"'{C14_TERMS}'",
                    statement="Lemma C.14 and the block closed form F = sum_j C_(p,k) g_k(zeta_j) for every p; for odd "
-                             "p all (p-1)/2 blocks are complex with the one constant C_(p,k)"),
+                             "p all (p-1)/2 blocks are complex with the one constant C_(p,k)",
+                   premises=[C14_TERMS]),
         bool_check("U: C_(p,k) as C.14 derives", up.constant.holds, exactness="proved",
                    detail=f"C_(p,k) = {sp.sstr(up.end.constant)}; its square = the square proved in Lemma C.14's "
                           f"derivation ({up.constant.method})",
-                   statement="the block constant C_(p,k) = 2 k! (p/2)^((k+1)/2) / ((p-1) p^k) used for U(p)"),
+                   statement="the block constant C_(p,k) = 2 k! (p/2)^((k+1)/2) / ((p-1) p^k) used for U(p)",
+                   premises=["U: C.14 blocks, all p"]),
         argued_row("U: homogeneity", HOMOGENEITY[1], f"upper-bound step: {HOMOGENEITY[0]}"),
         Check(name="U: SOS max g_k <= B_k", expected="holds", measured="proved", tolerance=None, passed=True,
               exactness="proved",
@@ -315,13 +334,16 @@ def _upper_rows(up: UpperSide, lower: sym.LowerEnd) -> list[Check]:
               tolerance=None, passed=up.rho_matches, exactness="proved",
               detail=f"U(p) = C_(p,k) B_k and U(p)/gamma*(p, k) simplified by sympy: no p left; rho_k^2 = "
                      f"B_k^2 (k+1)^(k+1) = {r2} (exact)",
-              statement="U(p) = C_(p,k) B_k is rho_k gamma*(p, k) with rho_k independent of p"),
+              statement="U(p) = C_(p,k) B_k is rho_k gamma*(p, k) with rho_k independent of p",
+              premises=["U: C_(p,k) as C.14 derives", "U: SOS max g_k <= B_k"]),
         Check(name="max margin in [L, U], all p", expected=float(GAP), measured=rho_f - 1, tolerance=float(GAP),
               passed=bool(within), exactness="proved",
               detail=f"1 <= rho_k^2 <= (1 + {GAP})^2 compared in exact rationals, rho_k = U(p)/gamma*(p, k) as "
                      f"derived from C_(p,k) B_k: L(p) = gamma*(p, k) <= max margin <= U(p) = rho_k gamma*(p, k), "
                      f"rho_k - 1 = {rho_f - 1:.3e}, for every odd p",
-              statement="network margin = optimum for every odd p: (U(p) - L(p))/L(p) = rho_k - 1 <= 1e-9"),
+              statement="network margin = optimum for every odd p: (U(p) - L(p))/L(p) = rho_k - 1 <= 1e-9",
+              premises=["L(p) = gamma*(p, k)", "U: weak duality (C.6)", "U: C.14 blocks, all p", "U: homogeneity",
+                        "U(p) = rho_k gamma*(p, k)"]),
         argued_row("AM-GM: max g_k exact",
                    f"|g_k(z)| <= |z_w| |z_1|...|z_k| <= ((|z|^2)/(k+1))^((k+1)/2) (AM-GM of the k+1 squared "
                    f"moduli), attained by the aligned equal-modulus point (proved in the row 'neurons optimal'); "
@@ -330,7 +352,8 @@ def _upper_rows(up: UpperSide, lower: sym.LowerEnd) -> list[Check]:
         bool_check("L = U = gamma*(p, k)", exact.holds and at_l.holds and r2 >= 1, exactness="proved",
                    detail=f"C_(p,k) (k+1)^-((k+1)/2) = gamma*(p, k) ({exact.method}) and L(p) = gamma*(p, k) "
                           f"({at_l.method}): with AM-GM's max g_k the two ends coincide for every odd p",
-                   statement="L(p) = U(p) = gamma*(p, k), an identity in p (the upper end at the exact max of g_k)"),
+                   statement="L(p) = U(p) = gamma*(p, k), an identity in p (the upper end at the exact max of g_k)",
+                   premises=["AM-GM: max g_k exact", "max margin in [L, U], all p", "U: C_(p,k) as C.14 derives"]),
     ]
 
 
@@ -405,11 +428,13 @@ def _width_rows(wm: WidthMinimum) -> list[Check]:
               tolerance=None, passed=wm.found_proved, exactness="proved",
               detail="the smallest family's off-diagonal and unwanted diagonal moments vanish exactly (Q(omega_Q)), so "
                      "its network is max-margin for every odd p (rows above, same argument)",
-              statement="a max-margin network with this many neurons per frequency exists for every odd p"),
+              statement="a max-margin network with this many neurons per frequency exists for every odd p",
+              premises=["L = U = gamma*(p, k)"]),
         Check(name="min width = N (p-1)/2", expected=wm.bound, measured=wm.found, tolerance=None,
               passed=wm.closed if k in CLOSED_K else True, exactness="proved", informational=k not in CLOSED_K,
               detail=f"{wm.text()}; {closed_text}",
-              statement=f"the smallest max-margin width for every prime p > 2k (k = {k})"),
+              statement=f"the smallest max-margin width for every prime p > 2k (k = {k})",
+              premises=["width min: reduction (p>2k)", "width min: lower bound", "width min: attained"]),
     ]
 
 
@@ -530,7 +555,7 @@ def certificate_object(problem: ModularAdditionEveryP, net: NetworkSide, lower: 
         "upper_how": "weak duality (uniform q, tau) + Lemma C.14 frequency blocks proved for all p by sympy + the "
                      "exact SOS certificate of the block form g_k (no p in it)",
         "block_bound": str(up.block_bound),
-        "lemma_c14": {"for_all_p": "proved (sympy)", "summary": up.lemma_c14[1]},
+        "lemma_c14": {"for_all_p": f"proved (sympy), assuming the row {C14_TERMS!r}", "summary": up.lemma_c14[1]},
         "sos_solves": 1,
         "steps": [{"name": c.statement or c.name, "exactness": c.exactness, "passed": c.passed, "reason": c.detail}
                   for c in _upper_chain_rows(up)],
