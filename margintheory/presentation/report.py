@@ -20,7 +20,8 @@ from rich.table import Table
 
 from margintheory.core.checks import NAME_MAX, Check, VerificationResult
 
-_VERDICT_STYLE = {"verified": "bold green", "refuted": "bold red", "not-applicable": "bold yellow"}
+_VERDICT_STYLE = {"verified": "bold green", "refuted": "bold red", "not-applicable": "bold yellow",
+                  "undecided": "bold yellow"}
 #: terminals at least this wide get 12 significant digits, those at least NARROW wide 8, narrower ones 6
 WIDE = 120
 NARROW = 90

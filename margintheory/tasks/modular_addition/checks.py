@@ -21,8 +21,9 @@ from typing import Protocol
 import numpy as np
 
 from margintheory.core import theory
-from margintheory.core.checks import Check, VerificationResult, bool_check, close_check, gamma_star_claims
+from margintheory.core.checks import Check, VerificationResult, bool_check, close_check
 from margintheory.core.construction import build_construction
+from margintheory.core.margin_claims import ClaimDecision, claim_tolerance, margin_equals, within_of_margin
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL, NeuronFourier, multidim_dft_theory, neuron_fourier
@@ -39,6 +40,7 @@ from margintheory.engines.margins import (
 from margintheory.errors import InputError
 from margintheory.runtime.budget import Estimate, grid_points, require
 from margintheory.tasks.modular_addition import compact as compact_verification
+from margintheory.tasks.modular_addition.compact import claim_row, undecided_names
 from margintheory.tasks.modular_addition.paper_errata import paper_statement_rows, wrong_logit_statement
 
 
@@ -103,33 +105,48 @@ def _hypothesis_check(problem: ModularAddition) -> Check:
 
 
 def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) -> tuple[list[Check], dict]:
-    """Margin claims: normalized margin = gamma* (and never above it), all points on the margin, condition C.1."""
+    """Margin claims: normalized margin = gamma* (and never above it), all points on the margin, condition C.1.
+
+    Each claim is the one of :mod:`margintheory.core.margin_claims` (tolerance ``T = rtol gamma*``, ``rtol`` defaulting
+    to ``EQUALITY_RTOL``), decided from the exhaustive pass's enclosures: each value plus or minus its a-priori float64
+    error bound.  A claim the enclosure cannot decide is named in ``fields["undecided_claims"]`` (its row fails and is
+    informational: the verdict is ``undecided``).  Weak duality (``<= gamma*``) is held to the error bound alone.
+    """
     checks: list[Check] = []
     nm = res.normalized_margin
     scale = res.normalization
     abs_tol = res.normalized_tolerance
-    fields = {"normalized_margin": nm, "margin_tolerance": abs_tol, "logit_error_bound": res.logit_error_bound}
+    fields: dict = {"normalized_margin": nm, "margin_tolerance": abs_tol, "logit_error_bound": res.logit_error_bound}
+    decisions: list[tuple[Check, ClaimDecision]] = []
+    reference = gamma if gamma is not None else abs(nm)
     if gamma is not None:
-        checks, _ = gamma_star_claims(
-            nm, gamma, abs_tol + 4 * EPS * gamma, rtol,
-            at_most=("margin <= gamma* (C.6)", "normalized margin <= gamma* (weak duality, Lemma C.6)"),
-            equal=("margin = gamma* (C.22)", "normalized margin = gamma* (Theorem C.22)"))
+        err = abs_tol + 4 * EPS * gamma
+        checks.append(bool_check("margin <= gamma* (C.6)", nm <= gamma + err, tolerance=err / gamma,
+                                 detail=f"margin/gamma* = {nm / gamma:.15g}",
+                                 statement="normalized margin <= gamma* (weak duality, Lemma C.6)"))
+        decisions.append(claim_row("margin = gamma* (C.22)", gamma, nm, margin_equals(nm - err, nm + err, gamma, rtol),
+                                   "normalized margin = gamma* (Theorem C.22)", relative_to=gamma))
         fields["relative_error"] = abs(nm - gamma) / gamma
         fields["ratio_to_gamma_star"] = nm / gamma
-    point_tol = max(4 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
-    off = res.points_above(res.h + point_tol)
+    e = res.logit_error_bound
+    t_logit = claim_tolerance(reference, rtol) * scale
+    off = res.points_above(res.h + t_logit)
     frac = (res.points - off) / res.points
-    checks.append(Check(name="all on margin (C.6)", expected=1.0, measured=frac, tolerance=point_tol / scale,
-                        passed=off == 0, detail=f"fraction on the margin; {off} points off",
-                        statement="every point on the margin (spt q* = D_p, Lemma C.6)"))
+    gap = float(res.margins.max() - res.h)
+    lo_gap, hi_gap = (gap - 4 * e) / scale * (1 - 4 * EPS), (gap + 4 * e) / scale * (1 + 4 * EPS)
+    decisions.append(claim_row("all on margin (C.6)", 1.0, frac, within_of_margin(
+        lo_gap, hi_gap, reference, rtol, "largest gap to the margin (normalized)"),
+        "every point on the margin (spt q* = D_p, Lemma C.6)", relative_to=reference,
+        detail=f"fraction within T of the margin; {off} points off"))
     spread = res.max_wrong_spread
-    spread_tol = max(2 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
-    checks.append(Check(name="wrong logits equal (C.1)", expected=0.0, measured=spread / scale,
-                        tolerance=spread_tol / scale, passed=bool(spread <= spread_tol),
-                        detail="max over points of (max - min) wrong logit, normalized",
-                        statement="all wrong-label logits equal (condition C.1)"))
-    fields.update(all_on_margin=off == 0, fraction_on_margin=frac, wrong_logits_equal=bool(spread <= spread_tol),
-                  max_wrong_spread=spread / scale)
+    lo_s, hi_s = (spread - 2 * e) / scale * (1 - 4 * EPS), (spread + 2 * e) / scale * (1 + 4 * EPS)
+    decisions.append(claim_row("wrong logits equal (C.1)", 0.0, spread / scale, within_of_margin(
+        lo_s, hi_s, reference, rtol, "largest wrong-logit spread (normalized)"),
+        "all wrong-label logits equal (condition C.1)", relative_to=reference,
+        detail="max over points of (max - min) wrong logit, normalized"))
+    checks += [c for c, _ in decisions]
+    fields.update(all_on_margin=off == 0, fraction_on_margin=frac, wrong_logits_equal=decisions[-1][1].passed,
+                  max_wrong_spread=spread / scale, undecided_claims=undecided_names(decisions))
     return checks, fields
 
 
@@ -359,6 +376,10 @@ def _compact_network_check(net: PolyNetwork, problem: ModularAddition, *, max_me
     fields["width"] = net.m
     rows, values = compact_verification.network_rows(cm, problem, multidim_dft_theory(scaled), rtol,
                                                      neuron_checks(net.normalized(), fourier_tolerance, min_share))
+    if values.get("undecided_claims"):  # the certified interval is too coarse for the claim: the finer engine decides
+        lo, hi = cm.normalized_lower, cm.normalized_upper
+        return None, (f"the Fourier shortcut cannot decide {', '.join(values['undecided_claims'])} (its certified "
+                      f"enclosure straddles the claim's tolerance; margin in [{lo:.17g}, {hi:.17g}])")
     return _compact_result(problem, cm, title or f"network check (p={p}, k={k}, m={net.m}), without enumerating "
                            "inputs", fields, rows, values, start, f"lower end without enumeration: {cm.how}"), ""
 
