@@ -530,7 +530,7 @@ def test_points_on_the_margin_and_the_wrong_logit_spread_at_their_boundaries(con
     r, fields = rows(1e-8 - 4 * err - 1e-12, 1e-8 - 2 * err - 1e-12)
     on, equal = r["all on margin (C.6)"], r["wrong logits equal (C.1)"]
     assert (on.expected, on.measured, on.tolerance, on.passed, on.exactness) == (1.0, 1.0, 1e-8, True, "float")
-    assert on.detail.startswith("fraction within T of the margin; 0 points off; largest gap to the margin")
+    assert on.detail.startswith("fraction within T of the margin; 0 points off; points whose gap to the margin exceeds")
     assert on.statement == "every point on the margin (spt q* = D_p, Lemma C.6)"
     assert (equal.expected, equal.measured, equal.tolerance, equal.passed, equal.exactness) == (
         0.0, (1e-8 - 2 * err - 1e-12) / 8, 1e-8, True, "float")

@@ -24,6 +24,7 @@ from margintheory.reproduce.estimates import estimate_recipe, estimate_run, step
 from margintheory.reproduce.recipes import PAPERS, RunSpec
 from margintheory.reproduce.runner import ReproduceOptions, reproduce
 from margintheory.reproduce.runs import RunOutcome, trainer_gap
+from margintheory.training.metrics import norm_shares
 
 REQUIRED = ("morwani-fig7.1", "morwani-fig7.4", "morwani-fig7.5", "morwani-figD.2", "morwani-figD.3",
             "morwani-fig7.6", "fourier-circuits-fig4.1", "fourier-circuits-figC.1", "fourier-circuits-figC.3",
@@ -160,10 +161,48 @@ def test_the_measures_refuse_networks_that_are_not_max_margin():
     mixed = PolyNetwork(net.U.copy(), net.W.copy())
     mixed.U[0, 0] += mixed.U[1 + np.flatnonzero(freq[1:] != freq[0])[0], 0]  # neuron 0: two frequencies in u_1
     checks = _checks("morwani-fig7.4", {"quadratic": [_outcome(mixed)]})
-    assert checks["quadratic: max power ~1 (7.4c)"].measured == pytest.approx(1 - 1 / net.m)
+    heavy = float(norm_shares(mixed)[0])  # neuron 0's share of ||theta||^3, above 1/m: it grew
+    assert heavy > 1 / net.m and checks["quadratic: max power ~1 (7.4c)"].measured == pytest.approx(1 - heavy)
     assert not checks["quadratic: max power ~1 (7.4c)"].passed
     share = _checks("morwani-fig7.1", {"quadratic": [_outcome(mixed)]})["single-frequency (7.1b)"]
     assert share.measured < 1 - 1e-3 and not share.passed
+
+
+def _with_two_frequency_neuron(net: PolyNetwork, amplitude: float) -> PolyNetwork:
+    """``net`` plus one neuron whose every vector mixes frequencies 1 and 2 equally (max power 0.5), its entries
+    ``amplitude`` times the largest of ``net``."""
+    x = np.arange(net.p)
+    v = amplitude * float(np.abs(net.U).max()) * (np.cos(2 * np.pi * x / net.p) + np.cos(4 * np.pi * x / net.p))
+    return PolyNetwork(np.concatenate([net.U, np.stack([v] * net.k)[None]]), np.concatenate([net.W, v[None]]))
+
+
+@pytest.mark.parametrize("name, recipe_name, runs", [
+    ("quadratic: max power ~1 (7.4c)", "morwani-fig7.4", "quadratic"),
+    ("single-frequency (7.1b)", "morwani-fig7.1", "quadratic"),
+])
+def test_a_neuron_row_weighs_its_outliers_by_their_norm(name, recipe_name, runs):
+    """One neuron far from single-frequency (max power 0.5): of negligible norm (1e-4 of the others' entries, a
+    share near 1e-13 of ||theta||^3) the row agrees and names it -- one outlier and its mass; of a norm like the
+    others' (share 1/(m+1) > 1e-3) the row disagrees, whatever the count of the others."""
+    net = build_construction(ModularAddition(11, 2))
+    light = _checks(recipe_name, {runs: [_outcome(_with_two_frequency_neuron(net, 1e-4))]})[name]
+    mass = float(norm_shares(_with_two_frequency_neuron(net, 1e-4))[-1])
+    assert 0 < mass < 1e-11 and light.passed and light.measured == pytest.approx(1 - mass, rel=0, abs=1e-15)
+    assert f"{net.m}/{net.m + 1} neurons" in light.detail and f"1, holding {mass:.1e} of the norm" in light.detail
+    heavy_net = _with_two_frequency_neuron(net, 1.0)
+    heavy = _checks(recipe_name, {runs: [_outcome(heavy_net)]})[name]
+    share = float(norm_shares(heavy_net)[-1])
+    assert share > 1e-3 and not heavy.passed and heavy.measured == pytest.approx(1 - share)
+    assert f"1, holding {share:.1e} of the norm" in heavy.detail
+
+
+def test_a_neuron_share_counts_the_outliers_and_their_mass():
+    judged = rc.neuron_share(np.array([0.5, 0.3, 0.2 - 1e-9, 1e-9]), np.array([True, True, True, False]))
+    assert (judged.neurons, judged.outliers) == (4, 1) and judged.outlier_mass == 1e-9
+    assert judged.share == pytest.approx(1 - 1e-9, rel=0, abs=1e-15)
+    assert judged.holds(1e-3) and judged.holds(1e-9) and not judged.holds(0.0) and not judged.holds(None)
+    heavy = rc.neuron_share(np.array([0.5, 0.3, 0.2]), np.array([True, False, True]))
+    assert heavy.outlier_mass == 0.3 and not heavy.holds(1e-3) and heavy.holds(0.3)
 
 
 def test_the_lambda_limit_reads_the_smallest_lambda_and_the_trend():
