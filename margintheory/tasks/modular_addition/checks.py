@@ -341,8 +341,10 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
     with
     ``exhaustive``, by the exhaustive engine (``result.margin.method`` says which, ``result.margin.how`` why).
 
-    ``rtol``: relative tolerance for "equals gamma*"-type claims (default: the float64 error bound only, which is
-    right for constructed networks; trained networks need a looser one); ``fourier_tolerance``: leakage allowed
+    ``rtol``: relative tolerance ``T / gamma*`` of the margin claims (= gamma*, every point on the margin, C.1;
+    default :data:`~margintheory.core.margin_claims.EQUALITY_RTOL`), the same for every engine: each decides them
+    from its enclosure, the shortcut hands a file it cannot decide to the exhaustive engine, and a claim the
+    exhaustive engine cannot decide makes the verdict ``undecided``; ``fourier_tolerance``: leakage allowed
     in the Fourier checks; ``min_share``: neurons with at most this norm share are left out of the per-neuron
     checks (see :func:`neuron_checks`).
     """
