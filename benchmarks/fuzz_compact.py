@@ -1,6 +1,6 @@
 """A larger fuzz of the compact lower end against the exhaustive engine (the test suite runs a dozen examples).
 
-    python benchmarks/fuzz_compact.py [--examples 2000] [--seed 0]
+    python benchmarks/fuzz_compact.py [--examples 2000] [--seed 0] [--rtol R]
 
 Every case is an exact cosine network written in float64 and then changed (``tests/compact_cases.py``: rounding-size
 noise, a neuron scaled by a hair, by a rational or an irrational factor, coprime weight ratios, a tiny extra neuron,
@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--examples", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rtol", type=float, default=None,
+                    help="the claims' relative tolerance (default EQUALITY_RTOL); near the files' deviations (1e-13) "
+                         "the shortcut's interval often straddles it and hands the file over")
     args = ap.parse_args(argv)
     print(f"device: {platform.processor() or platform.machine()}; {len(os.sched_getaffinity(0))} cores; load "
           f"{os.getloadavg()[0]:.1f}; Python {platform.python_version()}")
@@ -50,8 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         cm, why = fm.network_fourier_margin(case.network)
         em = exhaustive_margin(case.network.normalized())
         lo, hi = em.normalized_margin - em.normalized_tolerance, em.normalized_margin + em.normalized_tolerance
-        result = verify(case.problem, network=case.network, certificate=False)
-        exhaustive = verify(case.problem, network=case.network, certificate=False, exhaustive=True)
+        result = verify(case.problem, network=case.network, certificate=False, rtol=args.rtol)
+        exhaustive = verify(case.problem, network=case.network, certificate=False, exhaustive=True, rtol=args.rtol)
         how = "refused" if cm is None else "accepted" if result.fields["lower_method"] == "fourier" else "handed over"
         counts[(case.kind, how, result.verdict, exhaustive.verdict)] += 1
         assert result.verdict == exhaustive.verdict, (case, result.verdict, exhaustive.verdict)
@@ -74,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     handed = sum(n for (_, how, _, _), n in counts.items() if how == "handed over")
     print(f"{total} cases in {time.perf_counter() - t0:.0f} s; no violation; verify and verify --exhaustive gave the "
           f"same verdict on all {total} (0 disagreements); the shortcut handed {handed} file(s) it could not decide "
-          f"to the exhaustive engine; claim tolerance rtol {EQUALITY_RTOL:g}")
+          f"to the exhaustive engine; claim tolerance rtol {EQUALITY_RTOL if args.rtol is None else args.rtol:g}")
     print("| change | shortcut | verdict (verify) | verdict (verify --exhaustive) | cases |")
     print("|---|---|---|---|---|")
     for (kind, how, a, b), n in sorted(counts.items()):

@@ -31,6 +31,8 @@ from typing import Literal
 EQUALITY_RTOL = 1e-8
 
 Decision = Literal["holds", "fails", "undecided"]
+#: how the detail of a claim's row ends when no decision was made (the row fails and is informational)
+UNDECIDED_ENDING = ": undecided"
 
 
 def claim_tolerance(reference: float, rtol: float | None) -> float:

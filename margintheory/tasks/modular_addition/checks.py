@@ -23,7 +23,13 @@ import numpy as np
 from margintheory.core import theory
 from margintheory.core.checks import Check, VerificationResult, bool_check, close_check
 from margintheory.core.construction import build_construction
-from margintheory.core.margin_claims import ClaimDecision, claim_tolerance, margin_equals, within_of_margin
+from margintheory.core.margin_claims import (
+    EQUALITY_RTOL,
+    ClaimDecision,
+    claim_tolerance,
+    margin_equals,
+    within_of_margin,
+)
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL, NeuronFourier, multidim_dft_theory, neuron_fourier
@@ -157,7 +163,7 @@ def _points_on_margin(res: MarginResult, t: float) -> ClaimDecision:
     above_lo = res.points_above(res.h + t * scale / (1 - 4 * EPS) + 4 * e)
     decision = "holds" if above_hi == 0 else "fails" if above_lo > 0 else "undecided"
     return ClaimDecision(decision, 0.0, t, t, f"points whose gap to the margin exceeds T = {t:.3g} (normalized) "
-                                              f"for certain: {above_lo}, possibly: {above_hi}; {decision}")
+                                              f"for certain: {above_lo}, possibly: {above_hi}: {decision}")
 
 
 def checked_neurons(net: PolyNetwork, min_share: float) -> np.ndarray:
@@ -444,6 +450,12 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
     fields["engine_backend"] = res.backend
     fields["seconds"] = time.perf_counter() - start
     _add_notes(result, problem)
+    if fields.get("undecided_claims"):
+        result.notes.append(
+            f"undecided: {', '.join(fields['undecided_claims'])} -- the exhaustive engine's float64 enclosure "
+            f"(margin +- {res.normalized_tolerance:.2g}) straddles the claims' tolerance (rtol "
+            f"{EQUALITY_RTOL if rtol is None else rtol:g} of gamma*), and no finer engine is available; a larger "
+            "--rtol can decide them")
     return result, res
 
 
