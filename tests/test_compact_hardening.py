@@ -198,8 +198,9 @@ def _scaled_construction(p: int, k: int, factor: float) -> PolyNetwork:
 
 def test_a_file_between_the_two_resolutions_gets_one_verdict():
     """A neuron scaled by 1 - 1e-13 (p = 5, k = 1): the file's margin, wrong logits and points are off by more than
-    the exhaustive engine's error bounds but inside the shortcut's certified interval -- the band where the shortcut said verified (at its interval's
-    width) and the exhaustive engine refuted (at its own bound).  Both now decide |margin - gamma*| <= 1e-8 gamma*."""
+    the exhaustive engine's error bounds but inside the shortcut's certified interval -- the band where the shortcut
+    said verified (at its interval's width) and the exhaustive engine refuted (at its own bound).  Both now decide
+    |margin - gamma*| <= 1e-8 gamma*."""
     problem = ModularAddition(5, 1)
     net = _scaled_construction(5, 1, 1 - 1e-13)
     cm, _ = fm.network_fourier_margin(net)
@@ -249,3 +250,22 @@ def test_a_claim_no_engine_can_decide_is_undecided_exit_2(tmp_path):
     run = _run("verify", "--network", str(path), "--exhaustive", "--rtol", "0", "--no-certificate", "--json",
                cwd=tmp_path)
     assert run.returncode == 2 and json.loads(run.stdout)["verdict"] == "undecided", run.stderr
+
+
+def test_both_backends_and_the_shortcut_give_the_band_file_one_verdict(tmp_path, capsys):
+    """The file between the two resolutions through the command: the shortcut, and the exhaustive engine on numpy
+    and on JAX, decide the same claim at the same tolerance."""
+    from margintheory.cli import main
+
+    path = tmp_path / "band.npz"
+    _scaled_construction(5, 1, 1 - 1e-13).save(path)
+    base = ["verify", "--network", str(path), "--no-certificate", "--json"]
+    verdicts = {}
+    for name, extra in (("shortcut", []), ("numpy", ["--exhaustive", "--backend", "numpy"]),
+                        ("jax", ["--exhaustive", "--backend", "jax"])):
+        code = main(base + extra)
+        doc = json.loads(capsys.readouterr().out)
+        row = next(c for c in doc["checks"] if c["name"] == "margin = gamma* (C.22)")
+        verdicts[name] = (code, doc["verdict"], row["tolerance"], doc["details"]["lower_method"])
+    assert verdicts == {"shortcut": (0, "verified", 1e-8, "fourier"), "numpy": (0, "verified", 1e-8, "exhaustive"),
+                        "jax": (0, "verified", 1e-8, "exhaustive")}
