@@ -170,7 +170,7 @@ def _max_power_all(claim: Claim, outs: list[RunOutcome]) -> Measured:
     judged, lowest = [], []
     for o in outs:
         mp = embedding_max_power(o.network)
-        judged.append((o, neuron_share(norm_shares(o.network), (mp >= level).all(axis=1))))
+        judged.append((o, neuron_share(norm_shares(o.network), np.asarray((mp >= level).all(axis=1)))))
         lowest.append(float(mp.min()))
     worst = min(j.share for _, j in judged)
     detail = f"embedding max power >= {level:g}: " + "; ".join(

@@ -26,6 +26,7 @@ from margintheory.core.construction import build_construction
 from margintheory.core.margin_claims import (
     EQUALITY_RTOL,
     ClaimDecision,
+    Decision,
     claim_tolerance,
     margin_equals,
     within_of_margin,
@@ -161,7 +162,7 @@ def _points_on_margin(res: MarginResult, t: float) -> ClaimDecision:
     e, scale = res.logit_error_bound, res.normalization
     above_hi = res.points_above(res.h + t * scale / (1 + 4 * EPS) - 4 * e)
     above_lo = res.points_above(res.h + t * scale / (1 - 4 * EPS) + 4 * e)
-    decision = "holds" if above_hi == 0 else "fails" if above_lo > 0 else "undecided"
+    decision: Decision = "holds" if above_hi == 0 else "fails" if above_lo > 0 else "undecided"
     return ClaimDecision(decision, 0.0, t, t, f"points whose gap to the margin exceeds T = {t:.3g} (normalized) "
                                               f"for certain: {above_lo}, possibly: {above_hi}: {decision}")
 

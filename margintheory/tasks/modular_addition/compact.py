@@ -77,7 +77,8 @@ def _margin_rows(cm: CompactMargin, problem: ModularAddition, rtol: float | None
         fields["relative_error"] = 0.0 if equal_exactly else abs(nm - gamma) / gamma
         fields["ratio_to_gamma_star"] = 1.0 if equal_exactly else nm / gamma
     scale, err = cm.normalization, cm.logit_error
-    grow = float(cm.details.get("norm_factor_bound", 0.0)) if cm.details else 0.0
+    raw = cm.details.get("norm_factor_bound", 0.0) if cm.details else 0.0  # a file's norm within 1 +- grow
+    grow = float(raw) if isinstance(raw, int | float) else 0.0
     down, up = (1 - grow) * (1 - 4 * EPS), (1 + grow) * (1 + 4 * EPS)  # the file's norm^(k+1) / scale
     t_logit = claim_tolerance(reference, rtol) * scale
     on = cm.label_margins <= cm.h + t_logit
