@@ -42,6 +42,7 @@ from margintheory.engines.margins import (
     engine_bytes_per_point,
     estimate_cost,
     exhaustive_margin,
+    norm_power_relative_error,
     worker_count,
 )
 from margintheory.errors import InputError
@@ -143,7 +144,8 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
                                "every point on the margin (spt q* = D_p, Lemma C.6)", relative_to=reference,
                                detail=f"fraction within T of the margin; {off} points off"))
     spread = res.max_wrong_spread
-    lo_s, hi_s = (spread - 2 * e) / scale * (1 - 4 * EPS), (spread + 2 * e) / scale * (1 + 4 * EPS)
+    rel = norm_power_relative_error(res.k, res.m, res.p)  # of scale = ||theta||^(k+1)
+    lo_s, hi_s = (spread - 2 * e) / scale * (1 - rel), (spread + 2 * e) / scale * (1 + rel)
     decisions.append(claim_row("wrong logits equal (C.1)", 0.0, spread / scale, within_of_margin(
         lo_s, hi_s, reference, rtol, "largest wrong-logit spread (normalized)"),
         "all wrong-label logits equal (condition C.1)", relative_to=reference,
@@ -160,8 +162,9 @@ def _points_on_margin(res: MarginResult, t: float) -> ClaimDecision:
     within ``4 err`` (its margin and ``h`` each within ``2 err``), so the claim holds when no point is above
     ``h + t norm - 4 err`` and fails when one is above ``h + t norm + 4 err``."""
     e, scale = res.logit_error_bound, res.normalization
-    above_hi = res.points_above(res.h + t * scale / (1 + 4 * EPS) - 4 * e)
-    above_lo = res.points_above(res.h + t * scale / (1 - 4 * EPS) + 4 * e)
+    rel = norm_power_relative_error(res.k, res.m, res.p)  # of scale = ||theta||^(k+1)
+    above_hi = res.points_above(res.h + t * scale * (1 - rel) - 4 * e)
+    above_lo = res.points_above(res.h + t * scale * (1 + rel) + 4 * e)
     decision: Decision = "holds" if above_hi == 0 else "fails" if above_lo > 0 else "undecided"
     return ClaimDecision(decision, 0.0, t, t, f"points whose gap to the margin exceeds T = {t:.3g} (normalized) "
                                               f"for certain: {above_lo}, possibly: {above_hi}: {decision}")
