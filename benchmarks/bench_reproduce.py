@@ -6,6 +6,8 @@
     python benchmarks/bench_reproduce.py --table                                 # the docs page's table rows
     python benchmarks/bench_reproduce.py --recipes-table                         # the docs page's recipe list
     python benchmarks/bench_reproduce.py --page       # rewrites those tables in docs/reproductions.md
+    python benchmarks/bench_reproduce.py --rejudge    # judges docs/reproductions/*.json again by the current
+                                                      # readings, from what they stored (no training)
 
 ``--calibrate`` times every distinct modular-addition run of the recipes (an update and a history row, in CPU
 seconds of one process, :func:`margintheory.reproduce.estimates.measure_speed`) with the numpy and the JAX backend
@@ -189,6 +191,29 @@ def recipes_table(console: Console) -> None:
                       soft_wrap=True)
 
 
+def rejudge(console: Console) -> None:
+    """Judge every stored result (docs/reproductions/*.json) again by its recipe's current readings, from what the
+    result stored (:func:`margintheory.reproduce.claims.rejudged_row`; the trained networks are not stored), and
+    recompute its verdict and exit code from the rows."""
+    from margintheory.core.checks import Check, VerificationResult
+    from margintheory.reproduce.claims import rejudged_row
+
+    for path in sorted(DOC_RESULTS.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        claims = {c.name: c for c in RECIPES[doc["parameters"]["recipe"]].claims}
+        rows = [rejudged_row(claims[row["name"]], row) if row["name"] in claims else row for row in doc["checks"]]
+        changed = [(a["name"], a["passed"], b["passed"]) for a, b in zip(doc["checks"], rows, strict=True)
+                   if a["passed"] != b["passed"] or a["measured"] != b["measured"]]
+        result = VerificationResult(doc["title"], checks=[Check(**row) for row in rows],
+                                    applicable=doc["verdict"] != "not-applicable")
+        before = doc["verdict"]
+        doc.update(checks=rows, verdict=result.verdict, exit_code=result.exit_code)
+        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        console.print(f"{path.name}: verdict {before} -> {doc['verdict']}; rows re-judged: "
+                      + (", ".join(f"{n} ({'yes' if a else 'no'} -> {'yes' if b else 'no'})" for n, a, b in changed)
+                         or "none"), highlight=False, markup=False)
+
+
 def _captured(fn) -> str:  # noqa: ANN001 - one of the row printers above
     import io
 
@@ -240,6 +265,8 @@ def main() -> None:
     parser.add_argument("--recipes-table", action="store_true")
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--page", action="store_true", help="rewrite the generated tables of docs/reproductions.md")
+    parser.add_argument("--rejudge", action="store_true",
+                        help="judge docs/reproductions/*.json again by the current readings (before --page)")
     args = parser.parse_args()
     console = Console(highlight=False)
     if args.calibrate:
@@ -253,6 +280,8 @@ def main() -> None:
         recipes_table(console)
     if args.summary:
         summary_rows(console)
+    if args.rejudge:
+        rejudge(console)
     if args.page:
         write_page(console)
 

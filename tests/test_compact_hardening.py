@@ -149,9 +149,23 @@ def test_fuzz_the_compact_path_against_the_exhaustive_engine(case):
     gamma = case.problem.gamma_star
     row = next(c for c in result.checks if c.name == "margin = gamma* (C.22)")
     if row.passed:
-        assert min(abs(true_lo - gamma), abs(true_hi - gamma)) <= row.tolerance * gamma or true_lo <= gamma <= true_hi
+        assert abs(true_lo - gamma) <= row.tolerance * gamma and abs(true_hi - gamma) <= row.tolerance * gamma
     if result.fields["lower_method"] == "fourier" and result.fields["lower_exactness"] == "certified":
         assert result.fields["relative_error"] > 0 and result.fields["ratio_to_gamma_star"] != 1.0
+    exhaustive = verify(case.problem, network=case.network, certificate=False, exhaustive=True)
+    assert result.verdict == exhaustive.verdict, (result.verdict, exhaustive.verdict)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(compact_cases(kinds=("noise", "scale"), sizes=((3, 2), (5, 1), (5, 2), (7, 2))))
+def test_verify_and_verify_exhaustive_give_one_verdict_on_near_exact_files(case):
+    """The shortcut and the exhaustive engine decide one claim at one tolerance: on files a hair away from an exact
+    network (the kinds on which they disagreed, verified by the shortcut at its interval's width and refuted at the
+    exhaustive engine's finer bound) their verdicts agree; the shortcut hands over what it cannot decide."""
+    a = verify(case.problem, network=case.network, certificate=False)
+    b = verify(case.problem, network=case.network, certificate=False, exhaustive=True)
+    assert a.verdict == b.verdict, (case, a.verdict, b.verdict)
+    assert b.fields["lower_method"] == "exhaustive"
 
 
 def test_the_fuzz_cases_cover_every_kind():
@@ -171,3 +185,87 @@ def test_the_fuzz_cases_cover_every_kind():
 
 def test_the_primes_are_primes_below_the_largest_denominator_tried():
     assert all(sympy.isprime(q) and q < fm.MAX_WEIGHT_DENOMINATOR for q in PRIMES)
+
+
+def _scaled_construction(p: int, k: int, factor: float) -> PolyNetwork:
+    """The float64 construction with neuron 0's weight ``A^(k+1)`` times ``factor``."""
+    net = build_construction(p, k)
+    U, W = net.U.copy(), net.W.copy()
+    U[0] *= factor ** (1 / (k + 1))
+    W[0] *= factor ** (1 / (k + 1))
+    return PolyNetwork(U, W)
+
+
+def test_a_file_between_the_two_resolutions_gets_one_verdict():
+    """A neuron scaled by 1 - 1e-13 (p = 5, k = 1): the file's margin, wrong logits and points are off by more than
+    the exhaustive engine's error bounds but inside the shortcut's certified interval -- the band where the shortcut
+    said verified (at its interval's width) and the exhaustive engine refuted (at its own bound).  Both now decide
+    |margin - gamma*| <= 1e-8 gamma*."""
+    problem = ModularAddition(5, 1)
+    net = _scaled_construction(5, 1, 1 - 1e-13)
+    cm, _ = fm.network_fourier_margin(net)
+    em = exhaustive_margin(net.normalized())
+    gamma, e = problem.gamma_star, em.logit_error_bound
+    assert cm is not None and cm.normalized_lower <= gamma <= cm.normalized_upper  # the shortcut cannot tell
+    assert abs(em.normalized_margin - gamma) > em.normalized_tolerance + 4 * 2.0**-52 * gamma  # the exhaustive can
+    assert em.max_wrong_spread > 2 * e and em.points_above(em.h + 4 * e) > 0  # and so for C.1 and the points
+    a = verify(problem, network=net, certificate=False)
+    b = verify(problem, network=net, certificate=False, exhaustive=True)
+    assert a.fields["lower_method"] == "fourier" and b.fields["lower_method"] == "exhaustive"
+    assert a.verdict == b.verdict == "verified" and a.exit_code == b.exit_code == 0
+    row = next(c for c in b.checks if c.name == "margin = gamma* (C.22)")
+    assert row.tolerance == 1e-8 and row.detail.endswith(": holds")
+
+
+def test_the_shortcut_hands_a_file_it_cannot_decide_to_the_exhaustive_engine():
+    """With the claim's boundary gamma* - T inside the shortcut's certified interval but far outside the exhaustive
+    engine's enclosure, the shortcut does not decide: the exhaustive engine does, and says why it ran."""
+    problem = ModularAddition(5, 1)
+    net = _scaled_construction(5, 1, 1 - 1e-13)
+    cm, _ = fm.network_fourier_margin(net)
+    em = exhaustive_margin(net.normalized())
+    gamma, m = problem.gamma_star, em.normalized_margin
+    assert cm is not None and (m - cm.normalized_lower) / 2 > 4 * (em.normalized_tolerance + 4 * 2.0**-52 * gamma)
+    rtol = (gamma - (cm.normalized_lower + m) / 2) / gamma  # gamma* - T halfway between the shortcut's L and m
+    a = verify(problem, network=net, certificate=False, rtol=rtol)
+    b = verify(problem, network=net, certificate=False, exhaustive=True, rtol=rtol)
+    assert a.fields["lower_method"] == "exhaustive" and "shortcut cannot decide margin = gamma* (C.22)" in a.fields[
+        "lower_how"]
+    assert a.verdict == b.verdict
+    assert next(c for c in a.checks if c.name == "margin = gamma* (C.22)").passed  # m - (gamma* - T) >> its bound
+
+
+def test_a_claim_no_engine_can_decide_is_undecided_exit_2(tmp_path):
+    """rtol 0 asks for equality exactly: a float64 enclosure around gamma* can neither verify nor refute it, so the
+    verdict is undecided (exit 2), the undecided claims are named, and the JSON validates against the schema."""
+    from margintheory.presentation.schema import validate_result
+
+    net = build_construction(5, 2)
+    result = verify(ModularAddition(5, 2), network=net, certificate=False, exhaustive=True, rtol=0.0)
+    assert result.verdict == "undecided" and result.exit_code == 2
+    assert "margin = gamma* (C.22)" in result.fields["undecided_claims"]
+    validate_result(result.to_dict())
+    path = tmp_path / "net.npz"
+    net.save(path)
+    run = _run("verify", "--network", str(path), "--exhaustive", "--rtol", "0", "--no-certificate", "--json",
+               cwd=tmp_path)
+    assert run.returncode == 2 and json.loads(run.stdout)["verdict"] == "undecided", run.stderr
+
+
+def test_both_backends_and_the_shortcut_give_the_band_file_one_verdict(tmp_path, capsys):
+    """The file between the two resolutions through the command: the shortcut, and the exhaustive engine on numpy
+    and on JAX, decide the same claim at the same tolerance."""
+    from margintheory.cli import main
+
+    path = tmp_path / "band.npz"
+    _scaled_construction(5, 1, 1 - 1e-13).save(path)
+    base = ["verify", "--network", str(path), "--no-certificate", "--json"]
+    verdicts = {}
+    for name, extra in (("shortcut", []), ("numpy", ["--exhaustive", "--backend", "numpy"]),
+                        ("jax", ["--exhaustive", "--backend", "jax"])):
+        code = main(base + extra)
+        doc = json.loads(capsys.readouterr().out)
+        row = next(c for c in doc["checks"] if c["name"] == "margin = gamma* (C.22)")
+        verdicts[name] = (code, doc["verdict"], row["tolerance"], doc["details"]["lower_method"])
+    assert verdicts == {"shortcut": (0, "verified", 1e-8, "fourier"), "numpy": (0, "verified", 1e-8, "exhaustive"),
+                        "jax": (0, "verified", 1e-8, "exhaustive")}

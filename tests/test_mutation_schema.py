@@ -63,6 +63,7 @@ ACCEPT = [
     # incomplete (a sweep with failed cells): 2 whatever the cells that ran say
     _doc({"verdict": "refuted", "exit_code": 2}), _doc({"exit_code": 2}),
     _doc({"verdict": "not-applicable", "exit_code": 2}),
+    _doc({"verdict": "undecided", "exit_code": 2}),
     _doc({"verdict": "not-applicable", "exit_code": 1}),
     _doc({"verdict": "not-applicable", "exit_code": 0, "width": 3, "seconds": 2.5, "relative_error": 0.5}),
     _doc({"gamma_star": None, "gamma_star_note": "x", "ratio_to_gamma_star": None}),  # a reason of one character

@@ -22,6 +22,14 @@ from margintheory.certificate import checker, maxmin
 from margintheory.certificate.maxmin import GAP_TOL, GAP_TOL_EXACT, LowerBound
 from margintheory.certificate.upper_bound import HOMOGENEITY, WEAK_DUALITY, ProofStep, ProvedUpperBound, ceil_float
 from margintheory.core.checks import MarginMeasurement, VerificationResult
+from margintheory.core.margin_claims import (
+    EQUALITY_RTOL,
+    claim_tolerance,
+    decide_at_most,
+    decide_within,
+    margin_equals,
+    within_of_margin,
+)
 from margintheory.core.network import PolyNetwork
 from margintheory.engines import margins
 from margintheory.errors import InputError
@@ -450,30 +458,47 @@ def construction_result():
 
 
 def test_margin_rows_against_gamma_star_at_their_boundaries(construction_result):
-    """With gamma* = 1 and no measured tolerance the allowance is 4 eps: 1 + 4 eps passes, 1 + 5 eps does not; an
-    rtol widens '= gamma*' to rtol gamma*, never weak duality's '<= gamma*'."""
+    """One claim, |margin - gamma*| <= T = rtol gamma* (rtol defaults to EQUALITY_RTOL = 1e-8), decided from the
+    enclosure margin +- (error bound + 4 eps gamma*): inside holds, outside fails, across the boundary is undecided
+    (the row fails, is informational, and is named in undecided_claims).  Weak duality's '<= gamma*' is held to the
+    error bound alone (1 + 4 eps passes, 1 + 5 eps does not), whatever the rtol."""
     res = _measured(construction_result, normalized_tolerance=0.0)
 
     def by_name(nm, rtol=None, gamma=1.0):
         checks, fields = margin_checks(_measured(res, normalized_margin=nm), gamma, rtol)
         return {c.name: c for c in checks}, fields
 
+    assert EQUALITY_RTOL == 1e-8
     r, fields = by_name(1.0 + 4 * EPS)
     c6, c22 = r["margin <= gamma* (C.6)"], r["margin = gamma* (C.22)"]
-    assert c6.passed and c22.passed and c6.tolerance == 4 * EPS and c22.tolerance == 4 * EPS
+    assert c6.passed and c22.passed and c6.tolerance == 4 * EPS and c22.tolerance == EQUALITY_RTOL
     assert (c6.expected, c6.measured, c6.exactness) == (True, True, "float")
     assert c6.detail == f"margin/gamma* = {1 + 4 * EPS:.15g}"
     assert c6.statement == "normalized margin <= gamma* (weak duality, Lemma C.6)"
     assert c22.statement == "normalized margin = gamma* (Theorem C.22)" and (c22.expected, c22.measured) == (
         1.0, 1.0 + 4 * EPS)
+    assert not c22.informational and c22.detail.endswith(": holds") and fields["undecided_claims"] == []
     assert fields["ratio_to_gamma_star"] == 1.0 + 4 * EPS and fields["relative_error"] == 4 * EPS
     r, _ = by_name(1.0 + 5 * EPS)
-    assert not r["margin <= gamma* (C.6)"].passed and not r["margin = gamma* (C.22)"].passed
-    r, _ = by_name(1.0 + 1e-3, rtol=1e-3)
+    assert not r["margin <= gamma* (C.6)"].passed and r["margin = gamma* (C.22)"].passed
+    r, fields = by_name(1.0 - 1e-8 + 8 * EPS)  # the enclosure [nm - 4 eps, nm + 4 eps] just inside 1 - T
+    assert r["margin = gamma* (C.22)"].passed and fields["undecided_claims"] == []
+    r, fields = by_name(1.0 - 1e-8 - 8 * EPS)  # just outside
+    c22 = r["margin = gamma* (C.22)"]
+    assert not c22.passed and not c22.informational and c22.detail.endswith(": fails")
+    assert fields["undecided_claims"] == []
+    r, fields = by_name(1.0 - 1e-8)  # across the boundary: undecided, never decided at the engine's own tolerance
+    c22 = r["margin = gamma* (C.22)"]
+    assert not c22.passed and c22.informational and c22.detail.endswith(": undecided")
+    assert fields["undecided_claims"] == ["margin = gamma* (C.22)"]
+    r, fields = by_name(1.0, rtol=0.0)  # rtol 0: equality exactly, which a float64 enclosure cannot establish
+    assert not r["margin = gamma* (C.22)"].passed and "margin = gamma* (C.22)" in fields["undecided_claims"]
+    r, _ = by_name(1.0 - 1e-3 + 8 * EPS, rtol=1e-3)
     assert r["margin = gamma* (C.22)"].passed and r["margin = gamma* (C.22)"].tolerance == 1e-3
+    r, _ = by_name(1.0 + 1e-3, rtol=1e-3)
     assert not r["margin <= gamma* (C.6)"].passed and r["margin <= gamma* (C.6)"].tolerance == 4 * EPS
-    r, _ = by_name(1.0 + 1.01e-3, rtol=1e-3)
-    assert not r["margin = gamma* (C.22)"].passed
+    r, _ = by_name(1.0 - 1.01e-3, rtol=1e-3)
+    assert not r["margin = gamma* (C.22)"].passed and not r["margin = gamma* (C.22)"].informational
     r, _ = by_name(0.5, rtol=None, gamma=0.5)  # tolerances relative to gamma*
     assert r["margin <= gamma* (C.6)"].tolerance == 4 * EPS
     r, fields = by_name(0.25 * (1 - 0.5e-3), rtol=1e-3, gamma=0.25)  # rtol is relative: rtol gamma* absolute
@@ -494,44 +519,50 @@ def test_margin_rows_against_gamma_star_at_their_boundaries(construction_result)
 
 
 def test_points_on_the_margin_and_the_wrong_logit_spread_at_their_boundaries(construction_result):
-    """err = 1e-10 and norm 2 (normalization 8): a point is on the margin within 4 err of h, the wrong logits are
-    equal within 2 err; with an rtol both become rtol |margin| norm^(k+1)."""
+    """err = 1e-10 and norm 2 (normalization 8), margin = gamma* = 0.125: T = 1e-8 gamma* normalized, 1e-8 in logits.
+    The largest gap to the margin and the largest wrong-logit spread are known within 4 err and 2 err: below T by
+    more than that holds, above it by more fails, in between is undecided; with an rtol T is rtol gamma*."""
     err = 1e-10
     M = np.full(25, 1.0)
-    M[4] = 1.0 + 4 * err
     spread = np.zeros(25)
-    spread[7] = 2 * err
     res = _measured(construction_result, margins=M, h=1.0, logit_error_bound=err, norm=2.0, wrong_spread=spread,
                     normalized_margin=0.125, normalized_tolerance=0.0)
-    checks, fields = margin_checks(res, 0.125, None)
-    r = {c.name: c for c in checks}
+
+    def rows(gap, sp, rtol=None, gamma=0.125):
+        M2, s2 = M.copy(), spread.copy()
+        M2[[4, 5]] = 1.0 + gap
+        s2[7] = sp
+        checks, fields = margin_checks(_measured(res, margins=M2, wrong_spread=s2), gamma, rtol)
+        return {c.name: c for c in checks}, fields
+
+    r, fields = rows(1e-8 - 4 * err - 1e-12, 1e-8 - 2 * err - 1e-12)
     on, equal = r["all on margin (C.6)"], r["wrong logits equal (C.1)"]
-    assert (on.expected, on.measured, on.tolerance, on.passed, on.exactness) == (1.0, 1.0, 4 * err / 8, True, "float")
-    assert on.detail == "fraction on the margin; 0 points off"
+    assert (on.expected, on.measured, on.tolerance, on.passed, on.exactness) == (1.0, 1.0, 1e-8, True, "float")
+    assert on.detail.startswith("fraction within T of the margin; 0 points off; points whose gap to the margin exceeds")
     assert on.statement == "every point on the margin (spt q* = D_p, Lemma C.6)"
     assert (equal.expected, equal.measured, equal.tolerance, equal.passed, equal.exactness) == (
-        0.0, 2 * err / 8, 2 * err / 8, True, "float")
-    assert equal.detail == "max over points of (max - min) wrong logit, normalized"
+        0.0, (1e-8 - 2 * err - 1e-12) / 8, 1e-8, True, "float")
+    assert equal.detail.startswith("max over points of (max - min) wrong logit, normalized")
     assert equal.statement == "all wrong-label logits equal (condition C.1)"
     assert fields == {"normalized_margin": 0.125, "margin_tolerance": 0.0, "logit_error_bound": err,
                       "relative_error": 0.0, "ratio_to_gamma_star": 1.0, "all_on_margin": True,
-                      "fraction_on_margin": 1.0, "wrong_logits_equal": True, "max_wrong_spread": 2 * err / 8}
-    M2, spread2 = M.copy(), spread.copy()
-    M2[[4, 5]] = 1.0 + 4 * err * (1 + 1e-5)
-    spread2[7] = 2 * err * (1 + 1e-5)
-    off = _measured(res, margins=M2, wrong_spread=spread2)
-    checks, fields = margin_checks(off, 0.125, None)
-    r = {c.name: c for c in checks}
+                      "fraction_on_margin": 1.0, "wrong_logits_equal": True,
+                      "max_wrong_spread": (1e-8 - 2 * err - 1e-12) / 8, "undecided_claims": []}
+    r, fields = rows(1e-8 + 4 * err + 1e-12, 1e-8 + 2 * err + 1e-12)
     assert not r["all on margin (C.6)"].passed and r["all on margin (C.6)"].measured == 23 / 25
-    assert r["all on margin (C.6)"].detail == "fraction on the margin; 2 points off"
-    assert not r["wrong logits equal (C.1)"].passed
+    assert r["all on margin (C.6)"].detail.startswith("fraction within T of the margin; 2 points off")
+    assert not r["wrong logits equal (C.1)"].passed and not r["wrong logits equal (C.1)"].informational
     assert fields["all_on_margin"] is False and fields["wrong_logits_equal"] is False
-    wide = {c.name: c for c in margin_checks(off, 0.125, 1e-6)[0]}  # rtol |margin| norm^3 = 1e-6 > 4 err
-    assert wide["all on margin (C.6)"].passed and wide["all on margin (C.6)"].tolerance == 1e-6 * 0.125 * 8 / 8
-    assert wide["wrong logits equal (C.1)"].passed and wide["wrong logits equal (C.1)"].tolerance == 1e-6 * 0.125
-    neg = _measured(off, normalized_margin=-0.125)  # |margin|
+    assert fields["undecided_claims"] == []
+    r, fields = rows(1e-8, 1e-8)  # within the error bounds of T: neither claim can be decided
+    assert fields["undecided_claims"] == ["all on margin (C.6)", "wrong logits equal (C.1)"]
+    assert all(r[n].informational and not r[n].passed for n in fields["undecided_claims"])
+    wide = rows(1e-7, 1e-7, rtol=1e-6)[0]  # T = 1e-6 gamma* (1e-6 in logits) > 1e-7 + 4 err
+    assert wide["all on margin (C.6)"].passed and wide["all on margin (C.6)"].tolerance == 1e-6
+    assert wide["wrong logits equal (C.1)"].passed and wide["wrong logits equal (C.1)"].tolerance == 1e-6
+    neg = _measured(res, normalized_margin=-0.125)  # no gamma*: T relative to |margin|
     assert {c.name: c for c in margin_checks(neg, None, 1e-6)[0]}["all on margin (C.6)"].passed
-    r = {c.name: c for c in margin_checks(off, None, None)[0]}
+    r = {c.name: c for c in margin_checks(res, None, None)[0]}
     assert set(r) == {"all on margin (C.6)", "wrong logits equal (C.1)"}
 
 
@@ -689,15 +720,38 @@ def test_a_result_without_a_deciding_check_is_neither_verified_nor_refuted():
     assert r.verdict == "refuted" and r.exit_code == 1
 
 
-def test_rtol_loosens_equal_to_gamma_star_only():
+def test_rtol_loosens_equal_to_gamma_star_only(construction_result):
     """--rtol widens '= gamma*'; weak duality's '<= gamma*' keeps the engine's error bound (with rtol 0.5 a margin
     40 % above gamma* passed it)."""
-    from margintheory.core.checks import gamma_star_claims
+    def rows(nm, rtol):
+        res = _measured(construction_result, normalized_margin=nm, normalized_tolerance=1e-12)
+        return {c.name: c for c in margin_checks(res, 1.0, rtol)[0]}
 
-    names = dict(at_most=("margin <= gamma*", "s1"), equal=("margin = gamma*", "s2"))
-    (at_most, equal), tol = gamma_star_claims(1.4, 1.0, 1e-12, 0.5, **names)
-    assert tol == 0.5 and at_most.tolerance == 1e-12 and not at_most.passed and equal.passed
-    (at_most, equal), _ = gamma_star_claims(0.6, 1.0, 1e-12, 0.5, **names)
-    assert at_most.passed and equal.passed
-    (at_most, _), _ = gamma_star_claims(1.0 + 0.9e-12, 1.0, 1e-12, None, **names)
-    assert at_most.passed  # within the error bound
+    r = rows(1.4, 0.5)
+    at_most, equal = r["margin <= gamma* (C.6)"], r["margin = gamma* (C.22)"]
+    assert equal.tolerance == 0.5 and at_most.tolerance == 1e-12 + 4 * EPS and not at_most.passed and equal.passed
+    r = rows(0.6, 0.5)
+    assert r["margin <= gamma* (C.6)"].passed and r["margin = gamma* (C.22)"].passed
+    assert rows(1.0 + 0.9e-12, None)["margin <= gamma* (C.6)"].passed  # within the error bound
+
+
+@pytest.mark.parametrize("lo, hi, decision", [
+    (0.0, 1.0, "holds"), (1.0, 1.0, "holds"), (0.5, 1.5, "undecided"), (1.0 + 1e-16 * 3, 2.0, "fails"),
+    (float("nan"), 0.5, "holds"), (0.5, float("nan"), "undecided"), (float("nan"), float("nan"), "undecided"),
+])
+def test_an_enclosure_decides_at_most_only_when_it_lies_on_one_side(lo, hi, decision):
+    """value <= 1 from value in [lo, hi]: the whole enclosure on one side decides, straddling (or NaN) does not."""
+    assert decide_at_most(lo, hi, 1.0) == decision
+
+
+def test_an_enclosure_decides_within_only_when_it_lies_inside_or_outside():
+    assert decide_within(0.9, 1.1, 1.0, 0.1) == "holds"
+    assert decide_within(0.89, 1.0, 1.0, 0.1) == "undecided" and decide_within(1.0, 1.11, 1.0, 0.1) == "undecided"
+    assert decide_within(0.5, 0.89, 1.0, 0.1) == "fails" and decide_within(1.11, 2.0, 1.0, 0.1) == "fails"
+    assert decide_within(0.5, 1.5, 1.0, 0.1) == "undecided"  # wider than the band: neither inside nor outside
+    assert claim_tolerance(0.25, None) == EQUALITY_RTOL * 0.25 and claim_tolerance(-0.5, 1e-3) == 0.5e-3
+    assert claim_tolerance(0.25, 0.0) == 0.0
+    d = margin_equals(0.99, 1.0, 1.0, 0.02)
+    assert d.passed and d.tolerance == 0.02 and d.text.endswith("(rtol 0.02): holds")
+    d = within_of_margin(-1.0, 0.5e-8, 1.0, None, "gap")
+    assert d.passed and d.lo == 0.0 and d.text.startswith("gap in [0, 5e-09]")

@@ -85,8 +85,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_engine_options(parser)
     add_backend_options(parser)
     parser.add_argument("--rtol", type=float, default=None,
-                        help="relative tolerance for 'equals gamma*' claims on a given network (default: the float64 "
-                        "error bound only)")
+                        help="relative tolerance of the margin claims ('equals gamma*', every point on the margin, "
+                        "equal wrong logits) on a given network, the same for every engine (default 1e-8; 0: "
+                        "equality exactly)")
     parser.add_argument("--fourier-tol", type=float, default=None,
                         help="leakage allowed in the per-neuron Fourier checks of a network (default 1e-8)")
     parser.add_argument("--min-share", type=float, default=None,

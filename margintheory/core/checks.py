@@ -27,7 +27,7 @@ Exactness = Literal["proved", "certified", "float", "argued"]
 EXACTNESS_LEVELS: tuple[Exactness, ...] = ("proved", "certified", "float", "argued")
 #: longest check name (the claim column of the table); the full claim goes to ``Check.statement``
 NAME_MAX = 30
-Verdict = Literal["verified", "refuted", "not-applicable"]
+Verdict = Literal["verified", "refuted", "not-applicable", "undecided"]
 
 
 @dataclass(kw_only=True)
@@ -90,24 +90,6 @@ def bool_check(name: str, measured: bool, *, tolerance: float | None = None, exa
     return Check(name=name, expected=expected, measured=bool(measured), tolerance=tolerance,
                  passed=bool(measured) == expected, exactness=exactness, detail=detail, informational=informational,
                  statement=statement, premises=list(premises or []))
-
-
-def gamma_star_claims(measured: float, gamma: float, error_bound: float, rtol: float | None, *,
-                      at_most: tuple[str, str], equal: tuple[str, str]) -> tuple[list[Check], float]:
-    """The two claims every task makes about a network's normalized margin ``measured``: ``<= gamma*`` (weak
-    duality) and ``= gamma*`` (the theorem), each ``(name, statement)``.
-
-    One tolerance rule for every task: ``tol = max(error_bound, rtol gamma*)`` for ``= gamma*``, where
-    ``error_bound`` is a rigorous bound on ``|measured - exact margin|`` from the task's engine and ``rtol`` the
-    caller's relative tolerance (``None``: the error bound alone).  ``<= gamma*`` (weak duality: no network exceeds
-    it) is held to the error bound alone: ``rtol`` loosens the "equals" claim only.  Returns the two checks and
-    ``tol``.
-    """
-    tol = max(error_bound, (rtol or 0.0) * gamma)
-    checks = [bool_check(at_most[0], measured <= gamma + error_bound, tolerance=error_bound / gamma,
-                         detail=f"margin/gamma* = {measured / gamma:.15g}", statement=at_most[1]),
-              close_check(equal[0], gamma, measured, tol / gamma, statement=equal[1])]
-    return checks, tol
 
 
 #: short names (the table's claim column) of the proof steps of the upper bound and of the certificate checker,
@@ -272,21 +254,27 @@ class VerificationResult:
 
     @property
     def verdict(self) -> Verdict:
-        """``verified`` when every deciding check passed, ``refuted`` when one failed; ``not-applicable`` when the
-        claims do not apply, or when no check decides (nothing was claimed: neither verified nor refuted)."""
+        """``verified`` when every deciding check passed, ``refuted`` when one failed; ``undecided`` when none failed
+        but a margin claim could not be decided (``fields["undecided_claims"]``: the engine's enclosure straddles the
+        claim's tolerance, :mod:`margintheory.core.margin_claims`); ``not-applicable`` when the claims do not apply,
+        or when no check decides (nothing was claimed: neither verified nor refuted)."""
         deciding = [c for c in self.checks if not c.informational]
-        if not self.applicable or not deciding:
+        if not self.applicable or not (deciding or self.fields.get("undecided_claims")):
             return "not-applicable"
-        return "verified" if all(c.passed for c in deciding) else "refuted"
+        if not all(c.passed for c in deciding):
+            return "refuted"
+        return "undecided" if self.fields.get("undecided_claims") else "verified"
 
     @property
     def exit_code(self) -> int:
         """0 verified, 1 refuted; ``not-applicable`` is 0 when every computed check passed, else 1; 2 when part of
-        the work could not be done (:attr:`incomplete`)."""
+        the work could not be done (:attr:`incomplete`) or a claim could not be decided (``undecided``)."""
         if self.incomplete:
             return 2
         if self.verdict == "verified":
             return 0
+        if self.verdict == "undecided":
+            return 2
         if self.verdict == "not-applicable":
             return 0 if all(c.passed for c in self.checks if not c.informational) else 1
         return 1

@@ -378,6 +378,12 @@ def _finish(net: PolyNetwork, margins: np.ndarray, spread: np.ndarray, M: np.nda
                         choice.label)
 
 
+def norm_power_relative_error(k: int, m: int, p: int) -> float:
+    """A-priori bound on the relative error of ``||theta||^(k+1)`` computed in float64 for width ``m``:
+    ``(k+1)(m + (k+1)p + 2) eps`` (first order)."""
+    return (k + 1) * (m + (k + 1) * p + 2) * EPS
+
+
 def normalize_margin(net: PolyNetwork, h: float) -> tuple[float, float, float, float]:
     """``(norm, logit error bound, h / norm^(k+1), its tolerance)`` for the minimum margin ``h`` of ``net``: one
     formula for the single pass and for a pass split into prefix ranges (:func:`reduce_prefix_margins`)."""
@@ -385,8 +391,8 @@ def normalize_margin(net: PolyNetwork, h: float) -> tuple[float, float, float, f
     norm = net.norm()
     err = logit_error_bound(net)
     scale = norm ** (k + 1)
-    # margin error <= 2 err; norm^(k+1) has relative error <= (k+1)(m + (k+1)p + 2) eps (first order)
-    norm_rel = (k + 1) * (net.m + (k + 1) * net.p + 2) * EPS
+    # margin error <= 2 err; norm^(k+1) has relative error <= norm_power_relative_error (first order)
+    norm_rel = norm_power_relative_error(k, net.m, net.p)
     if scale > 0:
         normalized = h / scale
         return norm, err, normalized, 2 * err / scale + norm_rel * abs(normalized)

@@ -21,9 +21,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from margintheory.core.checks import NAME_MAX, Check, VerificationResult
+from margintheory.core.margin_claims import UNDECIDED_ENDING
 from margintheory.core.premises import exactness_label
 
-_VERDICT_STYLE = {"verified": "bold green", "refuted": "bold red", "not-applicable": "bold yellow"}
+_VERDICT_STYLE = {"verified": "bold green", "refuted": "bold red", "not-applicable": "bold yellow",
+                  "undecided": "bold yellow"}
 #: terminals at least this wide get 12 significant digits, those at least NARROW wide 8, narrower ones 6
 WIDE = 120
 NARROW = 90
@@ -72,6 +74,14 @@ def format_tolerance(tol: float) -> str:
     return f"{digit}e{exponent}"
 
 
+def _row_verdict(c: Check) -> str:
+    """``PASS``, ``FAIL``, with `` (i)`` for an informational row; ``UNDECIDED`` for a margin claim that no engine
+    could decide (:mod:`margintheory.core.margin_claims`)."""
+    if c.informational and not c.passed and c.detail.endswith(UNDECIDED_ENDING):
+        return "UNDECIDED"
+    return ("PASS" if c.passed else "FAIL") + (" (i)" if c.informational else "")
+
+
 def checks_table(checks: list[Check], title: str | None = None, digits: int = 12, width: int | None = None
                  ) -> Table:
     """The claim | expected | measured | tol | how | verdict table, at most ``width`` columns wide: the claim and
@@ -79,9 +89,7 @@ def checks_table(checks: list[Check], title: str | None = None, digits: int = 12
     digits = fitting_digits(checks, digits, width)
     rows = []
     for c in checks:
-        verdict = "PASS" if c.passed else "FAIL"
-        if c.informational:
-            verdict += " (i)"
+        verdict = _row_verdict(c)
         style = "green" if c.passed else ("yellow" if c.informational else "red")
         tol = "-" if c.tolerance is None else format_tolerance(c.tolerance)
         rows.append((c.name, format_value(c.expected, digits), format_value(c.measured, digits), tol,
@@ -113,8 +121,7 @@ def fitting_digits(checks: list[Check], digits: int, width: int | None) -> int:
     if width is None:
         return digits
     fixed = sum(max([len(h)] + [len("-" if c.tolerance is None else format_tolerance(c.tolerance)) if i == 0 else
-                                 len(exactness_label(c.exactness, c.assumes)) if i == 1 else
-                                 len("FAIL (i)" if c.informational else "FAIL")
+                                 len(exactness_label(c.exactness, c.assumes)) if i == 1 else len(_row_verdict(c))
                                  for c in checks]) for i, h in enumerate(("tol", "how", "verdict")))
     room = width - TABLE_RULES - fixed - 4  # the claim column's hard floor
     while digits > 4:

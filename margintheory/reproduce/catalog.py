@@ -26,6 +26,23 @@ MORWANI_RELU = RunSpec(
     lr=0.05, steps=40000, lam=1e-4, regularizer="l2", schedule="doubling", milestones=_MORWANI_MILESTONES,
     log_every=100)
 
+def _approaches(tolerance: float, steps: str) -> str:
+    """The reading of "the margin approaches gamma*" (a limit, which a finite run cannot show): the ratio at the
+    run's last step, after the paper's ``steps``, at least ``1 - tolerance``; nothing is extrapolated."""
+    return (f"normalized margin / gamma* at the run's last step, after the paper's {steps} steps, >= 1 - tolerance "
+            f"= {1 - tolerance:g} (tolerance {tolerance:g}); a margin still rising at that step is judged where it "
+            "stands, not extrapolated (the best ratio during training and its step are in the detail)")
+
+
+
+def _weighed_max_power(level: float) -> str:
+    """The reading of "max power almost 1 for all the neurons": every neuron weighed by its norm share."""
+    return (f"share of ||theta||^(k+1) in neurons whose embedding vectors all have max power >= {level:g} (each "
+            "neuron weighed by its norm share, as the network's function weighs it: a neuron of negligible norm, "
+            "which the paper's histogram cannot show, neither holds nor breaks the claim); >= 1 - tolerance; the "
+            "count and norm share of the neurons below are in the detail")
+
+
 _MAX_POWER_READING = ("max normalized power (one-sided: +j and -j folded) of every embedding vector u_j of every "
                       "neuron")
 
@@ -39,7 +56,7 @@ MORWANI_FIG71 = Recipe(
         Claim("margin-to-gamma", "margin -> gamma* (Fig. 7.1c)",
               "for the quadratic activation, the network asymptotically reaches the maximum L_{2,3} margin predicted "
               "by the analysis (Fig. 7.1c; Thm 7.7: gamma* = sqrt(2/27) / (p^(1/2) (p-1)))",
-              "normalized margin / gamma* >= 1 - tolerance after the paper's 40 000 steps", 1e-3, ("quadratic",)),
+              _approaches(1e-3, "40 000"), 1e-3, ("quadratic",)),
         Claim("single-frequency", "single-frequency (7.1b)",
               "quadratic neurons are single-frequency cosines (Fig. 7.1b; Thm 7.7 part 1)",
               "share of ||theta||^3 in neurons whose u, v, w all have max normalized power >= 0.99; "
@@ -81,8 +98,7 @@ MORWANI_FIG74 = Recipe(
         Claim("max-power-all", "quadratic: max power ~1 (7.4c)",
               "for the quadratic network the final maximum power is almost exactly 1 for all the neurons, as the "
               "max-margin analysis predicts (Fig. 7.4c)",
-              "fraction of neurons whose embedding vectors all have max power >= 0.99; all of them "
-              "(the norm-weighted share is in the detail)", None, ("quadratic",), threshold=0.99),
+              _weighed_max_power(0.99), 1e-3, ("quadratic",), threshold=0.99),
     ),
     figure="histograms of the max normalized power: initialization, ReLU and quadratic after training (7.4a-c)",
     unstated=MORWANI_FIG71.unstated,
@@ -97,7 +113,7 @@ MORWANI_FIG75 = Recipe(
     claims=(
         Claim("parity-margin", "margin -> gamma* (7.5b)",
               "the normalized L_{2,5} margin approaches the theoretical maximum gamma* = k! sqrt(2 (k+1)^-(k+1)) "
-              "(Fig. 7.5b; Thm 7.8)", "normalized margin / gamma* >= 1 - tolerance", 1e-3),
+              "(Fig. 7.5b; Thm 7.8)", _approaches(1e-3, "30 000"), 1e-3),
         Claim("parity-support", "neurons of Thm 7.8 form (7.5a)",
               "neurons with ||u_i|| > 0 are supported on S with |u_i[j]| = ||w_i|| and w_i in the span of "
               "[1, -1] (Fig. 7.5a; Thm 7.8 part 1)",
@@ -126,7 +142,7 @@ def _group_recipe(name: str, group: str, width: int, where: str, **run: object) 
         claims=(
             Claim("group-margin", f"margin -> gamma* ({short}a)",
                   f"the normalized L_{{2,3}} margin approaches the theoretical maximum ({figure}a; Thm 7.9)",
-                  "normalized margin / gamma* >= 1 - tolerance", 1e-3),
+                  _approaches(1e-3, f"{run['steps']:,}".replace(",", " ")), 1e-3),
             Claim("single-irrep", f"single-irrep neurons ({short}d)",
                   f"after training all neurons are concentrated in a single representation ({figure}d; Thm 7.9 "
                   "part 1)", "share of ||theta||^3 in neurons whose irrep power fraction is >= 0.99; "
@@ -188,8 +204,7 @@ def _fourier_recipe(name: str, k: int, p: int, width: int, where: str, companion
             Claim("max-power-all", f"max power ~1, all ({tag}c)",
                   f"the embeddings of the final trained network are one-sparse: maximum normalized power almost 1 "
                   f"for all neurons ({companion}c)",
-                  "fraction of neurons whose embedding vectors all have max power >= 0.9, for every seed; all "
-                  "of them (the norm-weighted share is in the detail)", None, threshold=0.9),
+                  f"{_weighed_max_power(0.9)}, for every seed", 1e-3, threshold=0.9),
             Claim("all-frequencies", f"every frequency used ({tag}a)",
                   f"the network learns all frequencies of the Fourier spectrum ({companion}a; Lemma 4.11)",
                   "frequencies that are the dominant frequency of a neuron whose vectors all have max power >= 0.9, "

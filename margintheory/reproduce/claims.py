@@ -21,6 +21,7 @@ Measures (modular addition; docs/TRAINING.md#definitions-of-the-recorded-quantit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -116,36 +117,66 @@ def _ratio(r: float) -> str:
     return f"1 {'-' if r < 1 else '+'} {abs(1 - r):.2e}" if abs(1 - r) < 1e-3 else f"{r:.6f}"
 
 
-def _norm_share(claim: Claim, outs: list[RunOutcome], single: Callable[[RunOutcome], np.ndarray]) -> Measured:
-    """The share of ``||theta||^(k+1)`` in the neurons ``single(run)`` marks (worst run), against ``1 - tolerance``."""
-    shares, parts = [], []
-    for o in outs:
-        ok = single(o)
-        share = float(norm_shares(o.network)[ok].sum())
-        shares.append(share)
-        parts.append(f"{_name(o)}: norm share {share:.9f}, {int(ok.sum())}/{ok.size} neurons")
-    worst = min(shares)
-    return Measured(worst, 1.0, worst >= 1 - (claim.tolerance or 0.0), "; ".join(parts))
+@dataclass(frozen=True)
+class NeuronShare:
+    """A neuron claim judged as the papers' figures weigh neurons: by their share of the norm.
+
+    ``share`` is the share of ``||theta||^(k+1)`` in the neurons that meet the claim; the others are the
+    *outliers*, ``outliers`` of ``neurons``, holding ``outlier_mass`` of the norm (``1 - share``).  The claim holds
+    when ``share >= 1 - tolerance``: a neuron of negligible norm (which a histogram of the neurons' values, or the
+    network's function, cannot show) does not refute it, and a few heavy ones do."""
+
+    share: float
+    neurons: int
+    outliers: int
+    outlier_mass: float
+
+    def holds(self, tolerance: float | None) -> bool:
+        return self.share >= 1 - (tolerance or 0.0)
+
+    def text(self, where: str, what: str) -> str:
+        return (f"{where}: norm share {self.share:.9f} in {self.neurons - self.outliers}/{self.neurons} neurons; "
+                f"outliers ({what}): {self.outliers}, holding {self.outlier_mass:.1e} of the norm")
+
+
+def neuron_share(shares: np.ndarray, ok: np.ndarray) -> NeuronShare:
+    """:class:`NeuronShare` of the neurons marked ``ok`` given every neuron's norm share ``shares`` (summing to 1;
+    :func:`margintheory.training.metrics.norm_shares`)."""
+    shares, ok = np.asarray(shares, dtype=float), np.asarray(ok, dtype=bool)
+    return NeuronShare(float(shares[ok].sum()), int(ok.size), int((~ok).sum()), float(shares[~ok].sum()))
+
+
+def _norm_share(claim: Claim, outs: list[RunOutcome], single: Callable[[RunOutcome], np.ndarray],
+                what: str = "the others") -> Measured:
+    """The share of ``||theta||^(k+1)`` in the neurons ``single(run)`` marks (worst run), against ``1 - tolerance``;
+    the count and mass of the other neurons (the outliers) in the detail."""
+    judged = [(o, neuron_share(norm_shares(o.network), single(o))) for o in outs]
+    worst = min(j.share for _, j in judged)
+    return Measured(worst, 1.0, all(j.holds(claim.tolerance) for _, j in judged),
+                    "; ".join(j.text(_name(o), what) for o, j in judged))
 
 
 def _single_frequency(claim: Claim, outs: list[RunOutcome]) -> Measured:
     def single(o: RunOutcome) -> np.ndarray:
         return np.asarray((vector_max_power(o.network) >= SINGLE_FREQUENCY_POWER).all(axis=1))
 
-    return _norm_share(claim, outs, single)
+    return _norm_share(claim, outs, single, f"a vector with max power < {SINGLE_FREQUENCY_POWER:g}")
 
 
 def _max_power_all(claim: Claim, outs: list[RunOutcome]) -> Measured:
+    """Every neuron's embedding max power >= the level, each neuron weighed by its norm share (the lowest max power
+    in the detail)."""
     level = claim.threshold if claim.threshold is not None else SINGLE_FREQUENCY_POWER
-    fractions, parts = [], []
+    judged, lowest = [], []
     for o in outs:
         mp = embedding_max_power(o.network)
-        ok = (mp >= level).all(axis=1)
-        fractions.append(float(ok.mean()))
-        parts.append(f"{_name(o)}: {int(ok.sum())}/{ok.size} neurons (norm share "
-                     f"{float(norm_shares(o.network)[ok].sum()):.9f}); lowest max power {float(mp.min()):.4f}")
-    worst = min(fractions)
-    return Measured(worst, 1.0, worst == 1.0, f"embedding max power >= {level:g}: " + "; ".join(parts))
+        judged.append((o, neuron_share(norm_shares(o.network), np.asarray((mp >= level).all(axis=1)))))
+        lowest.append(float(mp.min()))
+    worst = min(j.share for _, j in judged)
+    detail = f"embedding max power >= {level:g}: " + "; ".join(
+        j.text(_name(o), f"max power < {level:g}") + f"; lowest max power {low:.4f}"
+        for (o, j), low in zip(judged, lowest, strict=True))
+    return Measured(worst, 1.0, all(j.holds(claim.tolerance) for _, j in judged), detail)
 
 
 def _all_frequencies(claim: Claim, outs: list[RunOutcome]) -> Measured:
@@ -370,7 +401,7 @@ def _single_irrep(claim: Claim, outs: list[RunOutcome]) -> Measured:
         frac, _ = irrep_fractions(o.network, o.spec.sizes["group"])
         return (frac.max(axis=1) >= SINGLE_FREQUENCY_POWER) & (frac.argmax(axis=1) > 0)
 
-    return _norm_share(claim, outs, single)
+    return _norm_share(claim, outs, single, f"irrep power fraction < {SINGLE_FREQUENCY_POWER:g} or the trivial irrep")
 
 
 def _all_irreps(claim: Claim, outs: list[RunOutcome]) -> Measured:
@@ -449,3 +480,42 @@ def claim_checks(rec: Recipe, outcomes: dict[str, list[RunOutcome]], missing: di
                             passed=bool(m.passed), informational=claim.informational or not decide or bool(absent),
                             detail=detail, statement=statement))
     return checks
+
+
+# -- re-judging a published result from what it stored ---------------------------------------------------------
+#: a neuron row's per-run text as results stored it before the rows weighed their outliers (two forms), and now
+_STORED_SHARE = (
+    re.compile(r"(?P<run>\S+ seed \d+): (?P<ok>\d+)/(?P<n>\d+) neurons \(norm share (?P<share>[0-9.]+)\)"
+               r"(?:; lowest max power (?P<low>[0-9.]+))?"),
+    re.compile(r"(?P<run>\S+ seed \d+): norm share (?P<share>[0-9.]+), (?P<ok>\d+)/(?P<n>\d+) neurons"),
+)
+#: the neuron rows (:func:`_norm_share`, :func:`_max_power_all`) whose stored detail holds what they are judged on
+NEURON_KINDS = ("max-power-all", "single-frequency", "single-irrep")
+
+
+def rejudged_row(claim: Claim, row: dict[str, Any]) -> dict[str, Any]:
+    """A stored check row (``Check.to_dict``) of ``claim`` judged again by the current reading, from what the row
+    stored: the statement and tolerance are the claim's; a neuron row (:data:`NEURON_KINDS`) whose detail stored,
+    per run, its count of neurons meeting the claim and their norm share (printed with 9 decimals) is judged on
+    that share less its printing's rounding (``5e-10``), with the outliers' count and mass (at most ``1 - share +
+    5e-10``) in the detail.  A row whose claim cannot be recomputed from what it stored is returned with only its
+    statement and tolerance refreshed."""
+    out = dict(row, statement=f"{claim.statement}. Read as: {claim.reading}", tolerance=claim.tolerance)
+    if claim.kind not in NEURON_KINDS or row.get("measured") is None:
+        return out
+    found = [m for pattern in _STORED_SHARE for m in pattern.finditer(str(row.get("detail", "")))]
+    if not found:
+        return out
+    rounding = 5e-10
+    parts, lows = [], []
+    for m in found:
+        share, n, ok = float(m["share"]), int(m["n"]), int(m["ok"])
+        lows.append(share - rounding)
+        parts.append(f"{m['run']}: norm share {m['share']} in {ok}/{n} neurons; outliers: {n - ok}, holding at most "
+                     f"{max(1 - share, 0.0) + rounding:.1e} of the norm" + (
+                         f"; lowest max power {low}" if (low := m.groupdict().get("low")) else ""))
+    worst = min(float(m["share"]) for m in found)
+    out.update(measured=worst, expected=1.0, passed=min(lows) >= 1 - (claim.tolerance or 0.0),
+               detail="re-judged from the stored result (norm shares printed to 9 decimals, so each known within "
+                      f"{rounding:g}): " + "; ".join(parts))
+    return out

@@ -36,7 +36,7 @@ from margintheory.sweep.cells import params_of
 from margintheory.sweep.store import ERROR
 
 FIGURE_STEMS = ("ratio_vs_p", "width_vs_k", "seconds_vs_points")
-VERDICTS = ("verified", "refuted", "not-applicable", ERROR)
+VERDICTS = ("verified", "refuted", "not-applicable", "undecided", ERROR)
 #: relative errors of exactly 0 (exact arithmetic) are drawn at this floor of the log axis
 ERROR_FLOOR = 1e-18
 #: the failed cells named in the sweep result's note (the rest are counted)
@@ -81,7 +81,8 @@ def _span(pair: tuple | None, digits: int = 6) -> str:
 def _verdict_counts(group: dict[str, Any]) -> str:
     """``6 ok``, or one line per verdict (``4 ok``, ``1 refuted``, ``1 failed``; zero counts left out): a count is
     never wrapped away from its verdict."""
-    names = {"verified": "ok", "refuted": "refuted", "not-applicable": "n/a", ERROR: "failed"}
+    names = {"verified": "ok", "refuted": "refuted", "not-applicable": "n/a", "undecided": "undecided",
+             ERROR: "failed"}
     styles = {"refuted": "yellow", ERROR: "red"}
     parts = []
     for verdict, name in names.items():

@@ -50,8 +50,8 @@ from margintheory.training.metrics import norm_shares
 DEFAULT_ANALYSIS_TOLERANCE = 1e-2
 #: default relative tolerance of the "equals gamma*" claims for a trained network: training reaches the max margin
 #: only to the optimizer's accuracy (the k = 2 run of docs/TRAINING.md: 1 - 2e-11; float32 storage alone moves the
-#: margin by about 1e-7), far above the float64 error bound that ``verify`` uses by default.  ``rtol=0``
-#: (``--rtol 0``) checks at that error bound.
+#: margin by about 1e-7), above ``verify``'s default (:data:`margintheory.core.margin_claims.EQUALITY_RTOL`, 1e-8).
+#: ``rtol=0`` (``--rtol 0``) asks for equality exactly: a float64 margin can then only be refuted or undecided.
 TRAINED_NETWORK_RTOL = 1e-6
 
 
@@ -168,7 +168,8 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
                     exhaustive: bool = False) -> VerificationResult:
     """``verify_network`` plus the informational measurements of the module docstring, for the problem
     ``ModularAddition(p, k)`` (or ``p`` itself if it is one).  ``rtol``: relative tolerance of the "equals gamma*"
-    claims, :data:`TRAINED_NETWORK_RTOL` by default (``0`` or ``None``: the float64 error bound only).
+    claims, :data:`TRAINED_NETWORK_RTOL` by default (``None``: ``verify``'s default, ``0``: equality exactly;
+    :mod:`margintheory.core.margin_claims`).
     ``exhaustive``: the margin over all ``p^k`` inputs even for a network whose Fourier structure gives it without
     enumeration (``verify --exhaustive``)."""
     start = time.perf_counter()
@@ -192,7 +193,7 @@ def analyze_network(net: PolyNetwork, p: int | ModularAddition, k: int | None = 
         result.notes.append(
             f"normalized margin = {ratio_text(result.fields['ratio_to_gamma_star'])} (claims 'equal to "
             f"gamma*' checked at relative tolerance {rtol or 0:g}"
-            + (": the default for trained networks; --rtol 0 checks at the float64 error bound)"
+            + (": the default for trained networks; --rtol 0 asks for equality exactly)"
                if rtol == TRAINED_NETWORK_RTOL else ")")
             + f"; {100 * result.fields['weighted_fraction_optimal']:.2f}% of the norm budget is in optimal neurons "
             f"(tolerance {tolerance:g})"

@@ -21,8 +21,16 @@ from typing import Protocol
 import numpy as np
 
 from margintheory.core import theory
-from margintheory.core.checks import Check, VerificationResult, bool_check, close_check, gamma_star_claims
+from margintheory.core.checks import Check, VerificationResult, bool_check, close_check
 from margintheory.core.construction import build_construction
+from margintheory.core.margin_claims import (
+    EQUALITY_RTOL,
+    ClaimDecision,
+    Decision,
+    claim_tolerance,
+    margin_equals,
+    within_of_margin,
+)
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition, as_problem
 from margintheory.engines.fourier import DEFAULT_SPARSITY_TOL, NeuronFourier, multidim_dft_theory, neuron_fourier
@@ -34,11 +42,13 @@ from margintheory.engines.margins import (
     engine_bytes_per_point,
     estimate_cost,
     exhaustive_margin,
+    norm_power_relative_error,
     worker_count,
 )
 from margintheory.errors import InputError
 from margintheory.runtime.budget import Estimate, grid_points, require
 from margintheory.tasks.modular_addition import compact as compact_verification
+from margintheory.tasks.modular_addition.compact import claim_row, undecided_names
 from margintheory.tasks.modular_addition.paper_errata import paper_statement_rows, wrong_logit_statement
 
 
@@ -103,34 +113,61 @@ def _hypothesis_check(problem: ModularAddition) -> Check:
 
 
 def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) -> tuple[list[Check], dict]:
-    """Margin claims: normalized margin = gamma* (and never above it), all points on the margin, condition C.1."""
+    """Margin claims: normalized margin = gamma* (and never above it), all points on the margin, condition C.1.
+
+    Each claim is the one of :mod:`margintheory.core.margin_claims` (tolerance ``T = rtol gamma*``, ``rtol`` defaulting
+    to ``EQUALITY_RTOL``), decided from the exhaustive pass's enclosures: each value plus or minus its a-priori float64
+    error bound.  A claim the enclosure cannot decide is named in ``fields["undecided_claims"]`` (its row fails and is
+    informational: the verdict is ``undecided``).  Weak duality (``<= gamma*``) is held to the error bound alone.
+    """
     checks: list[Check] = []
     nm = res.normalized_margin
     scale = res.normalization
     abs_tol = res.normalized_tolerance
-    fields = {"normalized_margin": nm, "margin_tolerance": abs_tol, "logit_error_bound": res.logit_error_bound}
+    fields: dict = {"normalized_margin": nm, "margin_tolerance": abs_tol, "logit_error_bound": res.logit_error_bound}
+    decisions: list[tuple[Check, ClaimDecision]] = []
+    reference = gamma if gamma is not None else abs(nm)
     if gamma is not None:
-        checks, _ = gamma_star_claims(
-            nm, gamma, abs_tol + 4 * EPS * gamma, rtol,
-            at_most=("margin <= gamma* (C.6)", "normalized margin <= gamma* (weak duality, Lemma C.6)"),
-            equal=("margin = gamma* (C.22)", "normalized margin = gamma* (Theorem C.22)"))
+        err = abs_tol + 4 * EPS * gamma
+        checks.append(bool_check("margin <= gamma* (C.6)", nm <= gamma + err, tolerance=err / gamma,
+                                 detail=f"margin/gamma* = {nm / gamma:.15g}",
+                                 statement="normalized margin <= gamma* (weak duality, Lemma C.6)"))
+        decisions.append(claim_row("margin = gamma* (C.22)", gamma, nm, margin_equals(nm - err, nm + err, gamma, rtol),
+                                   "normalized margin = gamma* (Theorem C.22)", relative_to=gamma))
         fields["relative_error"] = abs(nm - gamma) / gamma
         fields["ratio_to_gamma_star"] = nm / gamma
-    point_tol = max(4 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
-    off = res.points_above(res.h + point_tol)
+    e = res.logit_error_bound
+    t_logit = claim_tolerance(reference, rtol) * scale
+    off = res.points_above(res.h + t_logit)
     frac = (res.points - off) / res.points
-    checks.append(Check(name="all on margin (C.6)", expected=1.0, measured=frac, tolerance=point_tol / scale,
-                        passed=off == 0, detail=f"fraction on the margin; {off} points off",
-                        statement="every point on the margin (spt q* = D_p, Lemma C.6)"))
+    decisions.append(claim_row("all on margin (C.6)", 1.0, frac, _points_on_margin(res, t_logit / scale),
+                               "every point on the margin (spt q* = D_p, Lemma C.6)", relative_to=reference,
+                               detail=f"fraction within T of the margin; {off} points off"))
     spread = res.max_wrong_spread
-    spread_tol = max(2 * res.logit_error_bound, (rtol or 0.0) * abs(nm) * scale)
-    checks.append(Check(name="wrong logits equal (C.1)", expected=0.0, measured=spread / scale,
-                        tolerance=spread_tol / scale, passed=bool(spread <= spread_tol),
-                        detail="max over points of (max - min) wrong logit, normalized",
-                        statement="all wrong-label logits equal (condition C.1)"))
-    fields.update(all_on_margin=off == 0, fraction_on_margin=frac, wrong_logits_equal=bool(spread <= spread_tol),
-                  max_wrong_spread=spread / scale)
+    rel = norm_power_relative_error(res.k, res.m, res.p)  # of scale = ||theta||^(k+1)
+    lo_s, hi_s = (spread - 2 * e) / scale * (1 - rel), (spread + 2 * e) / scale * (1 + rel)
+    decisions.append(claim_row("wrong logits equal (C.1)", 0.0, spread / scale, within_of_margin(
+        lo_s, hi_s, reference, rtol, "largest wrong-logit spread (normalized)"),
+        "all wrong-label logits equal (condition C.1)", relative_to=reference,
+        detail="max over points of (max - min) wrong logit, normalized"))
+    checks += [c for c, _ in decisions]
+    fields.update(all_on_margin=off == 0, fraction_on_margin=frac, wrong_logits_equal=decisions[-1][1].passed,
+                  max_wrong_spread=spread / scale, undecided_claims=undecided_names(decisions))
     return checks, fields
+
+
+def _points_on_margin(res: MarginResult, t: float) -> ClaimDecision:
+    """Every input's normalized margin within ``t`` of the network's, decided from counts (an engine split over a
+    cluster keeps no per-point margins, only :meth:`MarginResult.points_above`): each point's gap to ``h`` is known
+    within ``4 err`` (its margin and ``h`` each within ``2 err``), so the claim holds when no point is above
+    ``h + t norm - 4 err`` and fails when one is above ``h + t norm + 4 err``."""
+    e, scale = res.logit_error_bound, res.normalization
+    rel = norm_power_relative_error(res.k, res.m, res.p)  # of scale = ||theta||^(k+1)
+    above_hi = res.points_above(res.h + t * scale * (1 - rel) - 4 * e)
+    above_lo = res.points_above(res.h + t * scale * (1 + rel) + 4 * e)
+    decision: Decision = "holds" if above_hi == 0 else "fails" if above_lo > 0 else "undecided"
+    return ClaimDecision(decision, 0.0, t, t, f"points whose gap to the margin exceeds T = {t:.3g} (normalized) "
+                                              f"for certain: {above_lo}, possibly: {above_hi}: {decision}")
 
 
 def checked_neurons(net: PolyNetwork, min_share: float) -> np.ndarray:
@@ -314,8 +351,10 @@ def verify_network(net: PolyNetwork, p: int | None = None, k: int | None = None,
     with
     ``exhaustive``, by the exhaustive engine (``result.margin.method`` says which, ``result.margin.how`` why).
 
-    ``rtol``: relative tolerance for "equals gamma*"-type claims (default: the float64 error bound only, which is
-    right for constructed networks; trained networks need a looser one); ``fourier_tolerance``: leakage allowed
+    ``rtol``: relative tolerance ``T / gamma*`` of the margin claims (= gamma*, every point on the margin, C.1;
+    default :data:`~margintheory.core.margin_claims.EQUALITY_RTOL`), the same for every engine: each decides them
+    from its enclosure, the shortcut hands a file it cannot decide to the exhaustive engine, and a claim the
+    exhaustive engine cannot decide makes the verdict ``undecided``; ``fourier_tolerance``: leakage allowed
     in the Fourier checks; ``min_share``: neurons with at most this norm share are left out of the per-neuron
     checks (see :func:`neuron_checks`).
     """
@@ -359,6 +398,10 @@ def _compact_network_check(net: PolyNetwork, problem: ModularAddition, *, max_me
     fields["width"] = net.m
     rows, values = compact_verification.network_rows(cm, problem, multidim_dft_theory(scaled), rtol,
                                                      neuron_checks(net.normalized(), fourier_tolerance, min_share))
+    if values.get("undecided_claims"):  # the certified interval is too coarse for the claim: the finer engine decides
+        lo, hi = cm.normalized_lower, cm.normalized_upper
+        return None, (f"the Fourier shortcut cannot decide {', '.join(values['undecided_claims'])} (its certified "
+                      f"enclosure straddles the claim's tolerance; margin in [{lo:.17g}, {hi:.17g}])")
     return _compact_result(problem, cm, title or f"network check (p={p}, k={k}, m={net.m}), without enumerating "
                            "inputs", fields, rows, values, start, f"lower end without enumeration: {cm.how}"), ""
 
@@ -411,6 +454,12 @@ def _check_network(net: PolyNetwork, problem: ModularAddition, *, max_memory: in
     fields["engine_backend"] = res.backend
     fields["seconds"] = time.perf_counter() - start
     _add_notes(result, problem)
+    if fields.get("undecided_claims"):
+        result.notes.append(
+            f"undecided: {', '.join(fields['undecided_claims'])} -- the exhaustive engine's float64 enclosure "
+            f"(margin +- {res.normalized_tolerance:.2g}) straddles the claims' tolerance (rtol "
+            f"{EQUALITY_RTOL if rtol is None else rtol:g} of gamma*), and no finer engine is available; a larger "
+            "--rtol can decide them")
     return result, res
 
 

@@ -20,7 +20,8 @@ import numpy as np
 import sympy as sp
 
 from margintheory.core import theory
-from margintheory.core.checks import Check, MarginMeasurement, bool_check
+from margintheory.core.checks import Check, Exactness, MarginMeasurement, bool_check
+from margintheory.core.margin_claims import ClaimDecision, claim_tolerance, margin_equals, within_of_margin
 from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import ModularAddition
 from margintheory.engines.fourier_margin import (
@@ -44,45 +45,76 @@ EXHAUSTIVE_HOW = ("exhaustive: the logits of all {p}^{k} inputs evaluated in flo
 # ---------------------------------------------------------------- rows
 
 def _margin_rows(cm: CompactMargin, problem: ModularAddition, rtol: float | None) -> tuple[list[Check], dict]:
-    """Normalized margin vs ``gamma*``, every point on the margin, condition C.1 -- from ``F``."""
+    """Normalized margin vs ``gamma*``, every point on the margin, condition C.1 -- from ``F``, each decided from the
+    compact engine's enclosure (the exact network's value plus or minus the file's certified distance to it) against
+    the claim of :mod:`margintheory.core.margin_claims`; a claim it cannot decide is named in
+    ``undecided_claims`` (``verify --network`` then hands the file to the exhaustive engine)."""
     how = cm.exactness
     nm, tol = cm.normalized_margin, cm.normalized_tolerance
     fields: dict = {"logit_error_bound": cm.logit_error}  # the margin's own entries: compact_measurement
     checks: list[Check] = []
+    decisions = []
     gamma, gamma_exact = problem.gamma_star, problem.gamma_star_exact
+    reference = gamma if gamma is not None else abs(nm)
+    equal_exactly = False
     if gamma is not None and gamma_exact is not None:
         if cm.normalized_margin_exact is not None:
             diff = sp.nsimplify(cm.normalized_margin_exact**2 - gamma_exact**2)
-            below, equal, t = bool(diff <= 0), bool(diff == 0), 0.0
+            below, equal_exactly, t = bool(diff <= 0), bool(diff == 0), 0.0
+            lo, hi = (gamma, gamma) if equal_exactly else (nm - 4 * EPS * gamma, nm + 4 * EPS * gamma)
         else:
-            t = max(tol + 4 * EPS * gamma, (rtol or 0.0) * gamma)
-            below, equal = nm <= gamma + t, abs(nm - gamma) <= t
+            t = tol + 4 * EPS * gamma
+            below = nm <= gamma + t
+            lo, hi = cm.normalized_lower - 4 * EPS * gamma, cm.normalized_upper + 4 * EPS * gamma
         checks.append(bool_check("margin <= gamma* (C.6)", below, tolerance=t / gamma, exactness=how,
                                  detail=f"margin/gamma* = {nm / gamma:.15g}",
                                  statement="normalized margin <= gamma* (weak duality, Lemma C.6)"))
-        checks.append(Check(name="margin = gamma* (C.22)", expected=gamma, measured=nm, tolerance=t / gamma,
-                            passed=equal, exactness=how, detail=f"relative error {abs(nm - gamma) / gamma:.3e}" + (
-                                f"; exact: {cm.normalized_margin_exact} = {gamma_exact}" if t == 0 else ""),
-                            statement="normalized margin = gamma* (Theorem C.22)"))
-        fields["relative_error"] = 0.0 if (equal and t == 0) else abs(nm - gamma) / gamma
-        fields["ratio_to_gamma_star"] = 1.0 if (equal and t == 0) else nm / gamma
-    scale = cm.normalization
-    point_tol = 4 * cm.logit_error + (rtol or 0.0) * abs(nm) * scale
-    on = cm.label_margins <= cm.h + point_tol
-    spread_tol = 2 * cm.logit_error + (rtol or 0.0) * abs(nm) * scale
-    spread = float(cm.wrong_spread.max())
+        decisions.append(claim_row("margin = gamma* (C.22)", gamma, nm, margin_equals(lo, hi, gamma, rtol),
+                                   "normalized margin = gamma* (Theorem C.22)", relative_to=gamma, exactness=how,
+                                   detail=f"relative error {abs(nm - gamma) / gamma:.3e}" + (
+                                       f"; exact: {cm.normalized_margin_exact} = {gamma_exact}" if equal_exactly
+                                       else "")))
+        fields["relative_error"] = 0.0 if equal_exactly else abs(nm - gamma) / gamma
+        fields["ratio_to_gamma_star"] = 1.0 if equal_exactly else nm / gamma
+    scale, err = cm.normalization, cm.logit_error
+    raw = cm.details.get("norm_factor_bound", 0.0) if cm.details else 0.0  # a file's norm within 1 +- grow
+    grow = float(raw) if isinstance(raw, int | float) else 0.0
+    down, up = (1 - grow) * (1 - 4 * EPS), (1 + grow) * (1 + 4 * EPS)  # the file's norm^(k+1) / scale
+    t_logit = claim_tolerance(reference, rtol) * scale
+    on = cm.label_margins <= cm.h + t_logit
     per_label = f"each of the {cm.p} values of s = a_1+...+a_k stands for {cm.p}^{cm.k - 1} inputs"
-    checks.append(Check(name="all on margin (C.6)", expected=1.0, measured=float(on.mean()),
-                        tolerance=point_tol / scale, passed=bool(on.all()), exactness=how,
-                        detail=f"from F(s, c): {per_label}; {int((~on).sum())} labels off",
-                        statement="every point on the margin (spt q* = D_p, Lemma C.6)"))
-    checks.append(Check(name="wrong logits equal (C.1)", expected=0.0, measured=spread / scale,
-                        tolerance=spread_tol / scale, passed=bool(spread <= spread_tol), exactness=how,
-                        detail="max over s of (max - min) wrong logit F(s, c), normalized",
-                        statement="all wrong-label logits equal (condition C.1)"))
+    gap = float(cm.label_margins.max() - cm.h)
+    decisions.append(claim_row("all on margin (C.6)", 1.0, float(on.mean()), within_of_margin(
+        (gap - 4 * err) / (scale * up), (gap + 4 * err) / (scale * down), reference, rtol,
+        "largest gap to the margin (normalized)"), "every point on the margin (spt q* = D_p, Lemma C.6)",
+        relative_to=reference, exactness=how, detail=f"from F(s, c): {per_label}; {int((~on).sum())} labels off"))
+    spread = float(cm.wrong_spread.max())
+    decisions.append(claim_row("wrong logits equal (C.1)", 0.0, spread / scale, within_of_margin(
+        (spread - 2 * err) / (scale * up), (spread + 2 * err) / (scale * down), reference, rtol,
+        "largest wrong-logit spread (normalized)"), "all wrong-label logits equal (condition C.1)",
+        relative_to=reference, exactness=how, detail="max over s of (max - min) wrong logit F(s, c), normalized"))
+    checks += [c for c, _ in decisions]
     fields.update(all_on_margin=bool(on.all()), fraction_on_margin=float(on.mean()),
-                  wrong_logits_equal=bool(spread <= spread_tol), max_wrong_spread=spread / scale)
+                  wrong_logits_equal=decisions[-1][1].passed, max_wrong_spread=spread / scale,
+                  undecided_claims=undecided_names(decisions))
     return checks, fields
+
+
+def claim_row(name: str, expected: object, measured: object, decision: ClaimDecision, statement: str, *,
+              relative_to: float, detail: str = "", exactness: Exactness = "float") -> tuple[Check, ClaimDecision]:
+    """The row of one margin claim decided from an enclosure (:mod:`margintheory.core.margin_claims`): its tolerance
+    is the claim's ``T`` relative to ``relative_to``; an undecided claim fails and is informational (the result's
+    ``undecided_claims`` names it, and the verdict is ``undecided``)."""
+    text = f"{detail}; {decision.text}" if detail else decision.text
+    undecided = decision.decision == "undecided"
+    return Check(name=name, expected=expected, measured=measured, tolerance=decision.tolerance / relative_to,
+                 passed=decision.passed, exactness=exactness, detail=text, informational=undecided,
+                 statement=statement), decision
+
+
+def undecided_names(decisions: list[tuple[Check, ClaimDecision]]) -> list[str]:
+    """The names of the claims whose enclosure straddles their tolerance."""
+    return [c.name for c, d in decisions if d.decision == "undecided"]
 
 
 def structure_row(cm: CompactMargin) -> Check:
