@@ -200,8 +200,11 @@ def _bin_dir(where: Path) -> Path:
     bindir = where / ".bin"
     bindir.mkdir(exist_ok=True)
     script = bindir / "margintheory"
-    script.write_text(f"#!{sys.executable}\nimport sys\nfrom margintheory.cli import main\nsys.exit(main())\n",
-                      encoding="utf-8")
+    # what pip writes for the console script (a guarded __main__: dask's spawned workers re-import it)
+    script.write_text(f"#!{sys.executable}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+                      "from margintheory.cli import main\nif __name__ == '__main__':\n"
+                      "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                      "    sys.exit(main())\n", encoding="utf-8")
     script.chmod(0o755)
     python = bindir / "python"
     if not python.exists():
