@@ -227,6 +227,18 @@ def test_regeneration_keeps_the_elisions_and_the_dated_figures():
     assert _regenerated("\n".join(new), printed) == new                               # and it now agrees
 
 
+def test_a_rewrapped_line_keeps_its_dated_time():
+    summary = "24 cells: 24 run now, 0 already in the store; {} s on LocalCluster: 2 worker{}processes x 1 thread"
+    shown = f"$ margintheory sweep verify\n...\n{summary.format('76.0', chr(10))}"
+    printed = f"table\n{summary.format('68.7', ' ')}"
+    assert _regenerated(shown, printed)[2:] == [summary.format("76.0", " ")]
+
+
+def test_an_output_shown_as_nothing_must_be_nothing():
+    assert _agrees("$ margintheory x > out.txt\n[exit status 0]", "", 0)
+    assert not _agrees("$ margintheory x > out.txt\n[exit status 0]", "a warning", 0)
+
+
 def test_an_output_without_elision_is_replaced_whole():
     new = _regenerated("$ margintheory x\nold line 1\nold line 2", "new 1\nnew 2\nnew 3", 1)
     assert new == ["$ margintheory x", "new 1", "new 2", "new 3", "[exit status 1]"]

@@ -274,6 +274,7 @@ class Reading:
     skeleton: str
     numbers: tuple[str, ...]
     masked: tuple[str, ...]
+    masked_spans: tuple[tuple[int, int], ...] = ()
 
 
 def time_columns(lines: list[str]) -> dict[int, list[tuple[int, int]]]:
@@ -299,6 +300,7 @@ def time_columns(lines: list[str]) -> dict[int, list[tuple[int, int]]]:
 def read_line(line: str, columns: list[tuple[int, int]] | None = None) -> Reading:
     numbers: list[str] = []
     masked: list[str] = []
+    spans: list[tuple[int, int]] = []
     pieces: list[str] = []
     pos = 0
     hidden = [(m.start(), m.end()) for m in DATE_OR_PATH.finditer(line)]
@@ -316,10 +318,12 @@ def read_line(line: str, columns: list[tuple[int, int]] | None = None) -> Readin
         pieces.append(line[pos:start])
         pieces.append(MASK if mask else "#")
         (masked if mask else numbers).append(token)
+        if mask:
+            spans.append((start, end))
         pos = end
     pieces.append(line[pos:])
     skeleton = BOX.sub(r"\1", " ".join("".join(pieces).split()))
-    return Reading(skeleton, tuple(numbers), tuple(masked))
+    return Reading(skeleton, tuple(numbers), tuple(masked), tuple(spans))
 
 
 def _is_float(token: str) -> bool:
@@ -388,70 +392,94 @@ def _continuations(printed: list[str], keys: list[str], end: int) -> int:
     return end
 
 
+def _similar(line: str, printed: list[str], pos: int) -> int | None:
+    """The first printed line at or after ``pos`` most like ``line`` (text without numbers), if like enough."""
+    target = read_line(line).skeleton
+    scored = [(difflib.SequenceMatcher(None, target, read_line(printed[j]).skeleton).ratio(), -j)
+              for j in range(pos, len(printed))]
+    best = max(scored, default=(0.0, 0))
+    return -best[1] if best[0] >= 0.6 else None
+
+
 def place(segment: list[str], printed: list[str], keys: list[str], pos: int, at_start: bool,
           at_end: bool) -> tuple[int, int]:
-    """The stretch ``printed[start:end]`` that a shown stretch stands for, at or after ``pos``."""
+    """The stretch ``printed[start:end]`` that a shown stretch stands for, at or after ``pos``: placed by the key of
+    its first line (else of its next lines), ended by the key of its last line (else of the ones before it); a
+    stretch whose keys are all gone is placed by resemblance, or at the end of the output when it ends the output."""
     seg_keys = [key_of(line, r) for line, r in zip(segment, readings(segment), strict=True)]
     anchors = [i for i, k in enumerate(seg_keys) if not k.startswith("cont:")] or [0]
-    if at_start:
-        starts = [pos]
-    else:
-        starts = []
-        for t in anchors:
-            starts = [j - t for j in range(pos, len(printed)) if keys[j] == seg_keys[t] and j - t >= pos]
-            if starts:
-                break
-        if not starts:
+    starts: list[int] = [pos] if at_start else []
+    for t in [] if at_start else anchors:
+        starts = [j - t for j in range(pos + t, len(printed)) if keys[j] == seg_keys[t]]
+        if starts:
+            break
+    if not starts:
+        similar = _similar(segment[0], printed, pos)
+        if similar is None and at_end:
+            similar = max(pos, len(printed) - len(segment))
+        if similar is None:
             raise PlacementError(f"not found in the output: {segment[0]!r}")
+        starts = [similar]
     best: tuple[float, int, int] | None = None
     for start in starts:
-        if at_end:
-            end = len(printed)
-        else:
-            ends = []
-            for t in reversed(anchors):
-                ends = [j + (len(segment) - 1 - t) + 1 for j in range(start, len(printed))
-                        if keys[j] == seg_keys[t]]
-                if ends:
-                    break
-            if not ends:
-                continue
-            end = _continuations(printed, keys, min(ends[0], len(printed)))
+        end = len(printed) if at_end else None
+        for t in [] if at_end else reversed(anchors):
+            found = ([j for j in range(start + t, len(printed)) if keys[j] == seg_keys[t]]
+                     or [j for j in range(start, len(printed)) if keys[j] == seg_keys[t]])
+            if found:
+                end = _continuations(printed, keys, min(found[0] + len(segment) - t, len(printed)))
+                break
+        if end is None:
+            end = min(start + len(segment), len(printed))
         ratio = difflib.SequenceMatcher(None, seg_keys, keys[start:end], autojunk=False).ratio()
         if best is None or ratio > best[0]:
             best = (ratio, start, end)
         if ratio == 1.0:
             break
-    if best is None:
-        raise PlacementError(f"the end of a shown stretch is not in the output: {segment[-1]!r}")
+    assert best is not None
     return best[1], best[2]
 
 
-def _keep_masked(shown_line: str, printed_line: str, shown: Reading, printed: Reading) -> str:
-    """The printed line, with the shown line's time/memory/date tokens in place of the new run's (right-aligned)."""
-    if len(shown.masked) != len(printed.masked) or shown.masked == printed.masked:
-        return printed_line
+def _with_masked(line: str, reading: Reading, tokens: list[str]) -> str:
+    """``line`` with its time/memory/date tokens replaced, in order, by ``tokens`` (consumed; a right-aligned token
+    keeps its right edge)."""
     out: list[str] = []
-    pos = k = 0
-    # walk the printed line's tokens again, replacing masked ones in order
-    hidden = [(m.start(), m.end()) for m in DATE_OR_PATH.finditer(printed_line)]
-    tokens = sorted([(s, e) for s, e in hidden] + [(m.start(), m.end()) for m in NUMBER.finditer(printed_line)
-                                                    if not any(s <= m.start() < e for s, e in hidden)])
-    for start, end in tokens:
-        if start < pos:
-            continue
-        token = printed_line[start:end]
-        if k < len(printed.masked) and token == printed.masked[k]:
-            new = shown.masked[k]
-            k += 1
-            before = printed_line[pos:start]
-            if before.endswith("  ") and len(new) != len(token):
-                pad = len(before) - len(before.rstrip(" "))
-                before = before.rstrip(" ") + " " * max(1, pad + len(token) - len(new))
-            out += [before, new]
-            pos = end
-    out.append(printed_line[pos:])
+    pos = 0
+    for start, end in reading.masked_spans:
+        if not tokens:
+            break
+        new = tokens.pop(0)
+        before = line[pos:start]
+        if before.endswith("  ") and len(new) != end - start:
+            pad = len(before) - len(before.rstrip(" "))
+            before = before.rstrip(" ") + " " * max(1, pad + (end - start) - len(new))
+        out += [before, new]
+        pos = end
+    out.append(line[pos:])
     return "".join(out)
+
+
+def _regenerate_stretch(seg: list[str], new: list[str], s_read: list[Reading], n_read: list[Reading], rel: float,
+                        abs_tol: float) -> list[str]:
+    """A shown stretch rewritten as the printed lines ``new``: a printed line that agrees with its shown line is kept
+    as shown; in a changed group of lines the shown time/memory/date tokens replace the new run's when the group has
+    as many of them."""
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, [r.skeleton for r in s_read], [r.skeleton for r in n_read], autojunk=False)
+    for _tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        kept = [t for r in s_read[i1:i2] for t in r.masked]
+        if len(kept) != sum(len(r.masked) for r in n_read[j1:j2]):
+            kept = []
+        for d in range(j2 - j1):
+            j, i = j1 + d, i1 + d
+            if i < i2 and lines_agree(s_read[i], n_read[j], rel, abs_tol):
+                out.append(seg[i])
+                del kept[:len(n_read[j].masked)]
+            elif kept:
+                out.append(_with_masked(new[j], n_read[j], kept))
+            else:
+                out.append(new[j])
+    return out
 
 
 def regenerate_output(shown: list[str], printed: list[str], rel: float, abs_tol: float) -> list[str]:
@@ -459,8 +487,10 @@ def regenerate_output(shown: list[str], printed: list[str], rel: float, abs_tol:
     p_read = readings(printed)
     p_keys = [key_of(line, r) for line, r in zip(printed, p_read, strict=True)]
     segments, lead, trail = _segments(shown)
+    if not shown:       # only the exit status shown: nothing printed
+        return list(printed)
     if not segments:
-        return list(shown) if shown else []
+        return list(shown)
     if not lead and not trail and len(segments) == 1 and not any(s.strip() == ELLIPSIS for s in shown):
         placed = [(0, len(printed))]
     else:
@@ -473,21 +503,7 @@ def regenerate_output(shown: list[str], printed: list[str], rel: float, abs_tol:
     for n, (seg, (start, end)) in enumerate(zip(segments, placed, strict=True)):
         if n:
             out.append(ELLIPSIS)
-        s_read = readings(seg)
-        new = printed[start:end]
-        n_read = p_read[start:end]
-        matcher = difflib.SequenceMatcher(None, [r.skeleton for r in s_read], [r.skeleton for r in n_read],
-                                          autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            for d in range(j2 - j1):
-                j = j1 + d
-                i = i1 + d if tag in ("equal", "replace") and i1 + d < i2 else None
-                if i is not None and lines_agree(s_read[i], n_read[j], rel, abs_tol):
-                    out.append(seg[i])
-                elif i is not None and s_read[i].skeleton == n_read[j].skeleton:
-                    out.append(_keep_masked(seg[i], new[j], s_read[i], n_read[j]))
-                else:
-                    out.append(new[j])
+        out += _regenerate_stretch(seg, printed[start:end], readings(seg), p_read[start:end], rel, abs_tol)
     if trail:
         out.append(ELLIPSIS)
     return out
