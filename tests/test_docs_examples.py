@@ -7,7 +7,7 @@ PASS/FAIL) and every number, integers and fractions exactly and floats to a rela
 dates and absolute paths; ``...`` stands for left-out lines.  The rules, and the tool that rewrites the shown
 outputs, are in tools/refresh_docs.py (``python tools/refresh_docs.py --check`` runs every block).
 
-The blocks of SLOW (a training run, a sweep, a paper-sized reproduction: tens of seconds each on 2 cores) run only
+The blocks of SLOW (a training run, a paper-sized reproduction: 10-30 s of CPU each) run only
 with ``MARGINTHEORY_DOCS_ALL=1`` (and in ``tools/refresh_docs.py --check``); the others run in the suite, one test
 per block so that pytest-xdist spreads them.  The comparison itself is tested on made-up outputs first: each wrong
 shown output it must reject.
@@ -33,7 +33,6 @@ BLOCKS = refresh.collect_blocks()
 # the blocks run only with MARGINTHEORY_DOCS_ALL=1, by the start of their first command, with the reason
 SLOW = {
     "margintheory train --p 17 --k 2 --width 64": "3000 training steps, then analyze with figures (~15-35 s)",
-    "margintheory sweep verify": "a LocalCluster of 2 worker processes and 24 cells (~1 min)",
     "margintheory reproduce morwani-figD.2": "50 000 GD steps at the paper's size, with figures (~10-60 s)",
 }
 # the blocks the pages mark <!-- not-executed: REASON --> (none at present): (page, first command)
