@@ -233,6 +233,14 @@ def test_a_rewrapped_line_keeps_its_dated_time():
     assert _regenerated(shown, printed)[2:] == [summary.format("76.0", " ")]
 
 
+def test_a_changed_stretch_takes_the_new_layout_and_an_unchanged_one_is_kept():
+    shown = "$ margintheory x\n│ a   │ 1 │\n│ bb  │ 2 │\n...\nwidth: 9; seconds: 1.5"
+    assert _agrees(shown, "│ a │ 1 │\n│ bb │ 2 │\nmore\nwidth: 9; seconds: 7")     # spacing alone: kept as shown
+    new = _regenerated(shown, "│ a    │ 1 │\n│ ccc  │ 4 │\n│ bb   │ 3 │\n│ dd   │ 5 │\nwidth: 9; seconds: 7")
+    # a row inside the stretch is shown, one after its last line falls in the '...'
+    assert new == ["$ margintheory x", "│ a    │ 1 │", "│ ccc  │ 4 │", "│ bb   │ 3 │", "...", "width: 9; seconds: 1.5"]
+
+
 def test_an_output_shown_as_nothing_must_be_nothing():
     assert _agrees("$ margintheory x > out.txt\n[exit status 0]", "", 0)
     assert not _agrees("$ margintheory x > out.txt\n[exit status 0]", "a warning", 0)

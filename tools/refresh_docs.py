@@ -25,14 +25,16 @@ Options, in an HTML comment just above the block: ``<!-- example: COLUMNS=80 rel
 cannot be run here (a paper-sized run, a GPU) is marked ``<!-- not-executed: REASON -->`` and is listed by
 ``--list``; tests/test_docs_examples.py requires the reason and the list.
 
-``python tools/refresh_docs.py`` rewrites the shown outputs that differ from a fresh run: a line that agrees is kept
-as written (its times and dates included: they stay the figures of the dated run the page describes); a changed
-line takes the new run's text, keeping the shown time/memory tokens when only numbers changed; lines the new run
-adds inside a shown stretch are added; the ``...`` stay where they are (each shown stretch is placed by its first
-and last line, table rows by their first cell, ``key:`` lines by their key).  An output shown without ``...`` is
-replaced whole.  ``--check`` changes nothing and exits 1 if any file would change (printing the differences);
-``--list`` prints the blocks; ``--only TEXT`` runs the blocks whose commands contain TEXT; ``--jobs N`` runs N
-blocks at a time.  Exit status 0 when everything agrees or was rewritten, 1 on a difference in ``--check`` mode or
+``python tools/refresh_docs.py`` rewrites the shown outputs that differ from a fresh run, stretch by stretch (the lines
+between two ``...``): a stretch whose every line agrees is kept as written, its times and dates included (they stay the
+figures of the dated run the page describes); one that differs takes the new run's lines (a table with its new column
+widths, rows added inside the stretch included), keeping the shown time/memory/date tokens where the changed lines
+have as many.  The ``...`` stay where they are: a stretch is placed by its first and last lines (a table row by its
+first cell, a ``key:`` line by its key, another line by its text without numbers), so lines the run adds after a
+stretch's last line fall in the following ``...``; an output shown without ``...`` is one stretch, the whole output.
+``--check`` changes nothing and exits 1 if any file would change (printing the differences); ``--list`` prints the
+blocks; ``--only TEXT`` runs the blocks whose commands or ``FILE:LINE`` contain TEXT; ``--jobs N`` runs N blocks at a
+time.  Exit status 0 when everything agrees or was rewritten, 1 on a difference in ``--check`` mode or
 a block that could not be placed, 2 on bad arguments.
 """
 
@@ -442,7 +444,7 @@ def place(segment: list[str], printed: list[str], keys: list[str], pos: int, at_
 
 def _with_masked(line: str, reading: Reading, tokens: list[str]) -> str:
     """``line`` with its time/memory/date tokens replaced, in order, by ``tokens`` (consumed; a right-aligned token
-    keeps its right edge)."""
+    keeps its right edge; none replaced when ``tokens`` is empty)."""
     out: list[str] = []
     pos = 0
     for start, end in reading.masked_spans:
@@ -461,24 +463,18 @@ def _with_masked(line: str, reading: Reading, tokens: list[str]) -> str:
 
 def _regenerate_stretch(seg: list[str], new: list[str], s_read: list[Reading], n_read: list[Reading], rel: float,
                         abs_tol: float) -> list[str]:
-    """A shown stretch rewritten as the printed lines ``new``: a printed line that agrees with its shown line is kept
-    as shown; in a changed group of lines the shown time/memory/date tokens replace the new run's when the group has
-    as many of them."""
+    """A shown stretch as the printed lines ``new``: kept as shown when every line agrees with its printed line;
+    otherwise the printed lines (a table then has the new run's column widths throughout), with the shown
+    time/memory/date tokens in place of the new run's wherever a group of changed lines has as many of them."""
+    if len(seg) == len(new) and all(lines_agree(a, b, rel, abs_tol) for a, b in zip(s_read, n_read, strict=True)):
+        return list(seg)
     out: list[str] = []
     matcher = difflib.SequenceMatcher(None, [r.skeleton for r in s_read], [r.skeleton for r in n_read], autojunk=False)
     for _tag, i1, i2, j1, j2 in matcher.get_opcodes():
         kept = [t for r in s_read[i1:i2] for t in r.masked]
         if len(kept) != sum(len(r.masked) for r in n_read[j1:j2]):
             kept = []
-        for d in range(j2 - j1):
-            j, i = j1 + d, i1 + d
-            if i < i2 and lines_agree(s_read[i], n_read[j], rel, abs_tol):
-                out.append(seg[i])
-                del kept[:len(n_read[j].masked)]
-            elif kept:
-                out.append(_with_masked(new[j], n_read[j], kept))
-            else:
-                out.append(new[j])
+        out += [_with_masked(new[j], n_read[j], kept) for j in range(j1, j2)]
     return out
 
 
