@@ -578,6 +578,8 @@ def _check_even_p(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     """The even-``p`` section: the ratio ``r`` against the recomputed block constants, the dual's bound on every
     block with the SOS bound (this is ``U``), the closed form both at the dual and at the network's budgets, and
     ``lower <= max margin <= upper`` (all exact, in ``Q(sqrt 2)``)."""
+    for name, reason in EVEN_P_NOT_RECHECKED:  # first: the later steps name them as premises
+        steps.append(Step(name, True, "argued", reason))
     e = c["even_p"]
     p, k = c["p"], c["k"]
     n = p // 2
@@ -605,10 +607,9 @@ def _check_even_p(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     U = c["upper"]
     for b, v in psi2.items():
         if U < 0 or q2_sign(q2_sub(q2(U * U), q2_mul(v, q2(bound * bound)))) < 0:
-            return ("upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block",
-                    f"U = {U} is below the {b} block's bound")
-    steps.append(Step("upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block", True, "proved",
-                      f"U = {U}", [MAX_G, CONSTANTS, "ratio r^2 = c'^2/c^2 (blocks recomputed)",
+            return EVEN_P_UPPER, f"U = {U} is below the {b} block's bound"
+    steps.append(Step(EVEN_P_UPPER, True, "proved", f"U = {U}",
+                      [MAX_G, CONSTANTS, "ratio r^2 = c'^2/c^2 (blocks recomputed)",
                                    "dual t >= 0 (t(d) = t_odd on odd d, t_even on even d != 0, t(0) = 0)"]
                       + [n for n, _ in EVEN_P_NOT_RECHECKED[:3]] + [n for n, _ in NOT_RECHECKED[1:]]))
     star2 = Fraction(1, (k + 1) ** (k + 1))  # (max g_k)^2 by AM-GM
@@ -629,16 +630,13 @@ def _check_even_p(c: dict[str, Any], steps: list[Step]) -> Failure | None:
                 f"margin/C at odd d {q2_text(odd_d)}, at even d {q2_text(even_d)}")
     steps.append(Step("closed form: the network's budgets have cost 1 and the same margin at every d", True,
                       "proved", f"s_c = {q2_text(s_c)} (each j < p/2), s_r = {q2_text(s_r)} (j = p/2)"))
-    for name, reason in EVEN_P_NOT_RECHECKED:
-        steps.append(Step(name, True, "argued", reason))
     L2 = c["lower_squared"]
     if L2 is not None and q2_sign(q2_sub(m2, q2(L2))) < 0:
         return "lower <= max margin <= upper", "the claimed lower bound exceeds the closed form"
     if q2_sign(q2_sub(q2(U * U), m2)) < 0:
         return "lower <= max margin <= upper", "the closed form exceeds the upper bound"
     steps.append(Step("lower <= max margin (closed form) <= upper", True, "proved", "exact, in Q(sqrt 2)",
-                      ["upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block"]
-                      + [n for n, _ in EVEN_P_NOT_RECHECKED]))
+                      [EVEN_P_UPPER] + [n for n, _ in EVEN_P_NOT_RECHECKED]))
     return None
 
 
@@ -646,6 +644,8 @@ def _check_even_p(c: dict[str, Any], steps: list[Step]) -> Failure | None:
 MAX_G = "max_{|z|=1} g_k <= gamma/scale"
 CONSTANTS = "frequency-block constants c^2 recomputed from (p, k) (Lemma C.14)"
 UPPER = "upper bound U >= c gamma/scale for every block"
+#: the even-p certificate's upper end (the invariant dual's bound on every block)
+EVEN_P_UPPER = "upper bound U >= ((p-1)/(p T)) c_b |kappa_t(b)| gamma/scale for every block"
 LOWER_WITNESS = "lower bound: exact margin of the included network over all inputs"
 LOWER_STATED = "lower bound: stated, not re-checked (no network included)"
 
@@ -850,7 +850,8 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
                     else "the lower end NOT verified (no network included): the comparison is exact, the interval "
                          "rests on the producer's claim.lower")
         steps.append(Step("lower <= upper and the claimed relative gap", True, "proved",
-                          ("" if c["gap"] is None else f"(U - L)/L <= {c['gap']}; ") + verified, [lower, UPPER]))
+                          ("" if c["gap"] is None else f"(U - L)/L <= {c['gap']}; ") + verified,
+                          [lower, UPPER if c["even_p"] is None else EVEN_P_UPPER]))
     return None
 
 
