@@ -250,7 +250,13 @@ def test_certificate_object_and_attach():
     assert got is not None and got.value < 0.5 and got.exactness == "float"
     assert [c.name for c in res.checks] == ["max margin >= L", "max margin <= U", "network margin = optimum",
                                             "U: a"]
-    assert res.certificate == interval.certificate_object(ub, got)
+    assert res.certificate == {**interval.certificate_object(ub, got), "upper_assumes": []}  # its step "a" is proved
+    argued = dataclasses.replace(ub, steps=[ProofStep("weak duality (Lemma 7.6): x", "argued", True, "why"),
+                                            *ub.steps])
+    res2 = VerificationResult("t")
+    res2.set_margin(MarginMeasurement(value=0.5, error_bound=1e-16, exactness="float", method="exhaustive", how="m"))
+    interval.attach_interval(res2, argued, gamma=0.5, gamma_below_upper=None, applicable=True, rtol=None)
+    assert res2.certificate["upper_assumes"] == ["U: weak duality (7.6)"]
     assert res.fields["max_margin_interval"] == (f"[{got.value:.15g}, 0.5]  (L float, U proved; gap "
                                                  f"{res.certificate['relative_gap']:.2e})")
     assert res.verdict == "verified"

@@ -150,9 +150,11 @@ def test_every_p_rows_rest_on_their_argued_steps(capsys, family):
 
 
 def test_per_p_verify_rows(capsys):
-    rows = _rows(_json(capsys, ["verify", "--p", "5", "--k", "2"]))
+    doc = _json(capsys, ["verify", "--p", "5", "--k", "2"])
+    rows = _rows(doc)
     upper = rows["max margin <= U, gamma* <= U"]
     assert upper["exactness"] == "proved" and {"U: weak duality (C.6)", "U: homogeneity"} <= set(upper["assumes"])
+    assert doc["certificate"]["upper_assumes"] == upper["assumes"]  # the certificate object reads the derived row
     assert set(upper["assumes"]) <= set(rows["network margin = optimum"]["assumes"])
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from margintheory.certificate.maxmin import GAP_TOL, LowerBound, lower_bound_from
 from margintheory.certificate.upper_bound import ProofStep, ceil_float
 from margintheory.core.checks import Check, Exactness, VerificationResult, step_name
+from margintheory.core.premises import derive_premises
 from margintheory.errors import SolverError
 
 
@@ -149,10 +150,13 @@ def attach_interval(result: VerificationResult, ub: TaskUpperBound, *, gamma: fl
     L = lower_bound_from(result)
     if L is None:
         return None
-    for row in interval_checks(ub, L, gamma=gamma, gamma_below_upper=gamma_below_upper, applicable=applicable,
-                               rtol=rtol):
+    rows = derive_premises(interval_checks(ub, L, gamma=gamma, gamma_below_upper=gamma_below_upper,
+                                           applicable=applicable, rtol=rtol))
+    for row in rows:
         result.add(row)
     cert = certificate_object(ub, L)
+    upper = next(c for c in rows if c.name.startswith("max margin <= U"))
+    cert["upper_assumes"] = list(upper.assumes)  # the argued steps U rests on, derived from its row
     result.certificate = cert
     result.fields["max_margin_interval"] = (f"[{L.value:.15g}, {ub.upper_float:.15g}]  (L {L.exactness}, U "
                                             f"{ub.exactness}; gap {cert['relative_gap']:.2e})")

@@ -32,6 +32,7 @@ from margintheory.certificate.upper_bound import (
 )
 from margintheory.core.checks import Check, Exactness, MarginMethod, VerificationResult, step_name
 from margintheory.core.network import PolyNetwork
+from margintheory.core.premises import derive_premises
 from margintheory.core.problems import ModularAddition
 
 #: the interval is "tight" when (U - L)/L <= GAP_TOL
@@ -295,9 +296,13 @@ def attach_maxmin(result: VerificationResult, problem: ModularAddition, *, max_m
     if L is None:
         return None
     ub = prove_upper_bound(problem, max_memory=max_memory)
-    for row in maxmin_checks(ub, L, problem.gamma_star_exact, problem.applicable, rtol, exact_hint=exact_available):
+    rows = derive_premises(maxmin_checks(ub, L, problem.gamma_star_exact, problem.applicable, rtol,
+                                         exact_hint=exact_available))
+    for row in rows:
         result.add(row)
     cert = certificate_field(ub, L)
+    upper = next(c for c in rows if c.name.startswith("max margin <= U"))
+    cert["upper_assumes"] = list(upper.assumes)  # the argued steps U rests on, derived from its row
     result.certificate = cert
     result.fields["max_margin_interval"] = (f"[{L.value:.15g}, {ub.upper_float:.15g}]  (L {L.exactness}, U proved; "
                                             f"gap {cert['relative_gap']:.2e})")

@@ -118,7 +118,3 @@ def exactness_label(exactness: str, assumes: Sequence[str]) -> str:
     """The ``how`` column of the table: the exactness, with ``*`` when the row rests on argued statements."""
     return f"{exactness}*" if assumes and exactness != "argued" else str(exactness)
 
-
-def chain_names(rows: Sequence[Row]) -> list[str]:
-    """The names of ``rows``: the premises of a row that uses every one of them (a chain's conclusion)."""
-    return [c.name for c in rows]
