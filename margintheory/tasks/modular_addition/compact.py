@@ -94,7 +94,7 @@ def _margin_rows(cm: CompactMargin, problem: ModularAddition, rtol: float | None
         "largest wrong-logit spread (normalized)"), "all wrong-label logits equal (condition C.1)",
         relative_to=reference, exactness=how, detail="max over s of (max - min) wrong logit F(s, c), normalized"))
     checks += [c for c, _ in decisions]
-    fields.update(all_on_margin=bool(on.all()), fraction_on_margin=float(on.mean()),
+    fields.update(all_on_margin=decisions[-2][1].passed, fraction_on_margin=float(on.mean()),
                   wrong_logits_equal=decisions[-1][1].passed, max_wrong_spread=spread / scale,
                   undecided_claims=undecided_names(decisions))
     return checks, fields
