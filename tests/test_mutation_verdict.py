@@ -755,3 +755,17 @@ def test_an_enclosure_decides_within_only_when_it_lies_inside_or_outside():
     assert d.passed and d.tolerance == 0.02 and d.text.endswith("(rtol 0.02): holds")
     d = within_of_margin(-1.0, 0.5e-8, 1.0, None, "gap")
     assert d.passed and d.lo == 0.0 and d.text.startswith("gap in [0, 5e-09]")
+
+
+def test_a_zero_margin_without_gamma_star_has_absolute_zero_tolerances(construction_result):
+    """No gamma* and a zero margin: T = rtol |margin| = 0 (reported as an absolute 0, no division by zero); a point
+    off the margin by more than its error bounds refutes 'all on margin', and equal wrong logits cannot be shown."""
+    M = np.zeros(25)
+    M[3] = 1.0
+    zero = _measured(construction_result, margins=M, h=0.0, normalized_margin=0.0, normalized_tolerance=0.0,
+                     logit_error_bound=1e-12, wrong_spread=np.zeros(25))
+    checks, fields = margin_checks(zero, None, None)
+    r = {c.name: c for c in checks}
+    assert r["all on margin (C.6)"].tolerance == 0.0 and not r["all on margin (C.6)"].passed
+    assert not r["all on margin (C.6)"].informational
+    assert r["wrong logits equal (C.1)"].tolerance == 0.0 and fields["undecided_claims"] == ["wrong logits equal (C.1)"]

@@ -151,7 +151,8 @@ def margin_checks(res: MarginResult, gamma: float | None, rtol: float | None) ->
         "all wrong-label logits equal (condition C.1)", relative_to=reference,
         detail="max over points of (max - min) wrong logit, normalized"))
     checks += [c for c, _ in decisions]
-    fields.update(all_on_margin=off == 0, fraction_on_margin=frac, wrong_logits_equal=decisions[-1][1].passed,
+    fields.update(all_on_margin=decisions[-2][1].passed, fraction_on_margin=frac,
+                  wrong_logits_equal=decisions[-1][1].passed,
                   max_wrong_spread=spread / scale, undecided_claims=undecided_names(decisions))
     return checks, fields
 

@@ -94,7 +94,7 @@ def _margin_rows(cm: CompactMargin, problem: ModularAddition, rtol: float | None
         "largest wrong-logit spread (normalized)"), "all wrong-label logits equal (condition C.1)",
         relative_to=reference, exactness=how, detail="max over s of (max - min) wrong logit F(s, c), normalized"))
     checks += [c for c, _ in decisions]
-    fields.update(all_on_margin=bool(on.all()), fraction_on_margin=float(on.mean()),
+    fields.update(all_on_margin=decisions[-2][1].passed, fraction_on_margin=float(on.mean()),
                   wrong_logits_equal=decisions[-1][1].passed, max_wrong_spread=spread / scale,
                   undecided_claims=undecided_names(decisions))
     return checks, fields
@@ -103,11 +103,12 @@ def _margin_rows(cm: CompactMargin, problem: ModularAddition, rtol: float | None
 def claim_row(name: str, expected: object, measured: object, decision: ClaimDecision, statement: str, *,
               relative_to: float, detail: str = "", exactness: Exactness = "float") -> tuple[Check, ClaimDecision]:
     """The row of one margin claim decided from an enclosure (:mod:`margintheory.core.margin_claims`): its tolerance
-    is the claim's ``T`` relative to ``relative_to``; an undecided claim fails and is informational (the result's
-    ``undecided_claims`` names it, and the verdict is ``undecided``)."""
+    is the claim's ``T`` relative to ``relative_to`` (absolute when that is 0); an undecided claim fails and is
+    informational (the result's ``undecided_claims`` names it, and the verdict is ``undecided``)."""
     text = f"{detail}; {decision.text}" if detail else decision.text
     undecided = decision.decision == "undecided"
-    return Check(name=name, expected=expected, measured=measured, tolerance=decision.tolerance / relative_to,
+    tolerance = decision.tolerance / relative_to if relative_to else decision.tolerance  # a zero margin: absolute
+    return Check(name=name, expected=expected, measured=measured, tolerance=tolerance,
                  passed=decision.passed, exactness=exactness, detail=text, informational=undecided,
                  statement=statement), decision
 
