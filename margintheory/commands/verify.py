@@ -74,6 +74,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--every-p", action="store_true",
                         help="modular addition: prove the claims for every odd p at once, as identities in the symbol "
                         "p (needs --k <= 8, no --p; docs/theory.md#every-p)")
+    parser.add_argument("--method", choices=("am-gm", "sos"), default=None,
+                        help="modular addition: how the upper end bounds the block form g_k: am-gm (default: its exact "
+                             "maximum (k+1)^-((k+1)/2), no solver) or sos (the SOS certificate, the cross-check; "
+                             "docs/theory.md#every-p)")
     parser.add_argument("--exhaustive", action="store_true",
                         help="modular addition: compute the lower end L on all p^k inputs, even where the network's "
                         "Fourier structure proves it without enumeration (docs/theory.md#compact-margin)")
@@ -139,6 +143,8 @@ def run(args: argparse.Namespace) -> int:
         options["min_share"] = args.min_share
     if args.no_certificate:
         options["certificate"] = False
+    if args.method is not None:
+        options["upper_method"] = args.method
     with using(backend):
         result = _verify_where(args, problem, network, options)
         note_unused_engine(args, result)
@@ -149,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
 
             not_written = write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
                                                 network=network if isinstance(network, Net) else None,
-                                                problem=problem if isinstance(problem, ModularAddition) else None)
+                                                problem=problem if isinstance(problem, ModularAddition) else None,
+                                                method=args.method or "am-gm")
             say(not_written or f"wrote {args.certificate}")
     if args.network:
         result.parameters["network"] = args.network
@@ -265,10 +272,10 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
                  "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device", "exhaustive",
-                 "every_p")
+                 "every_p", "method")
 TASK_OPTIONS = {
     MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler",
-              "backend", "device", "exhaustive", "every_p"},
+              "backend", "device", "exhaustive", "every_p", "method"},
     "parity": {"n", "k", "rtol"},
     "group": {"group", "k", "rtol", "names", "backend", "device"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},

@@ -58,14 +58,16 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     from margintheory.certificate.maxmin import attach_maxmin
 
     even = problem.p % 2 == 0  # the closed form does not hold: the true max margin (docs/theory.md#even-p-max-margin)
+    sos = o.upper_method == "sos" or even  # (the even-p interval rests on the SOS bound's record)
     _first_refusal(lambda: _require_checks_fit(problem, o),
-                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds),
+                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds) if sos else 0,
                    lambda: require(estimate_even_p(problem, o.max_memory), o.max_memory, o.max_seconds) if even else 0)
     result = _check_modular(problem, o)
     if even:
         attach_even_p(result, problem, max_memory=o.max_memory)
     else:
-        attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
+        attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None,
+                      method=o.upper_method)
     return result
 
 
@@ -74,7 +76,7 @@ def _every_p_options(o: VerifyOptions) -> dict:
     if o.network is not None or o.exact or o.exhaustive or o.rtol is not None or not o.certificate:
         raise InputError("the every-p proof checks the construction or a family exactly, with both ends: network, "
                          "exact, exhaustive, rtol and certificate=False do not apply to it")
-    return {"family": o.family, "max_memory": o.max_memory, "max_seconds": o.max_seconds}
+    return {"family": o.family, "max_memory": o.max_memory, "max_seconds": o.max_seconds, "method": o.upper_method}
 
 
 def _refusal_rank(exc: RefusedError) -> int:
@@ -239,7 +241,8 @@ TASKS: dict[str, Task] = {
         reference="Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
         problem_type=(ModularAddition, ModularAdditionEveryP),
         runner=_verify_modular,
-        options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive"}),
+        options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive",
+                           "upper_method"}),
     ),
     "parity": Task(
         name="parity",
@@ -298,11 +301,12 @@ def task_for(problem: Problem) -> Task:
 def verify(problem: Problem, *, network: PolyNetwork | ParityNetwork | None = None, exact: bool = False,
            rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL, min_share: float = 0.0,
            max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
-           family: str = "lemma-c18", certificate: bool = True, exhaustive: bool = False) -> VerificationResult:
+           family: str = "lemma-c18", certificate: bool = True, exhaustive: bool = False,
+           upper_method: str = "am-gm") -> VerificationResult:
     """Verify ``problem`` (its construction, or ``network``) and return the result; see :class:`VerifyOptions`."""
     options = VerifyOptions(network=network, exact=exact, rtol=rtol, fourier_tolerance=fourier_tolerance,
                             min_share=min_share, max_memory=max_memory, max_seconds=max_seconds, family=family,
-                            certificate=certificate, exhaustive=exhaustive)
+                            certificate=certificate, exhaustive=exhaustive, upper_method=upper_method)
     return task_for(problem).run(problem, options)
 
 
