@@ -130,7 +130,7 @@ def test_a_family_moment_that_does_not_vanish_turns_rows_red(monkeypatch):
 
 def test_library_and_cli_refusals(capsys):
     with pytest.raises(InputError):
-        ModularAdditionEveryP(9)
+        ModularAdditionEveryP(13)
     with pytest.raises(InputError):
         verify(ModularAdditionEveryP(2), exact=True)
     with pytest.raises(InputError):

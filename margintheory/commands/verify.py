@@ -73,11 +73,15 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
     parser.add_argument("--every-p", action="store_true",
                         help="modular addition: prove the claims for every odd p at once, as identities in the symbol "
-                        "p (needs --k <= 8, no --p; docs/theory.md#every-p)")
+                        "p (needs --k <= 12, no --p; docs/theory.md#every-p)")
     parser.add_argument("--method", choices=("am-gm", "sos"), default=None,
                         help="modular addition: how the upper end bounds the block form g_k: am-gm (default: its exact "
                              "maximum (k+1)^-((k+1)/2), no solver) or sos (the SOS certificate, the cross-check; "
                              "docs/theory.md#every-p)")
+    parser.add_argument("--compact", action="store_true",
+                        help="modular addition: check the construction with the per-p compact check (the p x p "
+                             "table), never as the every-p proof evaluated at p (used where the compact check does "
+                             "not fit)")
     parser.add_argument("--exhaustive", action="store_true",
                         help="modular addition: compute the lower end L on all p^k inputs, even where the network's "
                         "Fourier structure proves it without enumeration (docs/theory.md#compact-margin)")
@@ -145,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         options["certificate"] = False
     if args.method is not None:
         options["upper_method"] = args.method
+    if args.compact:
+        options["compact"] = True
     with using(backend):
         result = _verify_where(args, problem, network, options)
         note_unused_engine(args, result)
@@ -205,7 +211,7 @@ def _modular(args: argparse.Namespace) -> Parsed:
         if args.p is not None or args.network:
             raise InputError("--every-p proves the claims for every odd p at once: give --k only, not --p or --network")
         if args.k is None:
-            raise InputError("--every-p needs --k (1..8)")
+            raise InputError("--every-p needs --k (1..12)")
         return ModularAdditionEveryP(args.k), None
     if args.network:
         net = load_network(args)
@@ -272,10 +278,10 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
                  "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device", "exhaustive",
-                 "every_p", "method")
+                 "every_p", "method", "compact")
 TASK_OPTIONS = {
     MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler",
-              "backend", "device", "exhaustive", "every_p", "method"},
+              "backend", "device", "exhaustive", "every_p", "method", "compact"},
     "parity": {"n", "k", "rtol"},
     "group": {"group", "k", "rtol", "names", "backend", "device"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},
@@ -326,7 +332,7 @@ def _reject_every_p_options(args: argparse.Namespace) -> None:
     """``--every-p`` proves identities in ``p`` exactly with both ends: the options about one ``p``, a network file,
     float64 engines or the per-(p, k) certificate file do not apply."""
     for flag in ("exact", "exhaustive", "rtol", "certificate", "no_certificate", "overwrite", "workers", "scheduler",
-                 "backend", "device", "names"):
+                 "backend", "device", "names", "compact"):
         if _given(args, flag):
             raise InputError(f"--{flag.replace('_', '-')} does not apply to --every-p (an exact proof for every odd p "
                              "with both ends; the certificate file is per (p, k))")

@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from margintheory.tasks.parity.checks import ParityNetwork
 
 #: options a task may or may not use (the engine budget is used by every task)
-VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive", "upper_method")
+VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive", "upper_method",
+                   "compact")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,7 +45,9 @@ class VerifyOptions:
     ``L`` on all ``p^k`` inputs even where the network's Fourier structure proves it without enumeration
     (:mod:`margintheory.tasks.modular_addition.compact`); ``upper_method`` (modular addition): how the upper end
     bounds the block form ``g_k``, ``"am-gm"`` (its exact maximum, no solver) or ``"sos"`` (the SOS certificate,
-    the cross-check; :func:`margintheory.certificate.upper_bound.prove_upper_bound`).
+    the cross-check; :func:`margintheory.certificate.upper_bound.prove_upper_bound`); ``compact`` (modular
+    addition): always check the construction with the per-``p`` compact check, never as the every-p proof evaluated
+    at ``p`` (:mod:`margintheory.tasks.modular_addition.specialised`, used where the compact check does not fit).
     """
 
     network: PolyNetwork | ParityNetwork | None = None
@@ -58,6 +61,7 @@ class VerifyOptions:
     certificate: bool = True
     exhaustive: bool = False
     upper_method: str = "am-gm"
+    compact: bool = False
 
     def __post_init__(self) -> None:
         if self.rtol is not None and not (0 <= self.rtol < 1):
@@ -96,6 +100,8 @@ class VerifyOptions:
             out["exhaustive"] = True
         if self.upper_method != "am-gm":
             out["upper_method"] = self.upper_method
+        if self.compact:
+            out["compact"] = True
         if self.network is not None:
             out.update(fourier_tolerance=self.fourier_tolerance, min_share=self.min_share)
         return out

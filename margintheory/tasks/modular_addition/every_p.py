@@ -13,9 +13,10 @@ in ``p`` proved by sympy (:mod:`margintheory.symbolic.every_p`), or ``argued`` w
   so ``f(a)[c] = K D(s - c)`` with the Dirichlet kernel ``D`` (docs/theory.md#compact-margin), and the margin, the
   norm, ``L(p) = gamma*(p, k)``, condition C.1, Lemma C.15 for every neuron and Lemma C.20 are identities in ``p``;
 * **upper end** ``U(p) = C_(p,k) B_k``: weak duality (Lemma C.6, argued), Lemma C.14 and the block closed form for
-  all ``p`` (sympy), homogeneity (argued) and the exact SOS certificate ``max g_k <= B_k`` (no ``p`` in it);
-  ``U(p) / gamma*(p, k) = B_k (k+1)^((k+1)/2)`` is free of ``p`` and within ``1e-9`` of 1 (exact rationals); with
-  AM-GM (argued) ``max g_k = (k+1)^-((k+1)/2)`` and ``C_(p,k) max g_k = gamma*(p, k)`` exactly;
+  all ``p`` (sympy), homogeneity (argued) and ``max g_k = B_k = (k+1)^-((k+1)/2)`` exactly by the AM-GM certificate
+  of :func:`margintheory.certificate.am_gm.block_form_maximum` (no ``p`` in it, no solver), so ``U(p) = gamma*(p,
+  k)``; with ``method="sos"`` ``B_k`` is the exact SOS certificate's rational instead, ``U(p) / gamma*(p, k) = B_k
+  (k+1)^((k+1)/2)`` is free of ``p`` and within ``1e-9`` of 1 (exact rationals), and the AM-GM row closes the gap;
 * **width minimum** (``p`` prime ``> 2k``): the per-frequency lower-bound certificates of
   :mod:`margintheory.solvers.width_bounds` are statements about measures on the torus ``T^k`` (no ``p``); the
   smallest family attains them for every odd ``p``.
