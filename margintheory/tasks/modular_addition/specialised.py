@@ -67,6 +67,8 @@ def verify_specialised(problem: ModularAddition, family: str = "lemma-c18") -> V
     named = {c.name: c for c in every_rows}
     at = AT_P.format(p=p)
     L, gamma = _at(lower.normalized, p), problem.gamma_star_exact
+    if gamma is None:  # (never at odd p: the closed form applies)
+        raise InputError(f"no closed form gamma* at p = {p}")
     L2, g2 = _exact_square(L), _exact_square(gamma)
     nf = (p - 1) // 2
     width = net.measure.size * nf
