@@ -366,7 +366,7 @@ def test_solve_single_neuron_k4_uses_the_exact_path():
 def test_solvers_refuse_beyond_the_memory_budget():
     res = _cli("solve", "--p", "5", "--k", "8", "--single-neuron", "--max-memory", "1G")
     assert res.returncode == 2 and "GiB" in res.stderr and len(res.stderr.strip().splitlines()) == 1
-    res = _cli("verify", "--p", "3", "--k", "9", "--max-memory", "1G")
+    res = _cli("verify", "--p", "3", "--k", "9", "--max-memory", "1G", "--method", "sos")
     assert res.returncode == 2 and "GiB" in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
 
@@ -394,7 +394,7 @@ def test_verify_upper_end_is_the_solvers_bound_not_the_lower_nor_the_closed_form
     monkeypatch.setattr(block_sos, "solve_block_sos", lambda *a, **kw: calls.append(a) or real_solve(*a, **kw))
     _clear_upper_bound_caches()
     try:
-        res = verify(ModularAddition(7, 2))
+        res = verify(ModularAddition(7, 2), upper_method="sos")
         assert len(calls) == 1  # three frequencies, one solve
         c = res.certificate
         U = Fraction(c["upper_exact"])
@@ -410,11 +410,35 @@ def test_verify_upper_end_is_the_solvers_bound_not_the_lower_nor_the_closed_form
         # a looser certificate (a larger shift before rounding) must give a larger U, and the verdict must see it
         monkeypatch.setattr(rational_sos, "FIRST_DELTA", Fraction(1, 2**16))
         _clear_upper_bound_caches()
-        looser = verify(ModularAddition(7, 2))
+        looser = verify(ModularAddition(7, 2), upper_method="sos")
         U2 = Fraction(looser.certificate["upper_exact"])
         assert U2 > U and float(U2) / math.sqrt(float(g2)) - 1 > 1e-6
         gap_row = next(r for r in looser.checks if r.name == "network margin = optimum")
         assert not gap_row.passed and looser.verdict != "verified"
+    finally:
+        _clear_upper_bound_caches()
+
+
+def test_verify_upper_end_by_am_gm_is_gamma_star_exactly_without_a_solve(monkeypatch):
+    """The default upper end: the AM-GM certificate's exact max g_k, so U = gamma* (squares equal) with gap 0, and
+    no SOS solve runs; the certificate object carries U as sqrt(a/b) where it is irrational."""
+    from margintheory import ModularAddition, verify
+
+    calls = []
+    monkeypatch.setattr(block_sos, "solve_block_sos", lambda *a, **kw: calls.append(a))
+    _clear_upper_bound_caches()
+    try:
+        for p, k in ((7, 2), (7, 3)):
+            res = verify(ModularAddition(p, k), exact=True)
+            c = res.certificate
+            g2 = _square(gamma_star_exact(p, k))
+            text = c["upper_algebraic"]
+            U2 = Fraction(text[5:-1]) if text.startswith("sqrt(") else Fraction(text) ** 2
+            assert U2 == g2 and c["relative_gap"] == 0 and c["upper_method"] == "am-gm", (p, k, c)
+            assert (c["upper_exact"] is None) == (k == 2)  # sqrt(2/27)/(sqrt 7 * 6) is irrational, 1/224 is not
+            assert res.verdict == "verified" and "U = gamma* exactly" in next(
+                r for r in res.checks if r.name.startswith("max margin <= U")).detail
+        assert calls == []
     finally:
         _clear_upper_bound_caches()
 

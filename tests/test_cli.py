@@ -206,17 +206,18 @@ def test_every_budget_a_run_exceeds_is_named_at_once(capfd):
     (certificate leg): one line names both, so raising the first does not just lead to the second refusal."""
     from margintheory.cli import main
 
-    assert main(["verify", "--p", "7", "--k", "9", "--family", "smallest-known"]) == 2
+    assert main(["verify", "--p", "7", "--k", "9", "--family", "smallest-known", "--method", "sos"]) == 2
     err = capfd.readouterr().err
     assert err.count("\n") == 1 and "--max-seconds" in err and "; and the block SOS relaxation" in err
     assert err.rstrip().endswith("raise --max-memory")
 
 
 def test_a_certificate_beyond_the_machine_points_to_no_certificate(capfd):
-    """At k = 10 the proved upper bound needs about 97 GiB: no budget helps, doing without it does."""
+    """At k = 10 the SOS upper bound needs about 97 GiB: no budget helps, doing without it does (the default AM-GM
+    upper end needs no solver)."""
     from margintheory.cli import main
 
-    assert main(["verify", "--p", "3", "--k", "10"]) == 2
+    assert main(["verify", "--p", "3", "--k", "10", "--method", "sos"]) == 2
     err = capfd.readouterr().err
     assert err.count("\n") == 1 and "k = 10" in err and err.rstrip().endswith("pass --no-certificate to verify "
                                                                                "without it"), err

@@ -130,7 +130,7 @@ def test_a_family_moment_that_does_not_vanish_turns_rows_red(monkeypatch):
 
 def test_library_and_cli_refusals(capsys):
     with pytest.raises(InputError):
-        ModularAdditionEveryP(9)
+        ModularAdditionEveryP(13)
     with pytest.raises(InputError):
         verify(ModularAdditionEveryP(2), exact=True)
     with pytest.raises(InputError):
@@ -201,3 +201,26 @@ def test_parity_design_derivation_symbolic_in_k():
     assert len(symbolic) >= 3  # the diagonal factor, the even sum, the parity factor: k a symbol
     argued = next(s for s in d.steps if s.check.kind == "argued")
     assert "2k+2 | s forces s = 0" in argued.justification and "k - 3 (mod 2)" in argued.justification
+
+
+def test_the_upper_end_by_am_gm_is_exact_and_the_sos_path_stays_as_a_cross_check(monkeypatch):
+    """Default: U(p) = gamma*(p, k) exactly (rho_k = 1, the AM-GM row proved, no SOS solve); --method sos: the SOS
+    bound with rho_k - 1 > 0 tiny, the AM-GM row proved beside it.  A wrong AM-GM constant turns rows red."""
+    from fractions import Fraction
+
+    from margintheory.certificate import am_gm
+
+    res = verify(ModularAdditionEveryP(2))
+    rows = _rows(res)
+    assert rows["U: AM-GM max g_k exact"].passed and rows["AM-GM: max g_k exact"].exactness == "proved"
+    assert rows["max margin in [L, U], all p"].measured == 0.0 and res.to_dict()["details"]["rho_squared"] == "1"
+    assert "U: SOS max g_k <= B_k" not in rows and res.certificate["sos_solves"] == 0
+    sos = verify(ModularAdditionEveryP(2), upper_method="sos")
+    rows = _rows(sos)
+    assert sos.verdict == "verified" and rows["U: SOS max g_k <= B_k"].passed
+    assert rows["AM-GM: max g_k exact"].passed and 0 < rows["max margin in [L, U], all p"].measured < 1e-9
+    right = am_gm.block_form_maximum
+    monkeypatch.setattr(am_gm, "block_form_maximum", lambda k, **kw: right(
+        k, bound_squared=Fraction(1, (k + 1) ** (k + 1)) * (1 - Fraction(1, 10**12)) ** 2))
+    rows = _rows(every_p.verify_every_p(ModularAdditionEveryP(2)))
+    assert not rows["U: AM-GM max g_k exact"].passed and not rows["L = U = gamma*(p, k)"].passed

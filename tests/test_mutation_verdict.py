@@ -345,6 +345,7 @@ def test_certificate_field():
     assert c == {
         "lower": 0.03, "upper": UF, "relative_gap": gap, "lower_exactness": "proved",
         "upper_exactness": "proved", "lower_exact": "3/100", "upper_exact": str(U_5_2), "lower_algebraic": "3/100",
+            "upper_algebraic": str(U_5_2), "upper_method": "sos",
         "lower_how": "how", "lower_method": "exhaustive",
         "upper_how": "weak duality (uniform q, tau) + Lemma C.14 frequency blocks + SOS certificate of the block form "
                      "checked in exact rational arithmetic",
@@ -361,8 +362,8 @@ def test_certificate_field():
 def test_attach_maxmin_adds_the_rows_and_the_interval(monkeypatch):
     from margintheory.core.problems import ModularAddition
 
-    def fake(problem, max_memory):
-        assert problem == ModularAddition(5, 2) and max_memory == 2**30
+    def fake(problem, max_memory, method):
+        assert problem == ModularAddition(5, 2) and max_memory == 2**30 and method == "am-gm"
         return upper_bound()
 
     monkeypatch.setattr(maxmin, "prove_upper_bound", fake)

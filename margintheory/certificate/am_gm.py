@@ -19,8 +19,11 @@ chains them is the only argument, and it is written out in the step's detail.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
 
-from margintheory.certificate.upper_bound import ProofStep
+from margintheory.certificate.steps import ProofStep
 
 
 def step_polynomial(M: int) -> list[int]:
@@ -71,3 +74,93 @@ def prove_am_gm(N: int) -> ProofStep:
               f"t = a_M/A >= 0, checked in exact integers: {len(results)} quotients q_M, every coefficient >= 0"
               + ("" if ok else f"; FAILED: {failed[0]}"))
     return ProofStep(f"{AM_GM_NAME}, N = {N}", "proved", ok, detail)
+
+
+# -- the exact maximum of the block form g_k (the upper end of modular addition with uniform weights) --------------
+
+BLOCK_FORM_MAXIMUM_NAME = "AM-GM certificate: max_{|z|=1} g_k = (k+1)^-((k+1)/2) (exact, no solver)"
+
+
+@dataclass(frozen=True)
+class BlockFormMaximum:
+    """``max_{|z| = 1} g_k = (k+1)^-((k+1)/2)`` for ``g_k = Re(conj(z_w) z_1...z_k)`` on ``C^(k+1)``, exactly.
+
+    With ``n = k + 1`` and ``t_i = |z_i|^2``: ``g_k^2 <= |conj(z_w) z_1...z_k|^2 = t_1...t_n`` (``|Re w| <= |w|``),
+    and ``t_1...t_n <= ((t_1+...+t_n)/n)^n = n^-n`` on the unit sphere by the inequality of arithmetic and geometric
+    means, proved by the chain of two-variable identities ``p_M(t) = (t - 1)^2 q_M(t)`` of :func:`step_quotient`
+    (``M = 2..n``); the aligned equal-modulus point ``z_i = n^(-1/2)`` attains it.  Hurwitz's proof of AM-GM by
+    such identities: A. Hurwitz, "Ueber den Vergleich des arithmetischen und des geometrischen Mittels", J. reine
+    angew. Math. 108 (1891) 266-268.  The maximum is irrational when ``n`` is odd and not a square, so the
+    statement is about its square ``bound_squared = n^-n``, a rational; :func:`exact_sqrt` gives the maximum itself
+    when it is rational.  Re-checked by :func:`margintheory.certificate.checker.check_am_gm`."""
+
+    k: int
+    bound_squared: Fraction
+    quotients: tuple[tuple[int, ...], ...]
+    proved: bool
+    detail: str
+    seconds: float
+
+    @property
+    def bound(self) -> Fraction:
+        """A rational ``>= max g_k``: the maximum itself when rational, else rounded up (relative ``2^-64``)."""
+        return upper_sqrt(self.bound_squared)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``am_gm`` section of a certificate file (format of :mod:`margintheory.certificate.checker`)."""
+        return {"k": self.k, "form": "g_k = Re(conj(z_w) z_1 ... z_k) on C^(k+1)",
+                "statement": "max_{|z|=1} g_k = sqrt(bound_squared) = (k+1)^-((k+1)/2)",
+                "bound_squared": str(self.bound_squared),
+                "modulus": "g_k^2 + (Im conj(z_w) z_1...z_k)^2 = |z_w|^2 |z_1|^2 ... |z_k|^2",
+                "steps": [{"M": M, "quotient": [str(c) for c in q]} for M, q in
+                          zip(range(2, self.k + 2), self.quotients, strict=True)],
+                "maximiser": "z_1 = ... = z_k = z_w = (k+1)^(-1/2)"}
+
+
+def exact_sqrt(v: Fraction) -> Fraction | None:
+    """``sqrt(v)`` when it is rational (numerator and denominator perfect squares), else ``None``."""
+    if v < 0:
+        return None
+    a, b = math.isqrt(v.numerator), math.isqrt(v.denominator)
+    return Fraction(a, b) if a * a == v.numerator and b * b == v.denominator else None
+
+
+def upper_sqrt(v: Fraction) -> Fraction:
+    """A rational ``>= sqrt(v)``: exact when rational, else the dyadic ceiling of relative excess ``< 2^-64``."""
+    from margintheory.certificate.checker import ceil_sqrt
+
+    r = exact_sqrt(v)
+    return r if r is not None else ceil_sqrt(v)
+
+
+def algebraic_text(v: Fraction) -> str:
+    """``sqrt(v)`` written exactly: ``"a/b"`` when rational, else ``"sqrt(a/b)"`` (the certificate's format)."""
+    r = exact_sqrt(v)
+    return str(r) if r is not None else f"sqrt({v})"
+
+
+def block_form_maximum(k: int, *, bound_squared: Fraction | None = None) -> BlockFormMaximum:
+    """The certificate of :class:`BlockFormMaximum` for ``k``, checked exactly here and by the independent checker
+    (``bound_squared``: the square claimed, ``(k+1)^-(k+1)`` by default; any other is not ``proved``)."""
+    import time
+
+    from margintheory.certificate import checker
+
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= checker.MAX_AM_GM_TERMS - 1:
+        raise ValueError(f"k must be an integer in 1..{checker.MAX_AM_GM_TERMS - 1}, got {k!r}")
+    t0 = time.perf_counter()
+    n = k + 1
+    claimed = Fraction(1, n**n) if bound_squared is None else Fraction(bound_squared)
+    quotients, own = [], []
+    for M in range(2, n + 1):
+        q, remainders = step_quotient(M)
+        quotients.append(tuple(q))
+        own.append(remainders == (0, 0) and all(c >= 0 for c in q))
+    failure = checker.check_am_gm(k, claimed, [(M, [Fraction(c) for c in q])
+                                               for M, q in zip(range(2, n + 1), quotients, strict=True)])
+    ok = all(own) and failure is None
+    detail = (f"k = {k}: g_k^2 <= |z_w|^2 |z_1|^2...|z_k|^2 (exact identity with (Im conj(z_w) z_1...z_k)^2) <= "
+              f"(|z|^2/{n})^{n} by AM-GM: {n - 1} two-variable steps (M - 1 + t)^M - M^M t = (t - 1)^2 q_M(t), "
+              f"every q_M with coefficients >= 0 (exact integers); attained at z_i = {n}^(-1/2): max g_k^2 = "
+              f"{claimed}" + ("" if failure is None else f"; FAILED: {failure[0]}: {failure[1]}"))
+    return BlockFormMaximum(k, claimed, tuple(quotients), ok, detail, time.perf_counter() - t0)

@@ -20,11 +20,16 @@ how each part is re-checked here:
    the homogeneous relaxation (no ``lambda``) and ``N = 1`` for the Putinar one.  Checked by expanding both sides
    exactly; every ``G_b`` is checked symmetric and positive semidefinite by an exact LDL^T decomposition.  On the
    unit sphere the left side is ``>= 0``, hence ``max_{|z| = 1} g_k <= gamma / scale``.
+1'. ``am_gm`` (instead of ``sos``, for the uniform class weights): ``max_{|z| = 1} g_k = (k+1)^-((k+1)/2)``
+   *exactly*, stated as ``bound_squared = (k+1)^-(k+1)`` (the square of the maximum, a rational) and re-checked in
+   exact rational arithmetic by :func:`check_am_gm` (no solver: the inequality of arithmetic and geometric means,
+   proved by a chain of two-variable identities whose quotients the file lists).
 2. ``reduction``: the frequency blocks of the single-neuron objective with uniform weights are ``c_b g_k`` in
    orthonormal coordinates (Lemma C.14 of Li et al., "Fourier Circuits in Neural Networks and Transformers",
    arXiv:2402.09469; proved symbolically for all ``p`` by ``margintheory.symbolic.block_reduction``).  The squared
    constants ``c_b^2`` are recomputed here from ``(p, k)`` and must equal the file's.
-3. ``claim.upper``: a rational ``U >= 0`` with ``U^2 >= c_b^2 (gamma / scale)^2`` for every block (exact).
+3. ``claim.upper`` (``"a/b"``, or ``"sqrt(a/b)"`` with an ``am_gm`` section): ``U >= 0`` with
+   ``U^2 >= c_b^2 B^2`` for every block (exact), ``B = gamma / scale`` or ``B^2 = bound_squared``.
 4. ``claim.lower`` (``"a/b"`` or ``"sqrt(a/b)"``): when the file includes ``lower_witness`` (a network with
    rational weights ``U (m, k, p)``, ``W (m, p)``), the checker recomputes its margin exactly -- every logit
    ``sum_i (U_i1[a_1] + ... + U_ik[a_k])^k W_i[c]`` on all ``p^k`` inputs -- and the norm
@@ -300,6 +305,90 @@ def network_margin_bound(p: int, k: int, U: list[list[list[Any]]], W: list[list[
     return h, S
 
 
+# -- the exact maximum of g_k on the sphere (AM-GM) -----------------------------------------------------------------
+
+
+def _poly_mul(a: dict[Monomial, Fraction], b: dict[Monomial, Fraction]) -> dict[Monomial, Fraction]:
+    """The product of two polynomials in ``z, conj(z)`` (exponent tuples added)."""
+    out: dict[Monomial, Fraction] = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            m = tuple(x + y for x, y in zip(ma, mb, strict=True))
+            out[m] = out.get(m, Fraction(0)) + ca * cb
+    return {m: c for m, c in out.items() if c != 0}
+
+
+def modulus_identity_holds(k: int) -> bool:
+    """``g_k^2 + h_k^2 = |z_w|^2 |z_1|^2 ... |z_k|^2`` with ``w = conj(z_w) z_1...z_k``, ``g_k = (w + conj w)/2`` and
+    ``h_k^2 = -(w - conj w)^2 / 4`` (``h_k = Im w``, a real polynomial, so ``h_k^2 >= 0``), expanded exactly:
+    ``g_k^2 <= |w|^2 = prod_i |z_i|^2``."""
+    n = k + 1
+    g = block_form(k)
+    w = tuple([1] * k + [0]) + tuple([0] * k + [1])
+    cw = w[n:] + w[:n]
+    diff = {w: Fraction(1), cw: Fraction(-1)}
+    lhs = _poly_mul(g, g)
+    for m, c in _poly_mul(diff, diff).items():
+        lhs[m] = lhs.get(m, Fraction(0)) - c / 4
+    lhs = {m: c for m, c in lhs.items() if c != 0}
+    return lhs == {tuple([1] * (2 * n)): Fraction(1)}
+
+
+def am_gm_step_polynomial(M: int) -> list[int]:
+    """Coefficients (constant term first) of ``p_M(t) = (M - 1 + t)^M - M^M t``: the two-variable step
+    ``M^M A^(M-1) a <= ((M-1) A + a)^M`` divided by ``A^M`` with ``t = a / A``."""
+    coeffs = [math.comb(M, j) * (M - 1) ** (M - j) for j in range(M + 1)]
+    coeffs[1] -= M**M
+    return coeffs
+
+
+def am_gm_step_holds(M: int, quotient: list[Fraction]) -> tuple[bool, str]:
+    """Whether ``p_M(t) = (t - 1)^2 q(t)`` exactly for the given ``q`` (constant term first) and every coefficient
+    of ``q`` is ``>= 0`` -- then ``p_M(t) >= 0`` for ``t >= 0``; with the reason when not."""
+    if len(quotient) != M - 1:
+        return False, f"M = {M}: the quotient must have degree {M - 2}, got {len(quotient) - 1}"
+    if any(c < 0 for c in quotient):
+        return False, f"M = {M}: a negative coefficient in the quotient"
+    product = [Fraction(0)] * (M + 1)
+    for j, c in enumerate(quotient):  # (t^2 - 2t + 1) q(t)
+        product[j] += c
+        product[j + 1] -= 2 * c
+        product[j + 2] += c
+    if product != [Fraction(c) for c in am_gm_step_polynomial(M)]:
+        return False, f"M = {M}: (t - 1)^2 q(t) != (M - 1 + t)^M - M^M t"
+    return True, ""
+
+
+def check_am_gm(k: int, bound_squared: Fraction, steps: list[tuple[int, list[Fraction]]]) -> Failure | None:
+    """``max_{|z| = 1} g_k = sqrt(bound_squared)`` with ``bound_squared = (k+1)^-(k+1)``, re-checked exactly.
+
+    Upper bound, with ``n = k + 1`` and ``t_i = |z_i|^2 >= 0``: (i) ``g_k^2 <= t_1 ... t_n`` by the modulus identity
+    (:func:`modulus_identity_holds`); (ii) ``t_1 ... t_n <= ((t_1 + ... + t_n)/n)^n`` by induction on ``M = 2..n``:
+    with ``A`` the mean of ``t_1..t_(M-1)`` the hypothesis gives ``t_1...t_M <= A^(M-1) t_M``, and
+    ``M^M A^(M-1) t_M <= ((M-1) A + t_M)^M`` is, divided by ``A^M`` (``A = 0`` is trivial), ``p_M(t) >= 0`` at
+    ``t = t_M / A``, proved by the identity ``p_M = (t - 1)^2 q_M`` with the file's ``q_M`` (non-negative
+    coefficients; :func:`am_gm_step_holds`).  On ``|z| = 1`` the sum is 1, so ``g_k^2 <= n^-n``.  Attained: at
+    ``z_i = n^(-1/2)`` for every ``i`` (``|z|^2 = n / n = 1``) ``g_k = n^(-n/2) > 0``, whose square is ``n^-n``.
+    Hence the maximum's square is exactly ``n^-n``; any other ``bound_squared`` fails."""
+    n = k + 1
+    if not modulus_identity_holds(k):
+        return "|g_k| <= |z_w| |z_1|...|z_k| (modulus identity)", "g_k^2 + h_k^2 != prod |z_i|^2"
+    if [M for M, _ in steps] != list(range(2, n + 1)):
+        return "AM-GM chain of two-variable steps", f"the steps must be M = 2..{n} in order"
+    for M, q in steps:
+        ok, why = am_gm_step_holds(M, q)
+        if not ok:
+            return "AM-GM chain of two-variable steps", why
+    exact = Fraction(1, n**n)
+    if bound_squared < exact:
+        return ("max_{|z|=1} g_k = (k+1)^-((k+1)/2) (AM-GM, attained)",
+                f"the claimed square {bound_squared} is below {exact}, attained at z_i = (k+1)^-1/2")
+    if bound_squared > exact:
+        return ("max_{|z|=1} g_k = (k+1)^-((k+1)/2) (AM-GM, attained)",
+                f"the claimed square {bound_squared} is above the proved maximum's square {exact}")
+    return None
+
+
 # -- reading and checking a certificate ----------------------------------------------------------------------------
 
 
@@ -383,7 +472,7 @@ def _monomial(v: Any, length: int, where: str) -> Monomial:
 #: ``lower_witness.weights``.
 FIELDS: dict[str, frozenset[str]] = {
     "certificate": frozenset({"format", "version", "producer", "p", "k", "statement", "claim", "reduction", "sos",
-                              "solver", "lower_witness", "even_p"}),
+                              "am_gm", "solver", "lower_witness", "even_p"}),
     "even_p": frozenset({"statement", "ratio", "dual", "network", "max_margin_squared", "max_margin"}),
     "even_p.dual": frozenset({"odd", "even"}),
     "even_p.network": frozenset({"complex", "real"}),
@@ -391,10 +480,12 @@ FIELDS: dict[str, frozenset[str]] = {
     "reduction": frozenset({"p", "k", "statement", "blocks", "steps", "exact_check_at_p_k"}),
     "reduction.blocks[]": frozenset({"frequencies", "domain", "constant_squared"}),
     "reduction.steps[]": frozenset({"name", "passed", "exactness", "reason"}),
-    "reduction.exact_check_at_p_k": frozenset({"ran", "matches", "monomials_compared", "seconds"}),
+    "reduction.exact_check_at_p_k": frozenset({"ran", "matches", "monomials_compared", "seconds", "reason"}),
     "sos": frozenset({"p", "k", "form", "monomials", "identity", "homogeneous", "half_degree", "scale", "gamma",
                       "blocks", "multiplier"}),
     "sos.blocks[]": frozenset({"basis", "gram"}),
+    "am_gm": frozenset({"k", "form", "statement", "bound_squared", "modulus", "steps", "maximiser"}),
+    "am_gm.steps[]": frozenset({"M", "quotient"}),
     "solver": frozenset({"name", "status", "iterations", "solve_seconds", "float_optimum", "kkt", "gram_blocks",
                          "largest_block", "shift_delta", "rounding_tries"}),
     "solver.kkt": frozenset({"primal_residual", "dual_residual", "duality_gap", "primal_cone", "dual_cone",
@@ -435,6 +526,27 @@ def parse(data: Any) -> dict[str, Any]:
         raise Unreadable(f"(p, k) = ({p}, {k}) out of range")
     claim = _get(data, "claim", dict, "certificate")
     red = _get(data, "reduction", dict, "certificate")
+    if "sos" in data and "am_gm" in data:
+        raise Unreadable("a certificate bounds g_k by exactly one of the sections sos and am_gm, not both")
+    upper_text = _get(claim, "upper", str, "claim")
+    upper, upper_squared = _upper(upper_text)
+    head = {"p": p, "k": k, "constants": _constants(red), "upper": upper, "upper_squared": upper_squared,
+            "upper_text": upper_text,
+            "lower_squared": (positive_algebraic_square(claim["lower"], "claim.lower")
+                              if claim.get("lower") is not None else None),
+            "gap": (to_fraction(rational(claim["relative_gap_at_most"], "claim.relative_gap_at_most"))
+                    if claim.get("relative_gap_at_most") is not None else None),
+            "argued": [s for s in red.get("steps", []) if isinstance(s, dict) and s.get("exactness") == "argued"],
+            "witness": _parse_witness(data.get("lower_witness"), p, k),
+            "lower_how": str(claim.get("lower_how", "")),
+            "even_p": _parse_even_p(data.get("even_p"), p)}
+    if red.get("p", p) != p or red.get("k") != k:
+        raise Unreadable(f"the reduction section is for (p, k) = {(red.get('p', p), red.get('k'))}, but the "
+                         f"certificate claims ({p}, {k})")
+    if "am_gm" in data:
+        if head["even_p"] is not None:
+            raise Unreadable("the even_p section rests on the sos section's bound, not on am_gm")
+        return {**head, "am_gm": _parse_am_gm(_get(data, "am_gm", dict, "certificate"), k)}
     sos = _get(data, "sos", dict, "certificate")
     for where, part in (("reduction", red), ("sos", sos)):
         pk = (part.get("p", p), part.get("k"))
@@ -458,27 +570,53 @@ def parse(data: Any) -> dict[str, Any]:
         if not isinstance(item, list) or len(item) != 2:
             raise Unreadable("sos.multiplier entries must be [monomial, 'a/b']")
         multiplier.append((_monomial(item[0], n2, "sos.multiplier"), rational(item[1], "sos.multiplier")))
+    return {
+        **head, "homogeneous": homogeneous, "half_degree": h,
+        "scale": rational(_get(sos, "scale", str, "sos"), "sos.scale"),
+        "gamma": rational(_get(sos, "gamma", str, "sos"), "sos.gamma"),
+        "blocks": blocks, "multiplier": multiplier,
+    }
+
+
+def _constants(red: dict[str, Any]) -> list[dict[str, Any]]:
     consts = []
     for bi, c in enumerate(_get(red, "blocks", list, "reduction")):
         consts.append({"frequencies": _get(c, "frequencies", str, f"reduction.blocks[{bi}]"),
                        "domain": _get(c, "domain", str, f"reduction.blocks[{bi}]"),
                        "constant_squared": to_fraction(rational(_get(c, "constant_squared", str,
                                                                      f"reduction.blocks[{bi}]"), "constant"))})
-    return {
-        "p": p, "k": k, "homogeneous": homogeneous, "half_degree": h,
-        "scale": rational(_get(sos, "scale", str, "sos"), "sos.scale"),
-        "gamma": rational(_get(sos, "gamma", str, "sos"), "sos.gamma"),
-        "blocks": blocks, "multiplier": multiplier, "constants": consts,
-        "upper": to_fraction(rational(_get(claim, "upper", str, "claim"), "claim.upper")),
-        "lower_squared": (positive_algebraic_square(claim["lower"], "claim.lower")
-                          if claim.get("lower") is not None else None),
-        "gap": (to_fraction(rational(claim["relative_gap_at_most"], "claim.relative_gap_at_most"))
-                if claim.get("relative_gap_at_most") is not None else None),
-        "argued": [s for s in red.get("steps", []) if isinstance(s, dict) and s.get("exactness") == "argued"],
-        "witness": _parse_witness(data.get("lower_witness"), p, k),
-        "lower_how": str(claim.get("lower_how", "")),
-        "even_p": _parse_even_p(data.get("even_p"), p),
-    }
+    return consts
+
+
+def _upper(text: str) -> tuple[Fraction, Fraction | None]:
+    """``claim.upper``: ``"a/b"`` -> ``(U, U^2)`` (``U^2`` is ``None`` for a negative ``U``, refused later as such);
+    ``"sqrt(a/b)"`` -> ``(a rational >= U, a/b)``."""
+    if text.strip().startswith("sqrt("):
+        sq = positive_algebraic_square(text, "claim.upper")
+        return ceil_sqrt(sq), sq
+    U = to_fraction(rational(text, "claim.upper"))
+    return U, (U * U if U >= 0 else None)
+
+
+#: the most terms of the AM-GM certificate (``k + 1`` squared moduli) this checker reads
+MAX_AM_GM_TERMS = 65
+
+
+def _parse_am_gm(section: dict[str, Any], k: int) -> dict[str, Any]:
+    if section.get("k") != k:
+        raise Unreadable(f"the am_gm section is for k = {section.get('k')!r:.20}, but the certificate claims {k}")
+    if k + 1 > MAX_AM_GM_TERMS:
+        raise Unreadable(f"am_gm: k = {k} is beyond what this checker reads (k + 1 <= {MAX_AM_GM_TERMS})")
+    steps = []
+    for i, st in enumerate(_get(section, "steps", list, "am_gm")):
+        M = _get(st, "M", int, f"am_gm.steps[{i}]")
+        q = _get(st, "quotient", list, f"am_gm.steps[{i}]")
+        if not 2 <= M <= MAX_AM_GM_TERMS or len(q) > MAX_AM_GM_TERMS:
+            raise Unreadable(f"am_gm.steps[{i}]: M = {M} or its quotient out of range")
+        steps.append((M, [to_fraction(rational(x, f"am_gm.steps[{i}].quotient")) for x in q]))
+    return {"bound_squared": to_fraction(rational(_get(section, "bound_squared", str, "am_gm"),
+                                                  "am_gm.bound_squared")),
+            "steps": steps}
 
 
 # -- exact arithmetic in Q(sqrt 2) (the even-p section: r = 2^((k-1)/2) is irrational for even k) -----------------
@@ -716,7 +854,7 @@ def check_data(data: Any) -> Outcome:
         return Outcome("unreadable", str(exc))
     p, k = c["p"], c["k"]
     steps: list[Step] = []
-    for stage in (_check_sos, _check_blocks, _check_even_p_if_any, _check_lower):
+    for stage in (_check_am_gm if "am_gm" in c else _check_sos, _check_blocks, _check_even_p_if_any, _check_lower):
         failure = stage(c, steps)
         if failure is not None:
             name, detail = failure
@@ -726,15 +864,38 @@ def check_data(data: Any) -> Outcome:
     if c["even_p"] is not None:
         m2 = c["even_p"]["max_margin_squared"]
         value = math.sqrt(float(m2[0]) + float(m2[1]) * math.sqrt(2))
-        return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
-                                f"(~{float(U):.15g}); the closed form ~{value:.15g} lies in [lower, U]",
-                       derive_steps(steps), p, k)
-    return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = {U} "
-                            f"(~{float(U):.15g})", derive_steps(steps), p, k)
+        return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = "
+                                f"{c['upper_text']} (~{float(U):.15g}); the closed form ~{value:.15g} lies in "
+                                "[lower, U]", derive_steps(steps), p, k)
+    return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = "
+                            f"{c['upper_text']} (~{float(U):.15g})", derive_steps(steps), p, k)
 
 
 def _check_even_p_if_any(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     return None if c["even_p"] is None else _check_even_p(c, steps)
+
+
+AM_GM_STEP = "max_{|z|=1} g_k = (k+1)^-((k+1)/2) (AM-GM, attained)"
+#: the upper end's step when g_k is bounded by the AM-GM certificate
+UPPER_AM_GM = "upper bound U >= c max g_k for every block"
+
+
+def _check_am_gm(c: dict[str, Any], steps: list[Step]) -> Failure | None:
+    """The exact maximum of ``g_k`` on the sphere (:func:`check_am_gm`)."""
+    k, section = c["k"], c["am_gm"]
+    failure = check_am_gm(k, section["bound_squared"], section["steps"])
+    if failure is not None:
+        return failure
+    modulus = "|g_k| <= |z_w| |z_1|...|z_k| (modulus identity)"
+    chain = "AM-GM chain of two-variable steps"
+    steps.append(Step(modulus, True, "proved",
+                      "g_k^2 + (Im conj(z_w) z_1...z_k)^2 = prod_i |z_i|^2, expanded exactly"))
+    steps.append(Step(chain, True, "proved",
+                      f"M = 2..{k + 1}: (M - 1 + t)^M - M^M t = (t - 1)^2 q_M(t), q_M >= 0 coefficientwise (exact)"))
+    steps.append(Step(AM_GM_STEP, True, "proved",
+                      f"max^2 = {section['bound_squared']}; attained at z_i = (k+1)^-1/2 for every i",
+                      [modulus, chain]))
+    return None
 
 
 def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
@@ -784,26 +945,35 @@ def _check_sos(c: dict[str, Any], steps: list[Step]) -> Failure | None:
 def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     """``gamma/scale`` bounds ``g_k``; the block constants of Lemma C.14 recomputed from ``(p, k)``; ``U`` bounds
     every block; the file's argued steps are listed as such."""
-    bound = to_fraction(c["gamma"]) / to_fraction(c["scale"])
-    steps.append(Step(MAX_G, True, "proved", f"gamma/scale = {bound}", [s.name for s in steps]))
+    if "am_gm" in c:
+        bound2 = c["am_gm"]["bound_squared"]
+        upper_step, max_g = UPPER_AM_GM, AM_GM_STEP
+    else:
+        bound = to_fraction(c["gamma"]) / to_fraction(c["scale"])
+        bound2 = bound * bound
+        upper_step, max_g = UPPER, MAX_G
+        steps.append(Step(MAX_G, True, "proved", f"gamma/scale = {bound}", [s.name for s in steps]))
     expected = block_constants_squared(c["p"], c["k"])
     got = [(x["frequencies"], x["domain"], x["constant_squared"]) for x in c["constants"]]
     want = [(x["frequencies"], x["domain"], x["constant_squared"]) for x in expected]
     if got != want:
         return "frequency-block constants (Lemma C.14)", f"file {got} != recomputed {want}"
     steps.append(Step(CONSTANTS, True, "proved", "; ".join(f"j in {f}: c^2 = {v}" for f, _, v in want)))
-    U = c["upper"]
+    U, U2 = c["upper_text"], c["upper_squared"]
     if c["even_p"] is not None:  # U is the invariant dual's, checked by _check_even_p
         for name, reason in NOT_RECHECKED[1:]:  # (the uniform weak duality is replaced by the invariant dual's)
             steps.append(Step(name, True, "argued", reason))
         return None
-    if U < 0:  # (squares are compared below)
-        return "upper bound U >= c gamma/scale for every block", f"U = {U} is negative"
-    if any(U * U < x["constant_squared"] * bound * bound for x in expected):
-        return "upper bound U >= c gamma/scale for every block", f"U = {U} is below a block's bound"
-    # U is an upper bound on the max margin by the chain: the SOS bound, the block constants and the links this
+    if U2 is None:  # (squares are compared below)
+        return upper_step, f"U = {U} is negative"
+    if any(U2 < x["constant_squared"] * bound2 for x in expected):
+        return upper_step, f"U = {U} is below a block's bound"
+    top = max((x["constant_squared"] * bound2 for x in expected), default=None)
+    exact = " = max_b c_b max g_k exactly" if "am_gm" in c and U2 == top else ""
+    # U is an upper bound on the max margin by the chain: the bound on g_k, the block constants and the links this
     # checker does not re-prove (argued)
-    steps.append(Step(UPPER, True, "proved", f"U = {U}", [MAX_G, CONSTANTS] + [n for n, _ in NOT_RECHECKED]))
+    steps.append(Step(upper_step, True, "proved", f"U = {U}{exact}",
+                      [max_g, CONSTANTS] + [n for n, _ in NOT_RECHECKED]))
     for name, reason in NOT_RECHECKED:
         steps.append(Step(name, True, "argued", reason))
     own = {name for name, _ in NOT_RECHECKED}
@@ -819,7 +989,7 @@ def _check_blocks(c: dict[str, Any], steps: list[Step]) -> Failure | None:
 def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
     """The lower end: the included network's exact margin (or the producer's statement), ``L <= U`` and the
     claimed relative gap."""
-    L2, U = c["lower_squared"], c["upper"]
+    L2, U2 = c["lower_squared"], c["upper_squared"]
     if c["witness"] is not None:
         if L2 is None:
             return "lower bound: exact margin of the included network", "the claim has no lower value"
@@ -838,12 +1008,12 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
                           "recompute, so claim.lower is the producer's word"
                           + (f" (its description, not checked: {how})" if how else "")))
     if L2 is not None:
-        if L2 > U * U:
+        if L2 > U2:
             return "lower <= upper", "the claimed lower bound exceeds the upper bound"
         # (U - L)/L <= g  <=>  U <= (1 + g) L  <=>  U^2 <= (1 + g)^2 L^2   (U, L >= 0)
         if c["gap"] is not None and L2 == 0:
             return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}, but L = 0"
-        if c["gap"] is not None and U * U > (1 + c["gap"]) ** 2 * L2:
+        if c["gap"] is not None and U2 > (1 + c["gap"]) ** 2 * L2:
             return "relative gap (U - L)/L <= claimed", f"claimed {c['gap']}"
         lower = LOWER_WITNESS if c["witness"] is not None else LOWER_STATED
         verified = ("the lower end verified (exact margin of the included network)" if c["witness"] is not None
@@ -851,7 +1021,8 @@ def _check_lower(c: dict[str, Any], steps: list[Step]) -> Failure | None:
                          "rests on the producer's claim.lower")
         steps.append(Step("lower <= upper and the claimed relative gap", True, "proved",
                           ("" if c["gap"] is None else f"(U - L)/L <= {c['gap']}; ") + verified,
-                          [lower, UPPER if c["even_p"] is None else EVEN_P_UPPER]))
+                          [lower, EVEN_P_UPPER if c["even_p"] is not None else
+                           UPPER_AM_GM if "am_gm" in c else UPPER]))
     return None
 
 

@@ -114,13 +114,18 @@ def lower_bound_from(result: VerificationResult) -> LowerBound | None:
     return LowerBound(value, None, m.exactness, f"{text}; {m.how}", tol, method=m.method)
 
 
-def relative_gap(U: Fraction, L: LowerBound, tol: Fraction | None = None) -> tuple[float, bool, bool]:
+def relative_gap(U: Fraction, L: LowerBound, tol: Fraction | None = None, *,
+                 U2: Fraction | None = None) -> tuple[float, bool, bool]:
     """``((U - L)/L, gap <= tol, decided exactly)``; exact when ``L^2`` is rational (squares compared).  ``tol``
-    defaults to ``GAP_TOL`` (``1/10^9`` for an exact ``L``, the float ``1e-9`` for a float one)."""
+    defaults to ``GAP_TOL`` (``1/10^9`` for an exact ``L``, the float ``1e-9`` for a float one).  ``U2``: the exact
+    square of the upper end when ``U`` is only a rational ``>=`` it (an algebraic ``U``)."""
     L2 = L.exact_square
     if L2 is not None and L2 > 0:
-        within = U * U <= (1 + (GAP_TOL_EXACT if tol is None else tol)) ** 2 * L2
-        gap = float(U) / math.sqrt(float(L2)) - 1
+        if U2 is None:
+            U2, gap = U * U, float(U) / math.sqrt(float(L2)) - 1
+        else:
+            gap = 0.0 if U2 == L2 else math.sqrt(float(U2)) / math.sqrt(float(L2)) - 1
+        within = U2 <= (1 + (GAP_TOL_EXACT if tol is None else tol)) ** 2 * L2
         return gap, within, True
     if L.value <= 0:
         return math.inf, False, False
@@ -130,12 +135,13 @@ def relative_gap(U: Fraction, L: LowerBound, tol: Fraction | None = None) -> tup
     return gap, U <= (1 + (Fraction(GAP_TOL) if tol is None else tol)) * Fraction(L.value), False
 
 
-def gap_upper_rational(U: Fraction, L: LowerBound) -> Fraction | None:
-    """A rational ``g`` with ``(U - L)/L <= g`` exactly (3 significant digits, rounded up), for the file's claim."""
+def gap_upper_rational(U: Fraction, L: LowerBound, U2: Fraction | None = None) -> Fraction | None:
+    """A rational ``g`` with ``(U - L)/L <= g`` exactly (3 significant digits, rounded up), for the file's claim
+    (``U2``: the exact square of an algebraic ``U``)."""
     L2 = L.exact_square if L.exact is not None else Fraction(L.value) ** 2
     if L2 is None or L2 <= 0:
         return None
-    ratio2 = U * U / L2  # ((U/L))^2
+    ratio2 = (U * U if U2 is None else U2) / L2  # ((U/L))^2
     g = float(math.sqrt(float(ratio2))) - 1
     if g <= 0:
         cand = Fraction(0)
@@ -160,27 +166,30 @@ def maxmin_checks(ub: ProvedUpperBound, L: LowerBound, gamma_exact: sp.Expr | No
     tol = base + float_slack
     # the tolerance (the float sum above) is compared in rational arithmetic, exactly: a wider --rtol is decided as
     # exactly as the default 1e-9
-    gap, within, exact = relative_gap(U, L, None if tol == GAP_TOL else Fraction(tol))
+    gap, within, exact = relative_gap(U, L, None if tol == GAP_TOL else Fraction(tol), U2=ub.upper_squared)
     g_float = None if gamma_exact is None else float(gamma_exact)
     chain = reduction_checks(ub) + proof_step_checks(ub, only_argued=True)
     upper_premises = [c.name for c in chain]  # U bounds the max margin by the whole chain (its argued links too)
+    how = ("AM-GM: max g_k = (k+1)^-((k+1)/2) exactly" if ub.method == "am-gm" else "exact SOS")
     rows: list[Check] = []
     rows.append(Check(name="max margin >= L", expected=g_float, measured=L.value, tolerance=None, passed=True,
                       exactness=L.exactness, detail=f"L = {L.text()}; {L.how}", informational=True,
                       statement="max margin >= L: normalized margin of the checked network"))
-    if gamma_exact is not None:
-        g2 = sp.nsimplify(sp.expand(gamma_exact**2))
-        above = U * U >= Fraction(int(g2.p), int(g2.q))
+    g2 = None if gamma_exact is None else rational_square(gamma_exact)
+    if gamma_exact is not None and g2 is not None:
+        above = ub.upper_squared >= g2
+        ratio = "U = gamma* exactly" if ub.upper_squared == g2 else \
+            f"U/gamma* - 1 = {math.sqrt(float(ub.upper_squared / g2)) - 1:.3e}"
         rows.append(Check(name="max margin <= U, gamma* <= U", expected=float(gamma_exact), measured=ub.upper_float,
                           tolerance=0.0, passed=bool(above), exactness="proved",
-                          detail=f"U = {U}; U/gamma* - 1 = {float(U) / float(gamma_exact) - 1:.3e}; "
-                          "squares compared exactly",
-                          statement="max margin <= U, and gamma* <= U (weak duality + frequency blocks + exact SOS)",
+                          detail=f"U = {ub.upper_text}; {ratio}; squares compared exactly",
+                          statement=f"max margin <= U, and gamma* <= U (weak duality + frequency blocks + {how})",
                           premises=upper_premises))
     else:
         rows.append(Check(name="max margin <= U", expected=None, measured=ub.upper_float, tolerance=None, passed=True,
-                          exactness="proved", detail=f"U = {U}; no closed form for this p", informational=True,
-                          statement="max margin <= U (weak duality + frequency blocks + exact SOS)",
+                          exactness="proved", detail=f"U = {ub.upper_text}; no closed form for this p",
+                          informational=True,
+                          statement=f"max margin <= U (weak duality + frequency blocks + {how})",
                           premises=upper_premises))
     hint = f"; --exact decides {base:g} exactly where it fits" if exact_hint else ""
     bound = (f"{base:g} + {float_slack:.3g} = {tol:.6g} ({base:g} plus the float64 error bound of L, relative to "
@@ -217,11 +226,21 @@ def reduction_checks(ub: ProvedUpperBound) -> list[Check]:
     argued = [] if exact.get("ran") else [argued_c14_terms()]
     nfreq = ub.p // 2  # frequencies 1 <= j <= p/2 (up to their negatives): (p-1)/2 complex blocks, + p/2 if p even
     freqs = ", ".join(f"j in {c['frequencies']}" for c in ub.constants)
+    decouple = Check(name="blocks decouple (C.14)", expected="proved", measured=measured, tolerance=None,
+                     passed=passed, exactness="proved", detail=how,
+                     statement="Lemma C.14: cross-frequency terms vanish, F = sum_j c_j g_k(zeta_j)",
+                     premises=[c.name for c in argued])
+    if ub.method == "am-gm":
+        return argued + [decouple, Check(
+            name="one bound on g_k, all blocks", expected=f"{nfreq} frequenc{'ies' if nfreq > 1 else 'y'}",
+            measured=f"max g_{ub.k} exact (AM-GM)", tolerance=None, passed=ub.am_gm is not None and ub.am_gm.proved,
+            exactness="proved",
+            detail=f"{freqs}: each block is c_j g_k(zeta_j) in its own orthonormal coordinates, so the exact maximum "
+                   f"max_(|z|=1) g_k = {ub.k + 1}^-({ub.k + 1}/2) (max^2 = {ub.block_bound_squared}; AM-GM "
+                   f"certificate, no solver, {ub.am_gm.seconds * 1e3 if ub.am_gm else 0:.1f} ms) bounds them all",
+            statement="one exact AM-GM certificate bounds every frequency block (the blocks are the same form g_k)")]
     return argued + [
-        Check(name="blocks decouple (C.14)", expected="proved", measured=measured, tolerance=None, passed=passed,
-              exactness="proved", detail=how,
-              statement="Lemma C.14: cross-frequency terms vanish, F = sum_j c_j g_k(zeta_j)",
-              premises=[c.name for c in argued]),
+        decouple,
         Check(name="one SOS solve, all blocks", expected=f"{nfreq} frequenc{'ies' if nfreq > 1 else 'y'}",
               measured=f"1 SOS solve (g_{ub.k})", tolerance=None, passed=True, exactness="proved",
               detail=f"{freqs}: each block is c_j g_k(zeta_j) in its own orthonormal coordinates (the nonzero "
@@ -267,21 +286,24 @@ def proof_step_checks(ub: ProvedUpperBound, *, only_argued: bool = False,
 def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
     """The ``certificate`` object of the JSON result (schema: lower, upper, relative_gap, exactness, exact values,
     steps)."""
-    gap, _, _ = relative_gap(ub.upper, L)
+    gap, _, _ = relative_gap(ub.upper, L, U2=ub.upper_squared)
+    exact_upper = ub.upper_text if "sqrt" not in ub.upper_text else None
+    how = ("the AM-GM certificate max_(|z|=1) g_k = (k+1)^-((k+1)/2) (exact, no solver)" if ub.method == "am-gm" else
+           "SOS certificate of the block form checked in exact rational arithmetic")
     return {
         "lower": L.value, "upper": ub.upper_float, "relative_gap": gap,
         "lower_exactness": L.exactness, "upper_exactness": "proved",
-        "lower_exact": L.rational(), "upper_exact": str(ub.upper),
+        "lower_exact": L.rational(), "upper_exact": exact_upper, "upper_algebraic": ub.upper_text,
+        "upper_method": ub.method,
         "lower_algebraic": L.text() if L.exact is not None else None,
         "lower_how": L.how,
         "lower_method": L.method,
-        "upper_how": "weak duality (uniform q, tau) + Lemma C.14 frequency blocks + SOS certificate of the block "
-                     "form checked in exact rational arithmetic",
-        "block_bound": str(ub.block_bound),
+        "upper_how": f"weak duality (uniform q, tau) + Lemma C.14 frequency blocks + {how}",
+        "block_bound": str(ub.block_bound) if ub.method == "sos" else f"sqrt({ub.block_bound_squared})",
         "lemma_c14": {"for_all_p": "proved (sympy)", "exact_at_p_k": ub.reduction_check},
         "frequency_blocks": [{"frequencies": c["frequencies"], "domain": c["domain"],
                               "constant_squared": str(c["constant_squared"])} for c in ub.constants],
-        "sos_solves": 1,
+        "sos_solves": 1 if ub.method == "sos" else 0,
         "steps": [s.to_dict() for s in ub.steps],
         "solver": {**ub.solver, "kkt": ub.solver.get("kkt")},  # (kkt: null when the solver reported none)
         "seconds": ub.seconds,
@@ -289,13 +311,14 @@ def certificate_field(ub: ProvedUpperBound, L: LowerBound) -> dict[str, Any]:
 
 
 def attach_maxmin(result: VerificationResult, problem: ModularAddition, *, max_memory: int,
-                  rtol: float | None = None, exact_available: bool) -> ProvedUpperBound | None:
+                  rtol: float | None = None, exact_available: bool, method: str = "am-gm") -> ProvedUpperBound | None:
     """Compute ``U`` for the problem, add the rows and the ``certificate`` object to ``result``
-    (``exact_available``: the network is one ``--exact`` can check, the construction or a family)."""
+    (``exact_available``: the network is one ``--exact`` can check, the construction or a family; ``method``: how
+    the block form is bounded, :func:`prove_upper_bound`)."""
     L = lower_bound_from(result)
     if L is None:
         return None
-    ub = prove_upper_bound(problem, max_memory=max_memory)
+    ub = prove_upper_bound(problem, max_memory=max_memory, method=method)
     rows = derive_premises(maxmin_checks(ub, L, problem.gamma_star_exact, problem.applicable, rtol,
                                          exact_hint=exact_available))
     for row in rows:
@@ -351,7 +374,8 @@ def rational_witness(net: PolyNetwork) -> tuple[dict[str, Any], LowerBound] | No
 
 
 def write_certificate_for(result: VerificationResult, path: str, overwrite: bool, *, max_memory: int,
-                          network: PolyNetwork | None = None, problem: ModularAddition | None = None) -> str | None:
+                          network: PolyNetwork | None = None, problem: ModularAddition | None = None,
+                          method: str = "am-gm") -> str | None:
     """Write the certificate file of a modular-addition result that carries the interval ``[L, U]`` (``U`` from the
     cache of :func:`prove_upper_bound`).  The lower end is a rational witness network re-checked by the checker when
     it is small enough (``network``, or the construction of Lemma C.18 when ``None``); else ``L`` of the result
@@ -370,14 +394,14 @@ def write_certificate_for(result: VerificationResult, path: str, overwrite: bool
                "certifies nothing (a certificate's lower end is a positive margin)")
         result.notes.append(why)
         return why
-    ub = prove_upper_bound(problem, max_memory=max_memory)
+    ub = prove_upper_bound(problem, max_memory=max_memory, method=method)
     net = network
     if net is None and _witness_fits(problem.p, problem.k, theory_width(problem)):
         net = build_construction(problem)  # never built when the checker would not re-check it anyway
     witness = rational_witness(net) if net is not None else None
     if witness is not None:
         wdoc, L = witness
-    doc = certificate_document(ub, L.text(), L.exactness, L.how, gap_upper_rational(ub.upper, L))
+    doc = certificate_document(ub, L.text(), L.exactness, L.how, gap_upper_rational(ub.upper, L, ub.upper_squared))
     if witness is not None:
         doc["lower_witness"] = wdoc
     write_certificate(path, doc, overwrite)

@@ -74,10 +74,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
     parser.add_argument("--every-p", action="store_true",
                         help="modular addition: prove the claims for every odd p at once, as identities in the symbol "
-                        "p (needs --k <= 8, no --p; docs/theory.md#every-p)")
+                        "p (needs --k <= 12, no --p; docs/theory.md#every-p)")
     parser.add_argument("--even", action="store_true",
                         help="with --every-p: every even p >= 4 instead, where the max margin is "
                         "gamma*(p, k) (p-1) r/(1 + (p-2) r), r = 2^((k-1)/2) (docs/theory.md#even-p-max-margin)")
+    parser.add_argument("--method", choices=("am-gm", "sos"), default=None,
+                        help="modular addition: how the upper end bounds the block form g_k: am-gm (default: its exact "
+                             "maximum (k+1)^-((k+1)/2), no solver) or sos (the SOS certificate, the cross-check; "
+                             "docs/theory.md#every-p)")
+    parser.add_argument("--compact", action="store_true",
+                        help="modular addition: check the construction with the per-p compact check (the p x p "
+                             "table), never as the every-p proof evaluated at p (used where the compact check does "
+                             "not fit)")
     parser.add_argument("--exhaustive", action="store_true",
                         help="modular addition: compute the lower end L on all p^k inputs, even where the network's "
                         "Fourier structure proves it without enumeration (docs/theory.md#compact-margin)")
@@ -144,6 +152,10 @@ def run(args: argparse.Namespace) -> int:
         options["min_share"] = args.min_share
     if args.no_certificate:
         options["certificate"] = False
+    if args.method is not None:
+        options["upper_method"] = args.method
+    if args.compact:
+        options["compact"] = True
     with using(backend):
         result = _verify_where(args, problem, network, options)
         note_unused_engine(args, result)
@@ -159,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
 
             not_written = write_certificate_for(result, args.certificate, args.overwrite, max_memory=args.max_memory,
                                                 network=network if isinstance(network, Net) else None,
-                                                problem=problem if isinstance(problem, ModularAddition) else None)
+                                                problem=problem if isinstance(problem, ModularAddition) else None,
+                                                method=args.method or "am-gm")
             say(not_written or f"wrote {args.certificate}")
     if args.network:
         result.parameters["network"] = args.network
@@ -210,7 +223,7 @@ def _modular(args: argparse.Namespace) -> Parsed:
         if args.p is not None or args.network:
             raise InputError("--every-p proves the claims for every odd p at once: give --k only, not --p or --network")
         if args.k is None:
-            raise InputError("--every-p needs --k (1..8)")
+            raise InputError("--every-p needs --k (1..12)")
         return ModularAdditionEveryP(args.k, even=args.even), None
     if args.even:
         raise InputError("--even goes with --every-p (the max margin at every even p at once); for one even p give "
@@ -280,10 +293,10 @@ def _check_tolerances(args: argparse.Namespace) -> None:
 #: the options of verify that only some tasks use, and which task uses which
 TASK_SPECIFIC = ("p", "k", "n", "group", "construction", "d", "nu", "xi", "k0", "exact", "family", "rtol",
                  "fourier_tol", "min_share", "names", "workers", "scheduler", "backend", "device", "exhaustive",
-                 "every_p", "even")
+                 "every_p", "even", "method", "compact")
 TASK_OPTIONS = {
     MODULAR: {"p", "k", "exact", "family", "rtol", "fourier_tol", "min_share", "names", "workers", "scheduler",
-              "backend", "device", "exhaustive", "every_p", "even"},
+              "backend", "device", "exhaustive", "every_p", "even", "method", "compact"},
     "parity": {"n", "k", "rtol"},
     "group": {"group", "k", "rtol", "names", "backend", "device"},
     "cogo": {"construction", "d", "nu", "xi", "k0", "k", "names"},
@@ -334,7 +347,7 @@ def _reject_every_p_options(args: argparse.Namespace) -> None:
     """``--every-p`` proves identities in ``p`` exactly with both ends: the options about one ``p``, a network file,
     float64 engines or the per-(p, k) certificate file do not apply."""
     for flag in ("exact", "exhaustive", "rtol", "certificate", "no_certificate", "overwrite", "workers", "scheduler",
-                 "backend", "device", "names"):
+                 "backend", "device", "names", "compact"):
         if _given(args, flag):
             raise InputError(f"--{flag.replace('_', '-')} does not apply to --every-p (an exact proof for every odd p "
                              "with both ends; the certificate file is per (p, k))")

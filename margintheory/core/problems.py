@@ -98,13 +98,13 @@ class ModularAdditionEveryP:
     k: int
     even: bool = False
     task: ClassVar[str] = "modular-addition"
-    MAX_K: ClassVar[int] = 8
+    MAX_K: ClassVar[int] = 12
 
     def __post_init__(self) -> None:
         k = theory.int_at_least("k", self.k, 1)
         if k > self.MAX_K:
-            raise InputError(f"k must be <= {self.MAX_K} for the every-p proof (the sum-of-squares certificate of the "
-                             f"block form grows fast beyond it), got {k}")
+            raise InputError(f"k must be <= {self.MAX_K} for the every-p proof (the exact moments of the networks and "
+                             f"the width certificates grow fast beyond it), got {k}")
         if not isinstance(self.even, bool):
             raise InputError(f"even must be True or False, got {self.even!r}")
         object.__setattr__(self, "k", k)

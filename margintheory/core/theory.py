@@ -71,8 +71,12 @@ def gamma_star(p: int, k: int) -> float:
 
 @lru_cache(maxsize=256)
 def gamma_star_exact_of(p: int, k: int) -> sp.Expr:
-    """:func:`gamma_star_exact` for validated integers."""
-    return sp.nsimplify(gamma_star_symbolic().subs({P_SYM: p, K_SYM: k}))
+    """:func:`gamma_star_exact` for validated integers.  ``nsimplify`` tidies the radicals but matches numerically
+    (it returns ``0`` for ``gamma*`` below its tolerance, e.g. ``p ~ 10^12``, ``k = 8``), so its result is kept
+    only when its square equals the exact value's square (``gamma*^2`` is rational), else the exact value itself."""
+    exact = gamma_star_symbolic().subs({P_SYM: p, K_SYM: k})
+    tidy = sp.nsimplify(exact)
+    return tidy if tidy.is_positive and sp.expand(tidy**2) == sp.expand(exact**2) else sp.radsimp(exact)
 
 
 def gamma_star_of(p: int, k: int) -> float:

@@ -142,12 +142,14 @@ class UpperEnd:
     rho_free_of_p: bool
 
 
-def upper_end_in_p(k: int, block_bound: Fraction) -> UpperEnd:
-    """``U(p) = C_(p,k) B_k`` with the block constant Lemma C.14 derives, and ``U(p) / gamma*(p, k)`` simplified."""
+def upper_end_in_p(k: int, block_bound: Fraction | sp.Expr) -> UpperEnd:
+    """``U(p) = C_(p,k) B_k`` with the block constant Lemma C.14 derives, and ``U(p) / gamma*(p, k)`` simplified
+    (``B_k`` a rational, or an exact sympy number such as AM-GM's ``(k+1)^-((k+1)/2)``)."""
     from margintheory.symbolic.block_reduction import block_constant_expr
 
     c = block_constant_expr(P, k)
-    B = sp.Rational(block_bound.numerator, block_bound.denominator)
+    B = (sp.Rational(block_bound.numerator, block_bound.denominator) if isinstance(block_bound, Fraction)
+         else sp.sympify(block_bound))
     rho = sp.simplify(c * B / gamma_star_in_p(k))
     return UpperEnd(c, c * B, rho, P not in rho.free_symbols)
 

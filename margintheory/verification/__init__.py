@@ -18,7 +18,7 @@ with typed keyword options::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from margintheory.core.checks import VerificationResult
 from margintheory.core.problems import (
@@ -62,10 +62,12 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     from margintheory.certificate.block_sos import require_memory
     from margintheory.certificate.maxmin import attach_maxmin
 
+    sos = o.upper_method == "sos"  # (the AM-GM certificate needs no solver)
     _first_refusal(lambda: _require_checks_fit(problem, o),
-                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds))
+                   lambda: require_memory(problem.k, o.max_memory, o.max_seconds) if sos else 0)
     result = _check_modular(problem, o)
-    attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None)
+    attach_maxmin(result, problem, max_memory=o.max_memory, rtol=o.rtol, exact_available=o.network is None,
+                  method=o.upper_method)
     return result
 
 
@@ -111,10 +113,10 @@ def _even_p_result(problem: ModularAddition, why: str) -> VerificationResult:
 
 def _every_p_options(o: VerifyOptions) -> dict:
     """The options the every-p proof uses (the family and the budget); the others concern one ``p`` or a network."""
-    if o.network is not None or o.exact or o.exhaustive or o.rtol is not None or not o.certificate:
+    if o.network is not None or o.exact or o.exhaustive or o.compact or o.rtol is not None or not o.certificate:
         raise InputError("the every-p proof checks the construction or a family exactly, with both ends: network, "
                          "exact, exhaustive, rtol and certificate=False do not apply to it")
-    return {"family": o.family, "max_memory": o.max_memory, "max_seconds": o.max_seconds}
+    return {"family": o.family, "max_memory": o.max_memory, "max_seconds": o.max_seconds, "method": o.upper_method}
 
 
 def _refusal_rank(exc: RefusedError) -> int:
@@ -139,10 +141,36 @@ def _first_refusal(*size_checks: Callable[[], object]) -> None:
         raise first
 
 
+def _specialises(problem: ModularAddition, o: VerifyOptions) -> bool:
+    """Whether the construction (or family network) at an odd ``p`` is checked as the every-p proof evaluated at
+    ``p`` (:mod:`margintheory.tasks.modular_addition.specialised`): when the per-``p`` compact check does not fit the
+    budget (it holds a ``p x p`` table) and the ``p``-free facts do, for ``k`` the every-p proof covers."""
+    from margintheory.engines.fourier_margin import estimate_compact_construction, estimate_compact_family
+
+    if o.network is not None or o.exact or o.exhaustive or o.compact or problem.p % 2 == 0:
+        return False
+    if problem.k > ModularAdditionEveryP.MAX_K:
+        return False
+    if _fits(lambda: estimate_compact_construction(problem, o.family), o):
+        return False
+    return _fits(lambda: estimate_compact_family(3, problem.k, o.family), o)
+
+
+def _fits(estimate: Callable[[], Any], o: VerifyOptions) -> bool:
+    """Whether the estimated job fits the budget of ``o`` (a refusal of any kind: no)."""
+    try:
+        require(estimate(), o.max_memory, o.max_seconds)
+    except RefusedError:
+        return False
+    return True
+
+
 def _require_checks_fit(problem: ModularAddition, o: VerifyOptions) -> None:
     """The up-front size check that the checks of :func:`_check_modular` make first (nothing is allocated)."""
     from margintheory.tasks.modular_addition import checks as verification
 
+    if _specialises(problem, o):
+        return
     p, k = problem.p, problem.k
     if o.network is not None:
         m = getattr(o.network, "m", 0)
@@ -205,6 +233,10 @@ def _run_modular_checks(problem: ModularAddition, o: VerifyOptions) -> Verificat
         from margintheory.symbolic.exact import verify_construction_exact
 
         return verify_construction_exact(problem, max_memory=o.max_memory, max_seconds=o.max_seconds)
+    if _specialises(problem, o):
+        from margintheory.tasks.modular_addition.specialised import verify_specialised
+
+        return verify_specialised(problem, o.family)
     return verification.verify_construction(problem, max_memory=o.max_memory, max_seconds=o.max_seconds,
                                             family=o.family, exhaustive=o.exhaustive)
 
@@ -279,7 +311,8 @@ TASKS: dict[str, Task] = {
         reference="Li et al., Fourier circuits (arXiv:2402.09469), Thm 4.9 / C.22",
         problem_type=(ModularAddition, ModularAdditionEveryP),
         runner=_verify_modular,
-        options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive"}),
+        options=frozenset({"exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive",
+                           "upper_method", "compact"}),
     ),
     "parity": Task(
         name="parity",
@@ -338,11 +371,13 @@ def task_for(problem: Problem) -> Task:
 def verify(problem: Problem, *, network: PolyNetwork | ParityNetwork | None = None, exact: bool = False,
            rtol: float | None = None, fourier_tolerance: float = DEFAULT_SPARSITY_TOL, min_share: float = 0.0,
            max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
-           family: str = "lemma-c18", certificate: bool = True, exhaustive: bool = False) -> VerificationResult:
+           family: str = "lemma-c18", certificate: bool = True, exhaustive: bool = False,
+           upper_method: str = "am-gm", compact: bool = False) -> VerificationResult:
     """Verify ``problem`` (its construction, or ``network``) and return the result; see :class:`VerifyOptions`."""
     options = VerifyOptions(network=network, exact=exact, rtol=rtol, fourier_tolerance=fourier_tolerance,
                             min_share=min_share, max_memory=max_memory, max_seconds=max_seconds, family=family,
-                            certificate=certificate, exhaustive=exhaustive)
+                            certificate=certificate, exhaustive=exhaustive, upper_method=upper_method,
+                            compact=compact)
     return task_for(problem).run(problem, options)
 
 

@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from margintheory.tasks.parity.checks import ParityNetwork
 
 #: options a task may or may not use (the engine budget is used by every task)
-VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive")
+VERDICT_OPTIONS = ("exact", "rtol", "fourier_tolerance", "min_share", "family", "exhaustive", "upper_method",
+                   "compact")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,7 +43,11 @@ class VerifyOptions:
     ``certificate`` (modular addition): also compute the proved upper bound ``U`` and report the max margin as
     ``[L, U]`` (:mod:`margintheory.certificate.maxmin`); ``exhaustive`` (modular addition): compute the lower end
     ``L`` on all ``p^k`` inputs even where the network's Fourier structure proves it without enumeration
-    (:mod:`margintheory.tasks.modular_addition.compact`).
+    (:mod:`margintheory.tasks.modular_addition.compact`); ``upper_method`` (modular addition): how the upper end
+    bounds the block form ``g_k``, ``"am-gm"`` (its exact maximum, no solver) or ``"sos"`` (the SOS certificate,
+    the cross-check; :func:`margintheory.certificate.upper_bound.prove_upper_bound`); ``compact`` (modular
+    addition): always check the construction with the per-``p`` compact check, never as the every-p proof evaluated
+    at ``p`` (:mod:`margintheory.tasks.modular_addition.specialised`, used where the compact check does not fit).
     """
 
     network: PolyNetwork | ParityNetwork | None = None
@@ -55,6 +60,8 @@ class VerifyOptions:
     family: str = "lemma-c18"
     certificate: bool = True
     exhaustive: bool = False
+    upper_method: str = "am-gm"
+    compact: bool = False
 
     def __post_init__(self) -> None:
         if self.rtol is not None and not (0 <= self.rtol < 1):
@@ -75,6 +82,8 @@ class VerifyOptions:
 
         if self.family not in FAMILIES:
             raise InputError(f"family must be one of {', '.join(FAMILIES)}, got {self.family!r}")
+        if self.upper_method not in ("am-gm", "sos"):
+            raise InputError(f"upper_method must be 'am-gm' or 'sos', got {self.upper_method!r}")
         if self.family != "lemma-c18" and self.network is not None:
             raise InputError("family chooses a construction; it cannot be combined with a given network")
 
@@ -89,6 +98,10 @@ class VerifyOptions:
             out["rtol"] = self.rtol
         if self.exhaustive:
             out["exhaustive"] = True
+        if self.upper_method != "am-gm":
+            out["upper_method"] = self.upper_method
+        if self.compact:
+            out["compact"] = True
         if self.network is not None:
             out.update(fourier_tolerance=self.fourier_tolerance, min_share=self.min_share)
         return out

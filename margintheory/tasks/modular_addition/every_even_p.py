@@ -170,10 +170,7 @@ def _upper_rows(k: int, up: odd.UpperSide, dual: sym.DualSide, dual_sos: sym.Dua
               detail=f"1 <= rho_k^2 <= (1 + {odd.GAP})^2 in exact rationals: L(p) = gamma_even(p, k) <= max margin "
                      f"<= U(p) = rho_k gamma_even(p, k), rho_k - 1 = {rho_f - 1:.3e}, for every even p",
               statement="network margin = optimum for every even p: (U(p) - L(p))/L(p) = rho_k - 1 <= 1e-9"),
-        odd.argued_row("AM-GM: max g_k exact",
-                       "|g_k(z)| <= |z_w| |z_1|...|z_k| <= (|z|^2/(k+1))^((k+1)/2) (AM-GM of the k+1 squared moduli), "
-                       "attained by the aligned equal-modulus point",
-                       "max_(|z|=1) g_k = (k+1)^-((k+1)/2) (Lemma C.15's quadratic-mean / geometric-mean step)"),
+        _am_gm_row(k),
         bool_check("L = U = gamma_even(p, k)", dual.value.holds and dual.blocks_equal.holds, exactness="proved",
                    detail=f"at max g_k = (k+1)^-((k+1)/2) the dual's value is gamma_even(p, k) ({dual.value.method}), "
                           "the network's margin too (row 'L(p) = gamma_even(p, k)')",
@@ -417,3 +414,17 @@ def attach_closed_form(result: VerificationResult, problem: Any, *, max_memory: 
     result.fields["max_margin_interval"] = (
         f"= {cert['max_margin_exact']} = {cert['closed_form']['float']:.15g}  (true max margin, closed form at even "
         f"p; proved bracket [{cert['lower']:.15g}, {cert['upper']:.15g}])")
+
+
+def _am_gm_row(k: int) -> Check:
+    """``max_(|z|=1) g_k = (k+1)^-((k+1)/2)``, by the exact AM-GM certificate
+    (:func:`margintheory.certificate.am_gm.block_form_maximum`: a modulus identity and a chain of two-variable steps,
+    all rational; no solver)."""
+    from margintheory.certificate.am_gm import block_form_maximum
+
+    am = block_form_maximum(k)
+    return bool_check("AM-GM: max g_k exact", am.proved, exactness="proved",
+                      detail=f"|g_k(z)| <= |z_w| |z_1|...|z_k| <= (|z|^2/(k+1))^((k+1)/2) (AM-GM of the k+1 squared "
+                             f"moduli), attained by the aligned equal-modulus point: the exact certificate {am.detail}",
+                      statement="max_(|z|=1) g_k = (k+1)^-((k+1)/2) (Lemma C.15's quadratic-mean / geometric-mean "
+                                "step), an exact certificate")

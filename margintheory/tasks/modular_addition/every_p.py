@@ -13,9 +13,10 @@ in ``p`` proved by sympy (:mod:`margintheory.symbolic.every_p`), or ``argued`` w
   so ``f(a)[c] = K D(s - c)`` with the Dirichlet kernel ``D`` (docs/theory.md#compact-margin), and the margin, the
   norm, ``L(p) = gamma*(p, k)``, condition C.1, Lemma C.15 for every neuron and Lemma C.20 are identities in ``p``;
 * **upper end** ``U(p) = C_(p,k) B_k``: weak duality (Lemma C.6, argued), Lemma C.14 and the block closed form for
-  all ``p`` (sympy), homogeneity (argued) and the exact SOS certificate ``max g_k <= B_k`` (no ``p`` in it);
-  ``U(p) / gamma*(p, k) = B_k (k+1)^((k+1)/2)`` is free of ``p`` and within ``1e-9`` of 1 (exact rationals); with
-  AM-GM (argued) ``max g_k = (k+1)^-((k+1)/2)`` and ``C_(p,k) max g_k = gamma*(p, k)`` exactly;
+  all ``p`` (sympy), homogeneity (argued) and ``max g_k = B_k = (k+1)^-((k+1)/2)`` exactly by the AM-GM certificate
+  of :func:`margintheory.certificate.am_gm.block_form_maximum` (no ``p`` in it, no solver), so ``U(p) = gamma*(p,
+  k)``; with ``method="sos"`` ``B_k`` is the exact SOS certificate's rational instead, ``U(p) / gamma*(p, k) = B_k
+  (k+1)^((k+1)/2)`` is free of ``p`` and within ``1e-9`` of 1 (exact rationals), and the AM-GM row closes the gap;
 * **width minimum** (``p`` prime ``> 2k``): the per-frequency lower-bound certificates of
   :mod:`margintheory.solvers.width_bounds` are statements about measures on the torus ``T^k`` (no ``p``); the
   smallest family attains them for every odd ``p``.
@@ -259,6 +260,15 @@ class UpperSide:
     constant: sym.Identity
     rho_squared: Fraction
     seconds: float
+    method: str = "sos"
+    am_gm: Any = None  # the AM-GM certificate (margintheory.certificate.am_gm.BlockFormMaximum) with method "am-gm"
+
+    @property
+    def block_bound_text(self) -> str:
+        """``B_k`` exactly: the rational of the SOS certificate, or AM-GM's ``(k+1)^-((k+1)/2)`` as sympy prints it."""
+        if self.method == "am-gm":
+            return sp.sstr(sp.Integer(self.k + 1) ** sp.Rational(-(self.k + 1), 2))
+        return str(self.block_bound)
 
     @property
     def rho_matches(self) -> bool:
@@ -276,11 +286,22 @@ def _lemma_c14() -> tuple[bool, str]:
     return d.all_passed and not any(s.check.kind in ("argued", "float") for s in d.steps), d.summary()
 
 
-def upper_side(k: int, *, max_memory: int, time_limit: float | None = None) -> UpperSide:
-    """The ``p``-independent SOS certificate and the identities in ``p`` of the upper end."""
+def upper_side(k: int, *, max_memory: int, time_limit: float | None = None, method: str = "am-gm") -> UpperSide:
+    """The ``p``-independent bound on ``g_k`` and the identities in ``p`` of the upper end: ``method="am-gm"`` the
+    exact maximum ``(k+1)^-((k+1)/2)`` (AM-GM certificate, no solver), ``"sos"`` the SOS certificate."""
     from margintheory.certificate.upper_bound import block_form_certificate
 
     t0 = time.perf_counter()
+    if method == "am-gm":
+        from margintheory.certificate.am_gm import block_form_maximum
+
+        am = block_form_maximum(k)
+        exact = sp.Integer(k + 1) ** sp.Rational(-(k + 1), 2)
+        end = sym.upper_end_in_p(k, exact)
+        info = {"name": "AM-GM (no solver)", "status": "proved" if am.proved else "failed",
+                "seconds": am.seconds}
+        return UpperSide(k, am.bound, info, _lemma_c14(), end, sym.block_constant_matches_lemma_c14(k),
+                         am.bound_squared * (k + 1) ** (k + 1), time.perf_counter() - t0, "am-gm", am)
     cert, info = block_form_certificate(k, max_memory=max_memory, time_limit=time_limit)
     B = cert.bound
     end = sym.upper_end_in_p(k, B)
@@ -309,15 +330,28 @@ def _upper_chain_rows(up: UpperSide) -> list[Check]:
                    statement="the block constant C_(p,k) = 2 k! (p/2)^((k+1)/2) / ((p-1) p^k) used for U(p)",
                    premises=["U: C.14 blocks, all p"]),
         argued_row("U: homogeneity", HOMOGENEITY[1], f"upper-bound step: {HOMOGENEITY[0]}"),
-        Check(name="U: SOS max g_k <= B_k", expected="holds", measured="proved", tolerance=None, passed=True,
+        _block_bound_row(up),
+    ]
+
+
+def _block_bound_row(up: UpperSide) -> Check:
+    """The ``p``-independent bound on ``g_k``: AM-GM's exact maximum, or the SOS certificate."""
+    if up.method == "am-gm":
+        am = up.am_gm
+        return Check(name="U: AM-GM max g_k exact", expected=f"max^2 = {Fraction(1, (up.k + 1) ** (up.k + 1))}",
+                     measured=f"max^2 = {am.bound_squared}", tolerance=None, passed=bool(am.proved),
+                     exactness="proved",
+                     detail=f"{am.detail}; {am.seconds * 1e3:.1f} ms, no solver; the form g_k = Re(conj(z_w) "
+                            "z_1...z_k) has no p in it",
+                     statement="AM-GM certificate: max_(|z|=1) g_k = (k+1)^-((k+1)/2), exact and p-independent")
+    return Check(name="U: SOS max g_k <= B_k", expected="holds", measured="proved", tolerance=None, passed=True,
               exactness="proved",
               detail=f"B_k = {up.block_bound} ({float(up.block_bound):.15g}); {up.solver.get('gram_blocks')} Gram "
                      f"blocks (largest {up.solver.get('largest_block')}), exact polynomial identity and exact LDL^T; "
                      f"solver {up.solver.get('name')} {up.solver.get('status')}; the form "
                      "g_k = Re(conj(z_w) z_1...z_k) "
                      "has no p in it",
-              statement="SOS certificate: max_(|z|=1) g_k <= B_k, exact and p-independent"),
-    ]
+              statement="SOS certificate: max_(|z|=1) g_k <= B_k, exact and p-independent")
 
 
 def _upper_rows(up: UpperSide, lower: sym.LowerEnd) -> list[Check]:
@@ -329,13 +363,19 @@ def _upper_rows(up: UpperSide, lower: sym.LowerEnd) -> list[Check]:
     exact = sym.sympy_identity(up.end.constant * sp.Integer(k + 1) ** sp.Rational(-(k + 1), 2), gamma)
     at_l = sym.sympy_identity(lower.normalized, gamma)
     rho_f = math.sqrt(float(d2 if d2 is not None else r2))
+    if up.am_gm is not None:
+        am = up.am_gm
+    else:
+        from margintheory.certificate.am_gm import block_form_maximum
+
+        am = block_form_maximum(k)
     return _upper_chain_rows(up) + [
         Check(name="U(p) = rho_k gamma*(p, k)", expected="free of p", measured=f"rho_k = {sp.sstr(up.end.rho)}",
               tolerance=None, passed=up.rho_matches, exactness="proved",
               detail=f"U(p) = C_(p,k) B_k and U(p)/gamma*(p, k) simplified by sympy: no p left; rho_k^2 = "
                      f"B_k^2 (k+1)^(k+1) = {r2} (exact)",
               statement="U(p) = C_(p,k) B_k is rho_k gamma*(p, k) with rho_k independent of p",
-              premises=["U: C_(p,k) as C.14 derives", "U: SOS max g_k <= B_k"]),
+              premises=["U: C_(p,k) as C.14 derives", _block_bound_row(up).name]),
         Check(name="max margin in [L, U], all p", expected=float(GAP), measured=rho_f - 1, tolerance=float(GAP),
               passed=bool(within), exactness="proved",
               detail=f"1 <= rho_k^2 <= (1 + {GAP})^2 compared in exact rationals, rho_k = U(p)/gamma*(p, k) as "
@@ -344,12 +384,14 @@ def _upper_rows(up: UpperSide, lower: sym.LowerEnd) -> list[Check]:
               statement="network margin = optimum for every odd p: (U(p) - L(p))/L(p) = rho_k - 1 <= 1e-9",
               premises=["L(p) = gamma*(p, k)", "U: weak duality (C.6)", "U: C.14 blocks, all p", "U: homogeneity",
                         "U(p) = rho_k gamma*(p, k)"]),
-        argued_row("AM-GM: max g_k exact",
-                   f"|g_k(z)| <= |z_w| |z_1|...|z_k| <= ((|z|^2)/(k+1))^((k+1)/2) (AM-GM of the k+1 squared "
-                   f"moduli), attained by the aligned equal-modulus point (proved in the row 'neurons optimal'); "
-                   f"consistent with the SOS bound: B_k (k+1)^((k+1)/2) - 1 = {rho_f - 1:.3e} >= 0",
-                   "max_(|z|=1) g_k = (k+1)^-((k+1)/2) (Lemma C.15's quadratic-mean / geometric-mean step)"),
-        bool_check("L = U = gamma*(p, k)", exact.holds and at_l.holds and r2 >= 1, exactness="proved",
+        bool_check("AM-GM: max g_k exact", am.proved, exactness="proved",
+                   detail=f"|g_k(z)| <= |z_w| |z_1|...|z_k| <= ((|z|^2)/(k+1))^((k+1)/2) (AM-GM of the k+1 squared "
+                          f"moduli), attained by the aligned equal-modulus point: the exact certificate {am.detail}"
+                          + ("" if up.method == "am-gm" else
+                             f"; consistent with the SOS bound: B_k (k+1)^((k+1)/2) - 1 = {rho_f - 1:.3e} >= 0"),
+                   statement="max_(|z|=1) g_k = (k+1)^-((k+1)/2) (Lemma C.15's quadratic-mean / geometric-mean "
+                             "step), an exact certificate"),
+        bool_check("L = U = gamma*(p, k)", exact.holds and at_l.holds and r2 >= 1 and am.proved, exactness="proved",
                    detail=f"C_(p,k) (k+1)^-((k+1)/2) = gamma*(p, k) ({exact.method}) and L(p) = gamma*(p, k) "
                           f"({at_l.method}): with AM-GM's max g_k the two ends coincide for every odd p",
                    statement="L(p) = U(p) = gamma*(p, k), an identity in p (the upper end at the exact max of g_k)",
@@ -444,7 +486,7 @@ CLOSED_K = frozenset({1, 2, 3, 4, 5})
 
 # ---------------------------------------------------------------- the verdict
 
-def _require_fits(k: int, family: str, max_memory: int, max_seconds: float | None) -> None:
+def _require_fits(k: int, family: str, max_memory: int, max_seconds: float | None, *, sos: bool = True) -> None:
     """Refuse up front (nothing allocated): the SOS relaxation's memory, and the moment check of the network and of
     the smallest family (their estimates at p = 3: the p x p table is negligible, the moments dominate)."""
     from margintheory.certificate.block_sos import require_memory
@@ -452,7 +494,8 @@ def _require_fits(k: int, family: str, max_memory: int, max_seconds: float | Non
     from margintheory.runtime.budget import Estimate, require
     from margintheory.solvers.width_bounds import estimate_width_lower_bound_bytes
 
-    require_memory(k, max_memory)
+    if sos:
+        require_memory(k, max_memory)
     est = estimate_compact_family(3, k, family).plus(estimate_compact_family(3, k, "smallest-known")).plus(
         Estimate("the width certificate's exact check", estimate_width_lower_bound_bytes(k)),
         f"the every-p proof for k = {k} (the moments of the {family} network and of the smallest family, the width "
@@ -461,22 +504,23 @@ def _require_fits(k: int, family: str, max_memory: int, max_seconds: float | Non
 
 
 def verify_every_p(problem: ModularAdditionEveryP, *, family: str = "lemma-c18", max_memory: int = 2 * 2**30,
-                   max_seconds: float | None = None) -> VerificationResult:
+                   max_seconds: float | None = None, method: str = "am-gm") -> VerificationResult:
     """Theorem C.22's claims for ``problem.k`` and every odd ``p >= 3`` (module docstring): the rows, the formulas in
     ``p`` (``details``), the range (``details.p_range``) and the ``certificate`` object (ends divided by
     ``gamma*(p, k)``)."""
     if not isinstance(problem, ModularAdditionEveryP):
         raise InputError(f"verify_every_p takes a ModularAdditionEveryP problem, got {problem!r}")
     k = problem.k
-    _require_fits(k, family, max_memory, max_seconds)
+    _require_fits(k, family, max_memory, max_seconds, sos=method == "sos")
     t0 = time.perf_counter()
     net = network_side(family, k)
     rows, lower = lower_rows(net, k)
-    up = upper_side(k, max_memory=max_memory, time_limit=max_seconds)
+    up = upper_side(k, max_memory=max_memory, time_limit=max_seconds, method=method)
     wm = width_minimum(k, net)
     name = "the construction of Lemma C.18" if family == "lemma-c18" else f"the {family} network"
     res = VerificationResult(f"Theorem C.22 for every odd p >= 3 (k = {k}), {name}: identities in p",
-                             task=problem.task, parameters={**problem.parameters(), "family": family})
+                             task=problem.task, parameters={**problem.parameters(), "family": family,
+                                                            **({"upper_method": method} if method != "am-gm" else {})})
     res.add(_range_row(problem))
     for row in rows + _upper_rows(up, lower) + _width_rows(wm):
         res.add(row)
@@ -511,18 +555,21 @@ def _fields(problem: ModularAdditionEveryP, net: NetworkSide, lower: sym.LowerEn
                            "p, so no single value (details.gamma_star_formula)",
         "gamma_star_formula": sp.sstr(gamma),
         "lower_formula": f"L(p) = {sp.sstr(sp.simplify(lower.normalized))}",
-        "upper_formula": f"U(p) = C_(p,k) B_k = ({sp.sstr(up.end.constant)}) * {up.block_bound} = "
+        "upper_formula": f"U(p) = C_(p,k) B_k = ({sp.sstr(up.end.constant)}) * {up.block_bound_text} = "
                          f"rho_k gamma*(p, k), rho_k = {sp.sstr(up.end.rho)}",
         "rho": sp.sstr(up.end.rho), "rho_squared": str(up.rho_squared), "relative_gap": gap,
-        "max_margin_interval": f"[gamma*(p, {k}), rho_k gamma*(p, {k})] for every odd p >= 3, rho_k - 1 = "
-                               f"{gap:.2e} (L proved, U proved); = gamma*(p, {k}) exactly with AM-GM",
+        "max_margin_interval": (f"= gamma*(p, {k}) exactly for every odd p >= 3 (L proved, U proved: the AM-GM "
+                                "certificate of max g_k)" if up.rho_squared == 1 else
+                                f"[gamma*(p, {k}), rho_k gamma*(p, {k})] for every odd p >= 3, rho_k - 1 = "
+                                f"{gap:.2e} (L proved, U proved); = gamma*(p, {k}) exactly with AM-GM (proved)"),
         "width_formula": f"{net.measure.size} (p-1)/2", "width_per_frequency": net.measure.size,
         "width_minimum": wm.text(),
         "width_minimum_detail": {"per_frequency_lower_bound": wm.bound, "per_frequency_found": wm.found,
                                  "found_by": wm.found_name, "closed": wm.closed, "method": wm.method,
                                  "range": r["width_minimum"]},
         "logit_scale": str(net.logit_scale), "phase_denominator": net.measure.denominator,
-        "moments_checked": net.structure.checked, "block_bound": str(up.block_bound), "solver": up.solver,
+        "moments_checked": net.structure.checked, "block_bound": up.block_bound_text, "solver": up.solver,
+        "upper_method": up.method,
         "network_function": f"f(a)[c] = {net.logit_scale} D(a_1+...+a_k - c), D(x) = sum_(zeta=1)^((p-1)/2) "
                             "cos(2 pi zeta x/p)",
     }
@@ -551,12 +598,14 @@ def certificate_object(problem: ModularAdditionEveryP, net: NetworkSide, lower: 
                      f"in Q(omega_{net.measure.denominator}) (no p), so f(a)[c] = K D(s - c) with the Dirichlet "
                      "kernel; margin, norm and L(p) = gamma*(p, k) simplified by sympy with p a symbol",
         "lower_formula": f"L(p) = {sp.sstr(sp.simplify(lower.normalized))}",
-        "upper_formula": f"U(p) = C_(p,k) B_k, C_(p,k) = {sp.sstr(up.end.constant)}, B_k = {up.block_bound}",
+        "upper_formula": f"U(p) = C_(p,k) B_k, C_(p,k) = {sp.sstr(up.end.constant)}, B_k = {up.block_bound_text}",
         "upper_how": "weak duality (uniform q, tau) + Lemma C.14 frequency blocks proved for all p by sympy + the "
-                     "exact SOS certificate of the block form g_k (no p in it)",
-        "block_bound": str(up.block_bound),
+                     + ("exact AM-GM certificate max g_k = (k+1)^-((k+1)/2) of the block form g_k (no p in it, no "
+                        "solver)" if up.method == "am-gm" else
+                        "exact SOS certificate of the block form g_k (no p in it)"),
+        "block_bound": up.block_bound_text,
         "lemma_c14": {"for_all_p": f"proved (sympy), assuming the row {C14_TERMS!r}", "summary": up.lemma_c14[1]},
-        "sos_solves": 1,
+        "sos_solves": 1 if up.method == "sos" else 0,
         "steps": [{"name": c.statement or c.name, "exactness": c.exactness, "passed": c.passed, "reason": c.detail}
                   for c in _upper_chain_rows(up)],
         "solver": up.solver,

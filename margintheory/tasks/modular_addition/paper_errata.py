@@ -160,6 +160,8 @@ def nonmixed_rows(problem: ModularAddition) -> list[Check]:
 
 #: App. D.6.3's DFT row forms ``p^3`` arrays: at most this ``p`` (a larger problem's row uses this ``p``)
 DFT_P_MAX = 61
+#: Section 7.4's norm is measured on a random neuron of ``3 p`` floats up to this ``p`` (beyond: at ``10^5 + 3``)
+NORM_P_MAX = 10**5
 #: App. D.4's network has ``2 p^2`` neurons (kept sparse): its rows are computed up to this ``p``
 MEMORIZATION_P_MAX = 1009
 
@@ -180,7 +182,8 @@ def paper_statement_rows(problem: ModularAddition) -> tuple[list[Check], dict, l
     fields: dict = {}
     notes: list[str] = []
     if k == 2:
-        rows += [*d62_neuron_pair_rows(), d63_dft_row(p if p <= DFT_P_MAX else 31), sec74_norm_row(p)]
+        rows += [*d62_neuron_pair_rows(), d63_dft_row(p if p <= DFT_P_MAX else 31),
+                 sec74_norm_row(p if p <= NORM_P_MAX else NORM_P_MAX + 3)]  # (10^5 + 3 is prime)
         if p <= MEMORIZATION_P_MAX:
             mem, fields = memorization_checks(p)
             rows += mem
