@@ -50,7 +50,11 @@ def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyO
     if isinstance(problem, ModularAdditionEveryP) and problem.even:
         from margintheory.tasks.modular_addition.every_even_p import verify_every_even_p
 
-        return verify_every_even_p(problem, **_every_p_options(o))
+        options = _every_p_options(o)
+        if options.pop("method", None) == "sos":
+            raise InputError("the every-even-p proof bounds g_k by the exact AM-GM certificate; method 'sos' does not "
+                             "apply to it")
+        return verify_every_even_p(problem, **options)
     if isinstance(problem, ModularAdditionEveryP):
         from margintheory.tasks.modular_addition.every_p import verify_every_p
 

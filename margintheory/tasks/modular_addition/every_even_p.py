@@ -223,7 +223,9 @@ def verify_every_even_p(problem: ModularAdditionEveryP, *, family: str = "lemma-
     t0 = time.perf_counter()
     net = odd.network_side("lemma-c18", k)
     nw = sym.network_side(k, net.logit_scale, net.per_frequency_weight)
-    up = odd.upper_side(k, max_memory=max_memory, time_limit=max_seconds)
+    # the SOS bound B_k: the dual's rows state U(p) = rho_k gamma_even with it (rho_k = 1 at AM-GM's exact max g_k,
+    # the row "AM-GM: max g_k exact")
+    up = odd.upper_side(k, max_memory=max_memory, time_limit=max_seconds, method="sos")
     B = sp.Rational(up.block_bound.numerator, up.block_bound.denominator)
     dual = sym.dual_side(k)
     dual_sos = sym.dual_side(k, bound=B, target=up.end.rho * sym.gamma_even_in_n(k))
