@@ -14,6 +14,7 @@ Ctrl-C at any moment is handled.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     full disk, nor Ctrl-C during start-up ends in a traceback.
     """
     state: dict[str, str] = {"command": ""}
+    _main_module_for_spawned_processes()
     previous = _exit_at_once_on_interrupt(state)
     previous_termination = install_handlers(_exit_at_once(state))
     try:
@@ -111,6 +113,25 @@ def main(argv: list[str] | None = None) -> int:
         _set_interrupt_handler(previous)
         restore_handlers(previous_termination)
     return code
+
+
+def _main_module_for_spawned_processes() -> None:
+    """Have processes that multiprocessing *spawns* (a dask LocalCluster's workers, ``sweep --workers N``) import
+    this module, not the console script that called :func:`main`.
+
+    A spawned process first runs its parent's ``__main__`` file again (as ``__mp_main__``); a console script written
+    without an ``if __name__ == "__main__"`` guard then runs the whole command again in every worker, which starts
+    its own cluster ("An attempt has been made to start a new process before the current process has finished its
+    bootstrapping phase", "Nanny failed to start").  A ``__main__`` module with a ``__spec__`` is imported by name
+    instead, so the script is given this module's spec (whose own call of :func:`main` is guarded).  Nothing changes
+    when ``__main__`` is anything else (``python -m margintheory.cli``, a user's program)."""
+    import importlib.util
+
+    entry = sys.modules.get("__main__")
+    if entry is None or getattr(entry, "__spec__", None) is not None or getattr(entry, "main", None) is not main:
+        return
+    with contextlib.suppress(Exception):
+        entry.__spec__ = importlib.util.find_spec(__name__)
 
 
 def _native_failure(exc: BaseException, state: dict[str, str]) -> int:

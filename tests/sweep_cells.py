@@ -45,3 +45,8 @@ def kill_worker_once_cell(params: dict) -> VerificationResult:
     if params["p"] == params.get("unlucky") and _first_time(params):
         os.kill(os.getpid(), signal.SIGKILL)
     return quick_cell(params)
+
+
+def raising_cell(params: dict) -> VerificationResult:
+    """Raises an unexpected error every time (a cell that fails after its retries)."""
+    raise RuntimeError(f"this cell always fails (p={params['p']})")

@@ -73,6 +73,25 @@ def int_values(text: str) -> list[int]:
     return _values(text, int, "integers")
 
 
+def _bounded_int_values(text: str, least: int, what: str) -> list[int]:
+    values = int_values(text)
+    bad = [v for v in values if v < least]
+    if bad:
+        raise argparse.ArgumentTypeError(f"{what} must be >= {least}, got {bad[0]} in {text!r}")
+    return values
+
+
+def positive_int_values(text: str) -> list[int]:
+    """argparse type: integers >= 1 (numbers of inputs k, widths), as the single commands require: a value no cell
+    could use is refused before any cluster starts."""
+    return _bounded_int_values(text, 1, "each value")
+
+
+def nonneg_int_values(text: str) -> list[int]:
+    """argparse type: integers >= 0 (seeds)."""
+    return _bounded_int_values(text, 0, "each value")
+
+
 def float_values(text: str) -> list[float]:
     """argparse type: ``1e-3,5e-3`` (finite numbers: ``nan`` and ``inf`` are refused)."""
     values = _values(text, float, "numbers")
@@ -130,7 +149,8 @@ def _grid_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--p", type=int_values, required=True, metavar="LIST", help="moduli, e.g. 5,7,11 or 3:199")
     parser.add_argument("--odd", action="store_true", help="keep the odd values of --p")
     parser.add_argument("--primes", action="store_true", help="keep the prime values of --p")
-    parser.add_argument("--k", type=int_values, required=True, metavar="LIST", help="numbers of inputs, e.g. 2:6")
+    parser.add_argument("--k", type=positive_int_values, required=True, metavar="LIST",
+                        help="numbers of inputs, e.g. 2:6")
 
 
 def _run_options(parser: argparse.ArgumentParser, *, budget: bool = True) -> None:
@@ -170,7 +190,7 @@ def _solve_parser(inner: argparse._SubParsersAction) -> None:
     parser = inner.add_parser("solve", help="margintheory solve over a grid of (p, k) and seeds",
                               description="One 'margintheory solve' per cell (the same computation and checks).")
     _grid_options(parser)
-    parser.add_argument("--seeds", type=int_values, default=[0], metavar="LIST", help="seeds (default 0)")
+    parser.add_argument("--seeds", type=nonneg_int_values, default=[0], metavar="LIST", help="seeds (default 0)")
     parser.add_argument("--method", choices=METHODS, default="column-generation",
                         help="column generation (default), the single-neuron bracket, or the smallest width")
     parser.add_argument("--pricing", default=None, choices=("fourier", "sos"),
@@ -189,8 +209,8 @@ def _train_parser(inner: argparse._SubParsersAction) -> None:
                               description="One training run per cell (margintheory train's trainer), then the "
                               "analysis of the trained network (ratio to gamma*; its verdict with --rtol).")
     _grid_options(parser)
-    parser.add_argument("--width", type=int_values, required=True, metavar="LIST", help="widths m, e.g. 32,64")
-    parser.add_argument("--seeds", type=int_values, default=[0], metavar="LIST", help="seeds, e.g. 0,1,2")
+    parser.add_argument("--width", type=positive_int_values, required=True, metavar="LIST", help="widths m, e.g. 32,64")
+    parser.add_argument("--seeds", type=nonneg_int_values, default=[0], metavar="LIST", help="seeds, e.g. 0,1,2")
     parser.add_argument("--lr", type=positive_float_values, default=[5e-3], metavar="LIST", help="learning rates")
     parser.add_argument("--lambda", dest="lam", type=nonneg_float_values, default=[1e-3], metavar="LIST",
                         help="regularization strengths lambda")
@@ -308,7 +328,7 @@ def _run_grid(args: argparse.Namespace, cells: list, function: Callable | None) 
     _quiet_dask_logs()
     store = ResultStore(args.store)
     with open_executor(workers=args.workers, threads=args.threads, scheduler=args.scheduler, retries=args.retries,
-                       worker_memory=getattr(args, "max_memory", 0.0)) as executor, \
+                       worker_memory=_cell_memory(args)) as executor, \
             _progress_bar(len(cells), args.sweep_command) as update:
         try:
             summary = run_sweep(cells, store, executor, function, retry_failed=args.retry_failed,
@@ -319,6 +339,15 @@ def _run_grid(args: argparse.Namespace, cells: list, function: Callable | None) 
             add_interrupt_note(exc, "rerun the same command to run the rest (finished cells are not rerun)")
             raise
     return _finish(args, summary)
+
+
+def _cell_memory(args: argparse.Namespace) -> float:
+    """The memory budget of one cell (``--max-memory``; without it the single command's default, 2 GiB): what
+    each worker of a LocalCluster must have room for."""
+    from margintheory.runtime.budget import DEFAULT_MAX_MEMORY
+
+    given = getattr(args, "max_memory", None)
+    return float(DEFAULT_MAX_MEMORY if given is None else given)
 
 
 def _quiet_dask_logs() -> None:

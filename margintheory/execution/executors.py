@@ -32,8 +32,11 @@ from typing import Any
 
 from margintheory.errors import ExecutionError, InputError
 
-#: how long to wait for a scheduler to answer, and for a LocalCluster's workers to start (seconds)
+#: how long to wait for a LocalCluster's workers to start (seconds)
 CONNECT_TIMEOUT = 30.0
+#: how long to wait for a running scheduler (``--scheduler``) to answer: an address with nobody behind it fails
+#: within this (a reachable scheduler answers in milliseconds, a distant one in well under a second)
+SCHEDULER_TIMEOUT = 5.0
 #: where a LocalCluster's scheduler serves HTTP: any free port of the loopback (never the fixed 8787)
 LOOPBACK_ANY_PORT = "127.0.0.1:0"
 
@@ -291,17 +294,22 @@ def _dask_client(workers: int | None, threads: int, scheduler: str | None) -> It
 
     if scheduler:
         try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as exc:
             raise ExecutionError(f"cannot connect to the dask scheduler at {scheduler}: {one_line(exc)}") from None
+        except Exception as exc:  # something answered, but not a dask scheduler (garbage read as a message header)
+            raise ExecutionError(f"cannot connect to the dask scheduler at {scheduler}: what answered there is not a "
+                                 f"dask scheduler ({one_line(exc)[:200]})") from None
         with client:
             yield client, f"dask scheduler {scheduler}"
         return
     n = workers if workers is not None else _cores()
     # no dashboard; the scheduler's HTTP server (health routes) still starts, by default on port 8787, with a 4-line
-    # "Port 8787 is already in use" warning whenever another dask runs: a free port of the loopback instead
+    # "Port 8787 is already in use" warning whenever another dask runs: a free port of the loopback instead.
+    # The workers log nothing below CRITICAL: a cell's failure is its row in the store and one line of the command,
+    # not a worker's "Compute Failed" traceback on the terminal
     cluster = LocalCluster(n_workers=n, threads_per_worker=threads, processes=True, dashboard_address=None,
-                           scheduler_kwargs={"dashboard_address": LOOPBACK_ANY_PORT}, silence_logs=logging.ERROR)
+                           scheduler_kwargs={"dashboard_address": LOOPBACK_ANY_PORT}, silence_logs=logging.CRITICAL)
     with cluster, Client(cluster, timeout=CONNECT_TIMEOUT) as client:
         yield client, f"LocalCluster: {n} worker process{'es' if n != 1 else ''} x {threads} thread" + (
             "s" if threads != 1 else "")

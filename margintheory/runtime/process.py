@@ -297,56 +297,112 @@ def run_isolated(fn, *args):  # noqa: ANN001, ANN201 - any picklable function an
     child only, and the parent raises :class:`NativeFailure` with that line.  The child's standard error is kept in a
     temporary file (its abort message would otherwise be a second line) and copied to ours when it succeeds.
     Ctrl-C, SIGTERM or SIGHUP in the parent kill the child at once (a native call cannot be interrupted) and
-    propagate.  Where ``fork`` is not available the call runs in this process."""
-    import multiprocessing
+    propagate.  Where ``fork`` is not available the call runs in this process.
+
+    The child is made with :func:`os.fork`, not :class:`multiprocessing.Process`: multiprocessing refuses children
+    to a *daemonic* process ("daemonic processes are not allowed to have children"), and every worker process of a
+    dask LocalCluster is one, so the protection would be lost exactly where cells run unattended.  multiprocessing's
+    rule is there because a daemonic process is killed when its parent ends, orphaning its own children; here the
+    child asks the kernel to kill it when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG, SIGKILL)``), is killed by
+    the parent on any exception, and is always reaped, so no orphan is left behind."""
+    import pickle
     import tempfile
 
-    if "fork" not in multiprocessing.get_all_start_methods():  # pragma: no cover - not Linux
+    if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
         return fn(*args)
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
+    parent = os.getpid()
+    receive, send = os.pipe()
     with tempfile.TemporaryFile() as err:
-        child = ctx.Process(target=_isolated_child, args=(send, err.fileno(), fn, args), daemon=True)
         with warnings.catch_warnings():
             # JAX (when a JAX backend was used earlier in this process) and Python >= 3.12 warn at every fork of a
-            # multithreaded process; the child runs only the native solve and never touches their threads, and the
-            # warning would be a second line on stderr (or, under "error" filters, an exception in a fork hook)
+            # multithreaded process (a dask worker is one); the child runs only the native solve and never touches
+            # the other threads, and the warning would be a second line on stderr (or, under "error" filters, an
+            # exception in a fork hook)
             warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
             warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks",
                                     category=DeprecationWarning)
-            child.start()
-        send.close()
+            pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child (coverage is not collected there)
+            try:
+                os.close(receive)
+                _isolated_child(send, err.fileno(), parent, fn, args)
+            finally:
+                os._exit(70)  # (only reached if the child itself failed to report)
+        os.close(send)
         try:
-            ok, value = receive.recv()
-        except EOFError:
-            child.join()
-            raise NativeFailure(_child_death(child.exitcode, err)) from None
+            data = _read_to_end(receive)
         except BaseException:
-            child.kill()
-            child.join()
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            _reap(pid)
             raise
         finally:
-            receive.close()
-        child.join()
+            os.close(receive)
+        code = _reap(pid)
+        if not data:
+            raise NativeFailure(_child_death(code, err))
         _replay(err)
+    ok, value = pickle.loads(data)
     if not ok:
         raise value
     return value
 
 
-def _isolated_child(send, err_fd: int, fn, args) -> None:  # noqa: ANN001 - see run_isolated
-    import faulthandler
+def _read_to_end(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
 
-    faulthandler.disable()  # (an abort's Python dump would bury the library's own last line)
-    os.dup2(err_fd, 2)
+
+def _reap(pid: int) -> int | None:
+    """Wait for the child ``pid``; its exit code (negative: the signal that ended it), ``None`` if already reaped."""
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            return None
+        except InterruptedError:  # pragma: no cover - retried by Python itself since PEP 475
+            continue
+        return os.waitstatus_to_exitcode(status)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent ends (``prctl(PR_SET_PDEATHSIG)``); elsewhere nothing."""
+    if not sys.platform.startswith("linux"):  # pragma: no cover
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(70)
+
+
+def _isolated_child(send: int, err_fd: int, parent: int, fn, args) -> None:  # noqa: ANN001 - see run_isolated
+    import faulthandler
+    import pickle
+
     for signum in (signal.SIGINT, *TERMINATION_SIGNALS):  # the parent decides; it kills this process if it must
         signal.signal(signum, signal.SIG_IGN)
+    _die_with_parent(parent)
+    faulthandler.disable()  # (an abort's Python dump would bury the library's own last line)
+    os.dup2(err_fd, 2)
     try:
         result = (True, fn(*args))
     except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it
         result = (False, exc)
-    send.send(result)
-    send.close()
+    try:
+        data = pickle.dumps(result)
+    except Exception as exc:  # noqa: BLE001 - an unpicklable result or exception: its type and message instead
+        data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+    with contextlib.suppress(OSError):  # a parent that stopped listening has been interrupted and kills us
+        view = memoryview(data)
+        while view:
+            view = view[os.write(send, view):]
+    os.close(send)
     os._exit(0)
 
 
