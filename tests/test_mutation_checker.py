@@ -907,7 +907,7 @@ def test_check_file_unreadable_files_one_line_each(tmp_path, monkeypatch):
     bad.write_text("[]")
     assert checker.check_file(str(bad)).message == "the top level is not a JSON object"
 
-    def long_error(_):
+    def long_error(*_, **__):  # (json.loads is called with the hook that refuses repeated keys)
         raise ValueError("x" * 200)
 
     monkeypatch.setattr(checker.json, "loads", long_error)

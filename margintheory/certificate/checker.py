@@ -1075,13 +1075,25 @@ def check_file(path: str) -> Outcome:
             raw += fh.read(limit + 1 - len(raw))
         if len(raw) > limit:  # it grew after the size check
             return Outcome("unreadable", f"{path}: more than {limit} bytes is larger than a certificate can be")
-        data = json.loads(raw.decode())  # UTF-8, the only encoding of the format
+        data = json.loads(raw.decode(), object_pairs_hook=_unique_keys)  # UTF-8, the only encoding of the format
     except FileNotFoundError:
         return Outcome("unreadable", f"{path}: no such file")
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         return Outcome("unreadable", f"{path}: not a readable JSON certificate ({type(exc).__name__}: "
                                      f"{str(exc)[:80]})")
     return check_data(data)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all distinct (a repeated key would be read as its last value: which one is the
+    certificate's is not for the checker to guess); ``ValueError`` naming the key otherwise.  The same rule as
+    ``margintheory.runtime.strict_json``, kept here so that this module needs only the standard library."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key[:40]!r}")
+        out[key] = value
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:  # pragma: no cover - exercised through the CLI

@@ -11,7 +11,6 @@ file, read without torch; ``--names`` maps other layouts) and :mod:`margintheory
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from margintheory.backends.select import using
@@ -27,6 +26,7 @@ from margintheory.commands._options import (
 from margintheory.core.groups import GROUP_NAMES_SHORT
 from margintheory.errors import InputError
 from margintheory.presentation.report import emit
+from margintheory.runtime import strict_json
 from margintheory.runtime.atomic import check_output_dir, check_output_file
 from margintheory.runtime.process import say
 
@@ -145,15 +145,13 @@ def _problem_and_network(args: argparse.Namespace):  # noqa: ANN202 - (Problem, 
         if args.n is not None and args.n != pnet.n:
             raise InputError(f"{args.network} has n = {pnet.n} but --n {args.n} was given")
         return SparseParity(pnet.n, pnet.k), pnet
-    if task == "modular-addition" and (args.p is None or args.k is None):
-        raise InputError("analyze needs --p and --k (modular addition; or name another TASK)")
     if task == "group" and args.group is None:
         raise InputError(f"analyze group needs --group ({GROUP_NAMES_SHORT})")
     k = args.k if task == "modular-addition" else 2
     net = nonzero_network(PolyNetwork.load(args.network, names=args.names, k=k, max_memory=args.max_memory,
                                            max_seconds=engine_time_limit(args)), args.network)
-    if task == "modular-addition":
-        return ModularAddition(args.p, args.k), net
+    if task == "modular-addition":  # p and k from the network where not given, as verify --network infers them
+        return ModularAddition(net.p if args.p is None else args.p, net.k if args.k is None else args.k), net
     if net.k != 2:
         raise InputError(f"{args.network} has k = {net.k} inputs; a {task} network has 2")
     if task == "group":
@@ -226,7 +224,7 @@ def run_history(net, network_path: Path, margin: float, tolerance: float) -> tup
     if not hist.is_file():
         return None, ""
     try:
-        doc = json.loads(hist.read_text())
+        doc = strict_json.loads(hist.read_text())
         config, history = doc["config"], doc["history"]
         shape = (config["p"], config["k"], config["width"])
         last = float(history[-1]["normalized_margin"])

@@ -20,6 +20,7 @@ import time
 
 from margintheory.commands._options import positive_int
 from margintheory.errors import InputError
+from margintheory.runtime.process import stdout_encodes
 from margintheory.symbolic.derivation import FORMATS, Derivation
 
 TOPICS = ("gamma-star", "identity", "expansion", "fourier", "cosine-sum")
@@ -106,5 +107,6 @@ def run(args: argparse.Namespace) -> int:
         return emit(derivation_result(derivation, topic=args.topic, parameters=params,
                                       seconds=time.perf_counter() - start), True)
     width = shutil.get_terminal_size().columns  # COLUMNS when set, else the terminal's, else 80
-    print(derivation.render(args.format, width=width if args.format == "text" else None))
+    print(derivation.render(args.format, width=width if args.format == "text" else None,
+                            unicode=stdout_encodes("\u03b3\u2500\u22c5\u239b")))  # sympy's art: ASCII where it must
     return 0 if derivation.all_passed else 1

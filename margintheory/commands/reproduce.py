@@ -11,6 +11,7 @@ refused size, or a run that could not be trained (no trainer for it in this vers
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -63,14 +64,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not 0 < args.scale <= 1:
+        raise InputError(f"--scale must be in (0, 1], got {args.scale:g}")
     if args.list:
         if args.name is not None:
             raise InputError("--list takes no recipe name")
-        return list_recipes(args.json)
+        return list_recipes(args.json, args.scale)
     if args.name is None:
         raise InputError("name a recipe (margintheory reproduce --list shows them)")
-    if not 0 < args.scale <= 1:
-        raise InputError(f"--scale must be in (0, 1], got {args.scale:g}")
     if args.scheduler and args.workers is not None:
         raise InputError("--scheduler uses a running cluster; --workers starts a local one: give one of them")
     from margintheory.reproduce.catalog import recipe
@@ -89,22 +90,29 @@ def run(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace, opts) -> int:  # noqa: ANN001 - a ReproduceOptions
     from margintheory.presentation.report import emit
     from margintheory.reproduce.runner import reproduce
-    from margintheory.runtime.process import say
+    from margintheory.runtime.process import Heartbeat, _stderr_is_terminal, say
 
     out = args.out or f"reproduce_out/{args.name}"
 
+    beat = contextlib.nullcontext() if _stderr_is_terminal() else Heartbeat("margintheory reproduce",
+                                                                          "0 runs finished")
+
     def progress(counts) -> None:  # noqa: ANN001 - a SweepCounts
+        status = f"{counts.done}/{counts.total} runs finished ({counts.failed} failed)"
+        if isinstance(beat, Heartbeat):  # a line every 30 s meanwhile (a run takes minutes)
+            beat.update(status)
         if counts.done and counts.done != getattr(progress, "last", -1):
             progress.last = counts.done  # type: ignore[attr-defined]
-            say(f"margintheory reproduce: {counts.done}/{counts.total} runs finished ({counts.failed} failed)")
+            say(f"margintheory reproduce: {status}")
 
-    if args.workers is None and args.scheduler is None:
-        result = reproduce(args.name, out, opts, on_progress=progress)
-    else:
-        from margintheory.execution.executors import open_executor
+    with beat:
+        if args.workers is None and args.scheduler is None:
+            result = reproduce(args.name, out, opts, on_progress=progress)
+        else:
+            from margintheory.execution.executors import open_executor
 
-        with open_executor(workers=args.workers, threads=args.threads, scheduler=args.scheduler) as executor:
-            result = reproduce(args.name, out, opts, executor=executor, on_progress=progress)
+            with open_executor(workers=args.workers, threads=args.threads, scheduler=args.scheduler) as executor:
+                result = reproduce(args.name, out, opts, executor=executor, on_progress=progress)
     code = emit(result, args.json)
     say(f"wrote {out}/{args.name}.json")
     for figure in result.fields.get("figures", []):
@@ -112,8 +120,9 @@ def _reproduce(args: argparse.Namespace, opts) -> int:  # noqa: ANN001 - a Repro
     return code
 
 
-def list_recipes(as_json: bool) -> int:
-    """The recipes, with their citation, hardware, runs, estimates and whether this version can train them."""
+def list_recipes(as_json: bool, scale: float = 1.0) -> int:
+    """The recipes, with their citation, hardware, runs, estimates (of the recipe shrunk by ``scale``, as
+    ``reproduce NAME --scale`` runs it) and whether this version can train them."""
     from margintheory.reproduce.catalog import RECIPES
     from margintheory.reproduce.estimates import estimate_recipe
     from margintheory.reproduce.runs import trainer_gap
@@ -121,25 +130,26 @@ def list_recipes(as_json: bool) -> int:
     rows = []
     for rec in RECIPES.values():
         doc = rec.describe()
-        doc["estimate_cpu"] = estimate_recipe(rec, "cpu").to_dict()
-        doc["estimate_gpu"] = estimate_recipe(rec, "gpu").to_dict()
+        doc["estimate_cpu"] = estimate_recipe(rec, "cpu", scale=scale).to_dict()
+        doc["estimate_gpu"] = estimate_recipe(rec, "gpu", scale=scale).to_dict()
         doc["waiting_for"] = {spec.label: gap for spec in rec.runs if (gap := trainer_gap(spec)) is not None}
         rows.append(doc)
     if as_json:
-        json.dump({"recipes": rows}, sys.stdout, indent=2, allow_nan=False)
+        json.dump({"scale": scale, "recipes": rows}, sys.stdout, indent=2, allow_nan=False)
         sys.stdout.write("\n")
         return 0
-    _print_table(rows)
+    _print_table(rows, scale)
     return 0
 
 
-def _print_table(rows: list[dict]) -> None:
+def _print_table(rows: list[dict], scale: float = 1.0) -> None:
     from rich.table import Table
 
     from margintheory.presentation.report import make_console
 
     console = make_console()
-    table = Table(title="recipes (margintheory reproduce NAME; --list --json for the settings and claims)")
+    at = "" if scale == 1 else f"; times at --scale {scale:g}, not the paper's size"
+    table = Table(title=f"recipes (margintheory reproduce NAME; --list --json for the settings and claims{at})")
     table.add_column("recipe", no_wrap=True)
     for column in ("experiment", "runs", "CPU", "GPU", "not trainable yet"):
         table.add_column(column, overflow="fold")

@@ -300,21 +300,45 @@ def _estimate(p: int, k: int, args: argparse.Namespace, weights: ClassWeights | 
     return cg
 
 
-#: the row whose claim is the upper end of the bracket (the chain's conclusion: its premises are the chain's rows)
-UPPER_ROW = "gamma* <= upper bound"
+#: the end of the name of the row whose claim is the upper end of the bracket (the chain's conclusion: its premises
+#: are the chain's rows); the row is "gamma* <= upper bound", or "gamma* x sum(w) <= upper bound"
+#: (:func:`_gamma_compared`)
+UPPER_ROW_END = " <= upper bound"
+
+
+def _is_upper_row(name: str) -> bool:
+    return name.endswith(UPPER_ROW_END) and name.startswith("gamma*")
+
+
+def _gamma_compared(total: float) -> str:
+    """What the bracket rows compare with: ``gamma*``, or ``gamma* x total`` for weights whose total
+    ``sum_x q[x] sum_c tau[x, c]`` is not exactly 1 (weak duality for the weights as given: ``gamma* total <=
+    Psi(q, tau)``; the bound on ``gamma*`` itself is ``U / total``)."""
+    return "gamma*" if total == 1.0 else "gamma* x sum(w)"
+
+
+def _total_detail(g: float, upper: float, total: float) -> str:
+    if total == 1.0:
+        return ""
+    return (f"; the weights given total sum(w) = sum_x q[x] sum_c tau[x, c] = {total!r}, so the bound on gamma* = "
+            f"{g / total:.15g} is U / total = {upper / total:.15g}")
 
 
 def _bracket_checks(g: float, lower: float, upper: float, certified: bool,
-                    how: Exactness | None = None) -> list[Check]:
+                    how: Exactness | None = None, total: float = 1.0) -> list[Check]:
+    """``L <= g <= U`` and the gap; ``g`` is ``gamma*``, or ``gamma* x total`` for weights of that total
+    (:func:`_gamma_compared`), and the rows are named for what they compare."""
     how = how or ("certified" if certified else "float")
     gap = (upper - lower) / abs(lower) if lower > 0 else float("inf")
+    named = _gamma_compared(total)
     return [
-        bool_check("lower bound <= gamma*", lower <= g * (1 + EVAL_RTOL),
-                   tolerance=EVAL_RTOL, detail=f"lower {lower:.15g}, gamma* {g:.15g}",
-                   statement="lower bound <= gamma* (a value attained by a unit network)"),
-        bool_check(UPPER_ROW, g <= upper, exactness=how,
-                   detail=f"upper {upper:.15g} ({how if certified else 'NOT certified: heuristic'})",
-                   statement="gamma* <= upper bound"),
+        bool_check(f"lower bound <= {named}", lower <= g * (1 + EVAL_RTOL),
+                   tolerance=EVAL_RTOL, detail=f"lower {lower:.15g}, {named} {g:.15g}",
+                   statement=f"lower bound <= {named} (a value attained by a unit network)"),
+        bool_check(f"{named} <= upper bound", g <= upper, exactness=how,
+                   detail=f"{named} {g:.15g}, upper {upper:.15g} ({how if certified else 'NOT certified: heuristic'})"
+                   + _total_detail(g, upper, total),
+                   statement=f"{named} <= upper bound"),
         # the lower end is a float evaluation (not rounded down), so the gap is a float comparison whatever the
         # upper bound's standing
         bool_check(f"relative gap < {GAP_TOL:g}", gap < GAP_TOL, tolerance=GAP_TOL,
@@ -335,15 +359,16 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace,
     uniform = weights is None or weights.uniform
     what = "uniform q and tau" if weights is None else f"{'uniform' if uniform else 'class'} weights of {args.weights}"
     res = VerificationResult(f"single-neuron max margin, p={p}, k={k} ({what})")
+    total = 1.0 if weights is None else weights.total
     rows = (_weighted_bracket_checks(g, b, weights) if weights is not None and not uniform else
-            _bracket_checks(g, b.lower, b.upper, b.upper_certified, b.upper_exactness))
+            _bracket_checks(g, b.lower, b.upper, b.upper_certified, b.upper_exactness, total))
     for c in rows:
         res.add(c)
     if b.proved_upper is not None:
         from margintheory.certificate.maxmin import proof_step_checks
 
         steps = proof_step_checks(b.proved_upper, include_weak_duality=False)
-        upper = next(c for c in rows if c.name == UPPER_ROW)
+        upper = next(c for c in rows if _is_upper_row(c.name))
         upper.premises += [c.name for c in steps]  # U is the chain's conclusion: its exactness follows from the steps
         for c in steps:
             res.add(c)
@@ -361,7 +386,7 @@ def _single_neuron(problem: ModularAddition, args: argparse.Namespace,
                            statement="objective couples only equal frequencies (Lemma C.14; computed cross-frequency "
                                      "mass)"))
     res.fields.update(_common_fields(p, k, g, b.lower, b.upper, b.upper_certified, 0, 1, b.sos_summary()))
-    upper = next(c for c in res.derive().checks if c.name == UPPER_ROW)  # exactness derived from the premises
+    upper = next(c for c in res.derive().checks if _is_upper_row(c.name))  # exactness derived from the premises
     res.fields.update({"method": b.method, "certification": b.certification, "maximiser_fourier": fd,
                        "block_frequencies": b.block_frequencies, "seed": args.seed,
                        "upper_bound_exactness": upper.exactness, "upper_bound_assumes": list(upper.assumes),
@@ -396,9 +421,12 @@ def _weighted_bracket_checks(g: float, b: SingleNeuronBracket, weights: ClassWei
     :mod:`margintheory.solvers.fourier_pricing` as an independent value (odd ``p``)."""
     how = b.upper_exactness
     gap = b.relative_gap
+    named = _gamma_compared(weights.total)
     rows = [
-        bool_check(UPPER_ROW, g <= b.upper, exactness=how, detail=f"upper {b.upper:.15g} ({how})",
-                   statement="gamma* <= U: by weak duality (Lemma C.6) every weighting gives Psi(q, tau) >= gamma*",
+        bool_check(f"{named} <= upper bound", g <= b.upper, exactness=how,
+                   detail=f"{named} {g:.15g}, upper {b.upper:.15g} ({how})" + _total_detail(g, b.upper, weights.total),
+                   statement=f"{named} <= U: by weak duality (Lemma C.6) every weighting gives Psi(q, tau) >= "
+                   "gamma* x its total weight",
                    premises=["Lemma C.6"]),
         bool_check("lower bound <= upper bound", b.lower <= b.upper, detail=f"[{b.lower:.15g}, {b.upper:.15g}]",
                    statement="L <= U (L: a unit neuron's value on the given arrays, float64)"),

@@ -32,7 +32,7 @@ from margintheory.core.groups import GROUP_NAMES_SHORT
 from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.errors import InputError
 from margintheory.runtime.budget import require
-from margintheory.runtime.process import say
+from margintheory.runtime.process import _stderr_is_terminal, say
 from margintheory.training.metrics import SPARSE_THRESHOLD
 from margintheory.training.objective import REGULARIZERS
 from margintheory.training.optim import OPTIMIZERS, SCHEDULES
@@ -93,7 +93,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     add_backend_options(parser, dtype=True)
     parser.add_argument("--no-figures", action="store_true", help="skip the figures")
     parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bar (there is none when stderr is not a terminal)")
+                        help="no progress bar on a terminal, and no progress line every 30 s on a stderr that is "
+                        "not a terminal (a log file)")
     parser.set_defaults(func=run)
     return parser
 
@@ -203,7 +204,8 @@ def _train_into(problem: Problem, cfg, out: Path, args: argparse.Namespace, devi
     from margintheory.training.trainer import train, write_history
 
     try:
-        with progress_bar(cfg.steps, enabled=not args.no_progress and sys.stderr.isatty()) as report:
+        with progress_bar(cfg.steps, enabled=not args.no_progress and _stderr_is_terminal(),
+                          plain=not args.no_progress) as report:
             result = train(problem, cfg, checkpoint=out / "checkpoint.npz", resume=args.resume, progress=report,
                            device=device)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the trainer saved the current step
@@ -262,10 +264,22 @@ def _value(v: object) -> str:
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[dict[str, float], int], None] | None]:
-    """A rich progress bar on stderr (loss, accuracy, margin / gamma*, Fourier power) fed by the trainer's callback."""
+def progress_bar(total: int, enabled: bool = True, plain: bool = False
+                 ) -> Iterator[Callable[[dict[str, float], int], None] | None]:
+    """A rich progress bar on stderr (loss, accuracy, margin / gamma*, Fourier power) fed by the trainer's callback;
+    where it is not ``enabled`` (stderr not a terminal) and ``plain``, a line of the same on stderr every 30 s
+    (:class:`margintheory.runtime.process.Heartbeat`)."""
     if not enabled:
-        yield None
+        if not plain:
+            yield None
+            return
+        from margintheory.runtime.process import Heartbeat
+
+        with Heartbeat("margintheory train", f"step 0/{total}") as beat:
+            def line(row: dict[str, float], target: int) -> None:
+                beat.update(f"step {int(row['step'])}/{total}: {_row_info(row)}")
+
+            yield line
         return
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -277,11 +291,14 @@ def progress_bar(total: int, enabled: bool = True) -> Iterator[Callable[[dict[st
         task = prog.add_task("train", total=total, completed=0, info="")
 
         def report(row: dict[str, float], target: int) -> None:
-            info = (f"loss {row['loss']:.3e}  acc {row['train_acc']:.3f}  "
-                    f"margin/gamma* {row['ratio']:.4f}  max-power {row['mean_max_power']:.3f}")
-            prog.update(task, completed=row["step"], info=info)
+            prog.update(task, completed=row["step"], info=_row_info(row))
 
         yield report
+
+
+def _row_info(row: dict[str, float]) -> str:
+    return (f"loss {row['loss']:.3e}  acc {row['train_acc']:.3f}  margin/gamma* {row['ratio']:.4f}  "
+            f"max-power {row['mean_max_power']:.3f}")
 
 
 def _ratio_text(ratio: float) -> str:

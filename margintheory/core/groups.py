@@ -203,7 +203,11 @@ def alternating_group(n: int) -> FiniteGroup:
 
 
 def cyclic_group(n: int) -> FiniteGroup:
-    """``C_n = Z_n`` with element ``j`` = residue ``j``; the product is addition mod ``n``."""
+    """``C_n = Z_n`` with element ``j`` = residue ``j``; the product is addition mod ``n``.
+
+    ``C_2`` is ``S_2`` (residue ``j`` is the permutation ``x -> x + j mod 2``) and carries those permutations: its
+    two irreps (trivial and sign) are of real type, so it is checked on the real-type path (Theorem 7.9, the exact
+    character table by Murnaghan-Nakayama), as ``S2`` is; every other ``C_n`` has complex-type irreps."""
     if not 2 <= n <= MAX_CYCLIC_ORDER:
         raise InputError(f"C_n is supported for 2 <= n <= {MAX_CYCLIC_ORDER}, got n={n}")
     r = np.arange(n)

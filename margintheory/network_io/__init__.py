@@ -146,7 +146,7 @@ def read_network_arrays(path: str | os.PathLike[str], *, names: NameMap | str | 
     mapping = NameMap.parse(names) if isinstance(names, str) else names
     with open_tensor_file(path, max_memory=max_memory, max_seconds=max_seconds) as tf:
         _check_version(tf)
-        U, W = mapped_uw(tf, mapping or default_names(tf), k)
+        U, W = mapped_uw(tf, mapping or default_names(tf), k, shared=mapping is not None)
         meta = {}
         if mapping is None and isinstance(tf.tree, dict):
             metas = [t for n, t in tf.tree.items() if n.startswith(META_PREFIX) and isinstance(t, LazyTensor)]

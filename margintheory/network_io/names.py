@@ -138,8 +138,13 @@ def _shape(t: LazyTensor, transpose: bool) -> tuple[int, ...]:
     return tuple(reversed(t.shape)) if transpose else tuple(t.shape)
 
 
-def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``U`` (m, k, p) and ``W`` (m, p) as :class:`NameMap` says; shapes checked from headers before reading."""
+def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None, *, shared: bool = True
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """``U`` (m, k, p) and ``W`` (m, p) as :class:`NameMap` says; shapes checked from headers before reading.
+
+    ``shared=False`` (the names of a documented layout, not a mapping the user gave): a ``U`` of shape ``(m, p)``
+    is refused instead of being read as one embedding shared by all ``k`` inputs -- a file in this package's layout
+    stores ``U`` as ``(m, k, p)``, and a shared embedding is a reading the user must ask for, with a name map."""
     path = tf.path
     w, w_t = lookup(tf, names.W)
     us = [lookup(tf, r) for r in names.U]
@@ -167,6 +172,12 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None) -> tuple[np.
                                          f"{(m, p)} like W{hint}")
         if len(us) == 1 and not names.listed:
             mode = "shared"
+            if not shared:
+                raise NetworkFormatError(
+                    f"{path}: U ({names.U[0]}) has shape {u_shapes[0]}, an (m, p) matrix; without a name map U must "
+                    f"be (m, k, p) = ({m}, k, {p}), one embedding per input. If it is one embedding shared by all k "
+                    f"inputs, say so with the name map U={names.U[0]},W={names.W} and the number of inputs k",
+                    parameter="names")
             if k is None:
                 raise InputError(f"{path}: U={names.U[0]} is one (m, p) matrix shared by all input positions; give the "
                                  "number of inputs k", parameter="k")

@@ -18,6 +18,7 @@ from margintheory.errors import NetworkFormatError
 from margintheory.network_io._files import read_exact
 from margintheory.network_io._tensors import BFLOAT16, LazyTensor, bfloat16_to_float32, dtype_itemsize
 from margintheory.network_io.weights_only_pickle import MAX_DIMS, show
+from margintheory.runtime import strict_json
 
 MAX_HEADER = 100_000_000  # the limit of the reference implementation
 DTYPES: dict[str, np.dtype | str] = {
@@ -42,8 +43,8 @@ def scan_safetensors(fh: BinaryIO, path: str, size: int) -> tuple[dict[str, Lazy
         limit = "the format's limit of 100 MB" if n > MAX_HEADER else f"the file ({size} bytes)"
         raise NetworkFormatError(f"{path}: safetensors header length {n} exceeds {limit}")
     try:
-        header = json.loads(bytes(read_exact(fh, n, f"{path}: safetensors header")).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        header = strict_json.loads(bytes(read_exact(fh, n, f"{path}: safetensors header")).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, strict_json.DuplicateKeyError, RecursionError) as exc:
         raise NetworkFormatError(f"{path}: safetensors header is not valid JSON ({str(exc)[:120]})") from None
     if not isinstance(header, dict):
         raise NetworkFormatError(f"{path}: safetensors header must be a JSON object")

@@ -28,6 +28,7 @@ from margintheory.core.network import PolyNetwork
 from margintheory.core.problems import CoGO, GroupComposition, ModularAddition, Problem, SparseParity
 from margintheory.errors import InputError
 from margintheory.reproduce.recipes import Recipe, RunSpec
+from margintheory.runtime import strict_json
 from margintheory.runtime.atomic import atomic_write_text
 from margintheory.sweep.grid import Cell
 from margintheory.tasks.parity.checks import ParityNetwork
@@ -244,7 +245,7 @@ class RunOutcome:
 
 def load_outcome(spec: RunSpec, seed: int, run_dir: Path, analysis: dict[str, Any]) -> RunOutcome:
     """Read the run directory of a finished run (its files were written by :func:`recipe_cell`)."""
-    doc = json.loads((run_dir / "history.json").read_text(encoding="utf-8"))
+    doc = strict_json.loads((run_dir / "history.json").read_text(encoding="utf-8"))
     kind: Any = ParityNetwork if spec.task == "parity" else PolyNetwork
     return RunOutcome(spec, seed, kind.load(run_dir / "network.npz"), kind.load(run_dir / "initial.npz"),
                       doc["history"], analysis, run_dir, float(doc.get("seconds") or 0.0),

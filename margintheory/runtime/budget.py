@@ -122,9 +122,22 @@ def memory_refusal(subject: str, need: float, max_memory: float, *, at_least: bo
                  f"more than this machine has ({format_bytes(machine)} of memory and swap in all)")
         return RefusedError(f"{subject} needs {size}, {where}", parameter=None, estimate=need,
                             limit=float(max_memory))
+    left = address_space_left()
+    if left is not None and need > left:  # a larger budget cannot help: the process may not map that much
+        return address_space_refusal(subject, need, left)
     return RefusedError(f"{subject} needs {size}, more than the memory budget max_memory = "
                         f"{format_bytes(max_memory, digits)}", parameter="max_memory", estimate=need,
                         limit=float(max_memory))
+
+
+def address_space_refusal(subject: str, need: float, left: float) -> RefusedError:
+    """The error for ``subject`` needing ``need`` bytes where the address-space limit (``ulimit -v``,
+    ``RLIMIT_AS``) leaves only ``left``: no memory budget can lift it (``parameter=None``); the limit must."""
+    return RefusedError(f"{subject} needs an estimated {format_bytes(need)} of memory, more than this process may "
+                        f"still map ({format_bytes(max(left, 0.0))}: its address-space limit, ulimit -v, is "
+                        f"{format_bytes(_address_space_limit() or 0.0)}; a larger memory budget cannot help, raise "
+                        "the limit): a native library would abort when an allocation fails, so the job is refused "
+                        "up front", parameter=None, estimate=need, limit=max(left, 0.0))
 
 
 def _to_float(x: int | float) -> float:
@@ -174,11 +187,7 @@ def require(est: Estimate, max_memory: float | None, max_seconds: float | None, 
         raise memory_refusal(est.what, need, max_memory)
     left = address_space_left()
     if max_memory is not None and left is not None and need > left:
-        raise RefusedError(f"{est.what} needs an estimated {format_bytes(need)} of memory, but this process may map "
-                           f"only {format_bytes(max(left, 0.0))} more (its address-space limit, ulimit -v, is "
-                           f"{format_bytes(_address_space_limit() or 0.0)}): a native library would abort when an "
-                           "allocation fails, so the job is refused up front", parameter=None, estimate=need,
-                           limit=max(left, 0.0))
+        raise address_space_refusal(est.what, need, left)
     if max_seconds is not None and est.seconds is not None and est.seconds > max(max_seconds, CENTURY):
         raise RefusedError(f"{est.what} would take an estimated {format_seconds(est.seconds)}: beyond any practical "
                            "time limit", parameter=None, estimate=est.seconds, limit=float(max_seconds))

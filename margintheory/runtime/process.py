@@ -71,13 +71,17 @@ def clean_stdout() -> Iterator[None]:
     real = os.dup(1)
     os.dup2(2, 1)
     stream = io.TextIOWrapper(io.BufferedWriter(_StdoutFile(real, "w", closefd=False)), encoding=original.encoding,
-                              errors=original.errors, line_buffering=bool(original.line_buffering))
+                              errors=_output_errors(original.errors), line_buffering=bool(original.line_buffering))
     sys.stdout = stream
+    stderr_errors = _degrade_stderr()
     try:
         yield
         stream.flush()
     finally:
         sys.stdout = original
+        if stderr_errors is not None:
+            with contextlib.suppress(Exception):
+                sys.stderr.reconfigure(errors=stderr_errors)  # type: ignore[union-attr]
         try:
             stream.flush()
         except (OSError, ValueError):
@@ -88,6 +92,79 @@ def clean_stdout() -> Iterator[None]:
             stream.close()
         os.dup2(real, 1)
         os.close(real)
+
+
+#: the codec error handler of the command's output (:func:`ascii_fallback`)
+ASCII_FALLBACK = "margintheory-ascii"
+#: what a character that the output's encoding lacks is written as (others: their letters without accents, the name
+#: of a Greek letter, else ``?``)
+ASCII_SPELLING = {
+    "\u2500": "-", "\u2501": "-", "\u2502": "|", "\u2503": "|", "\u2264": "<=", "\u2265": ">=", "\u2260": "!=",
+    "\u2248": "~", "\u00d7": "x", "\u00b7": ".", "\u2026": "...", "\u2212": "-", "\u2013": "-", "\u2014": "--",
+    "\u2192": "->", "\u2190": "<-", "\u21d2": "=>", "\u221a": "sqrt", "\u221e": "inf", "\u2211": "sum",
+    "\u220f": "prod", "\u2016": "||", "\u00b1": "+/-", "\u2208": " in ", "\u2200": "for all ", "\u2202": "d",
+    "\u22c5": "*", "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2022": "*", "\u2713": "ok",
+    "\u2717": "x",
+    "\u00b2": "^2", "\u00b3": "^3", "\u00b9": "^1", "\u2070": "^0", "\u2074": "^4", "\u2075": "^5", "\u2076": "^6",
+    "\u2077": "^7", "\u2078": "^8", "\u2079": "^9", "\u207b": "^-", "\u2080": "_0", "\u2081": "_1", "\u2082": "_2",
+    "\u2083": "_3", "\u2084": "_4", "\u2085": "_5", "\u2086": "_6", "\u2087": "_7", "\u2088": "_8", "\u2089": "_9",
+}
+
+
+def ascii_spelling(char: str) -> str:
+    """``char`` in ASCII: :data:`ASCII_SPELLING`, a Greek letter's name (``gamma``), the letters of its
+    compatibility decomposition (``e`` for ``é``), else ``?``."""
+    import unicodedata
+
+    if char in ASCII_SPELLING:
+        return ASCII_SPELLING[char]
+    name = unicodedata.name(char, "")
+    if name.startswith(("GREEK SMALL LETTER ", "GREEK CAPITAL LETTER ")) and len(name.split()) == 4:
+        word = name.split()[-1].lower()
+        return word if "SMALL" in name else word.capitalize()
+    return unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode() or "?"
+
+
+def ascii_fallback(exc: UnicodeError) -> tuple[str, int]:
+    """Codec error handler: the characters an encoding cannot write, spelled in ASCII (:func:`ascii_spelling`), so
+    that output to an ASCII terminal or ``PYTHONIOENCODING=ascii`` degrades instead of failing."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text = exc.object[exc.start:exc.end]
+    return "".join(ascii_spelling(c) for c in text), exc.end
+
+
+def stdout_encodes(text: str) -> bool:
+    """Whether standard output's encoding can write ``text`` (else output is better drawn in ASCII to begin with)."""
+    import codecs
+
+    try:
+        codecs.encode(text, getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeError, LookupError):
+        return False
+    return True
+
+
+def _output_errors(errors: str | None) -> str:
+    """``strict`` (what a pipe or a file gets) becomes :data:`ASCII_FALLBACK`; an explicit choice (``PYTHONIOENCODING
+    =ascii:replace``) is kept."""
+    import codecs
+
+    codecs.register_error(ASCII_FALLBACK, ascii_fallback)
+    return ASCII_FALLBACK if errors in (None, "strict") else errors
+
+
+def _degrade_stderr() -> str | None:
+    """Standard error spells what its encoding lacks in ASCII too (Python's default there writes ``\\u03b3``);
+    returns the previous error handler, ``None`` if unchanged."""
+    previous = getattr(sys.stderr, "errors", None)
+    if previous not in ("strict", "backslashreplace") or not hasattr(sys.stderr, "reconfigure"):
+        return None
+    try:
+        sys.stderr.reconfigure(errors=_output_errors("strict"))
+    except Exception:  # noqa: BLE001 - a replaced stderr that cannot be reconfigured keeps its handler
+        return None
+    return previous
 
 
 def _point_at_devnull(fd: int) -> None:
@@ -171,6 +248,60 @@ def progress_reporter(enabled: bool | None = None) -> Iterator[ProgressCallback 
     finally:
         if display.live.is_started:
             display.stop()
+
+
+#: seconds between two progress lines when stderr is not a terminal (:class:`Heartbeat`); the environment variable
+#: ``MARGINTHEORY_PROGRESS_SECONDS`` sets another interval (a positive number of seconds)
+HEARTBEAT_SECONDS = 30.0
+
+
+def heartbeat_interval() -> float:
+    """:data:`HEARTBEAT_SECONDS`, or ``MARGINTHEORY_PROGRESS_SECONDS`` when that is a positive number."""
+    try:
+        value = float(os.environ.get("MARGINTHEORY_PROGRESS_SECONDS", ""))
+    except ValueError:
+        return HEARTBEAT_SECONDS
+    return value if 0 < value < float("inf") else HEARTBEAT_SECONDS
+
+
+class Heartbeat:
+    """Plain progress lines on stderr for a log file or a batch system (stderr not a terminal, where a progress bar
+    cannot be drawn): every :func:`heartbeat_interval` seconds, one line ``PREFIX: STATUS (N s elapsed)`` with the
+    latest status given to :meth:`update` -- also when nothing changed, so that a silent minute means a stuck job,
+    not a slow one.  A job shorter than the interval prints nothing.  Use as a context manager (a daemon thread)."""
+
+    def __init__(self, prefix: str, status: str = "running", interval: float | None = None) -> None:
+        import threading
+        import time
+
+        self.prefix = prefix
+        self.interval = heartbeat_interval() if interval is None else interval
+        self._status = status
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="margintheory-heartbeat", daemon=True)
+        self._start = time.monotonic()
+
+    def update(self, status: str) -> None:
+        """The status the next line will show (thread-safe, cheap)."""
+        with self._lock:
+            self._status = status
+
+    def _run(self) -> None:
+        import time
+
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                status = self._status
+            say(f"{self.prefix}: {status} ({time.monotonic() - self._start:.0f} s elapsed)")
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def _stderr_is_terminal() -> bool:
@@ -349,7 +480,7 @@ def run_isolated(fn, *args):  # noqa: ANN001, ANN201 - any picklable function an
 
 
 def _read_to_end(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.read(fd, 1 << 20)
         if not chunk:

@@ -35,6 +35,7 @@ import numpy as np
 
 from margintheory.core.phase_measures import unwanted_phase_moments
 from margintheory.errors import SolverError
+from margintheory.runtime import strict_json
 from margintheory.runtime.process import load_native_imports
 from margintheory.solvers.width_delsarte import (
     DelsarteCertificate,
@@ -62,7 +63,7 @@ class GramCertificate:
 
     @classmethod
     def from_json(cls, text: str) -> GramCertificate:
-        d = json.loads(text)
+        d = strict_json.loads(text)
         return cls(int(d["k"]), tuple(tuple(int(v) for v in r) for r in d["index"]),
                    tuple(tuple(int(v) for v in r) for r in d["numerators"]), int(d["denominator"]))
 

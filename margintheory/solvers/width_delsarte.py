@@ -52,6 +52,7 @@ from threadpoolctl import threadpool_limits
 
 from margintheory.core.phase_measures import unwanted_phase_moments
 from margintheory.errors import SolverError
+from margintheory.runtime import strict_json
 from margintheory.runtime.process import load_native_imports
 
 #: largest absolute numerator the int64 path accepts is ``2^62 / (64 n^2)`` (sums of ``64 n^2`` entries stay exact)
@@ -75,7 +76,7 @@ class DelsarteCertificate:
 
     @classmethod
     def from_json(cls, text: str) -> DelsarteCertificate:
-        d = json.loads(text)
+        d = strict_json.loads(text)
         return cls(int(d["k"]), tuple(tuple(int(v) for v in r) for r in d["index"]),
                    tuple((int(i), int(j), int(v)) for i, j, v in d["orbits"]), int(d["denominator"]))
 

@@ -113,7 +113,7 @@ def _summary_layout(groups: list[dict[str, Any]], title: str | None, digits: int
     for name in ("k", "p"):
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("verdicts", no_wrap=True)
-    for name in ("margin/γ*", "rel.err", "width", "s"):
+    for name in ("margin /\ngamma*", "relative\nerror", "width", "s"):  # the words of every other table
         table.add_column(name, justify="right", no_wrap=True)
     one_command = len({g["command"] for g in groups}) == 1  # then the title names it and the rows need not
     if one_command and groups:
@@ -241,12 +241,12 @@ def _ratio_figure(rows: Sequence[dict[str, Any]]):  # noqa: ANN202 - a matplotli
     for name, pts in series.items():
         pts.sort()
         ax.plot([a for a, _ in pts], [b for _, b in pts], "o-", ms=3, lw=0.8, label=name)
-    ax.axhline(1.0, color="k", ls=":", lw=0.8, label="γ* (Thm C.22)")
+    ax.axhline(1.0, color="k", ls=":", lw=0.8, label="gamma* (Thm C.22)")
     values = [b for pts in series.values() for _, b in pts]
     ax.set_ylim(min(0.9, min(values) - 0.05), max(1.05, max(values) + 0.05))  # deviations of 1e-15 are in (b)
     ax.ticklabel_format(axis="y", useOffset=False)
     ax.set_xlabel("p")
-    ax.set_ylabel("normalized margin / γ*")
+    ax.set_ylabel("normalized margin / gamma*")
     ax.set_title("(a) ratio to the theorem's max margin", fontsize=9)
     ax.legend(fontsize=6, loc="best")
     for name, pts in _series(rows, "p", "relative_error").items():
@@ -254,7 +254,7 @@ def _ratio_figure(rows: Sequence[dict[str, Any]]):  # noqa: ANN202 - a matplotli
         ax2.plot([a for a, _ in pts], [max(b, ERROR_FLOOR) for _, b in pts], "o", ms=3, label=name)
     ax2.set_yscale("log")
     ax2.set_xlabel("p")
-    ax2.set_ylabel("|margin − γ*| / γ*")
+    ax2.set_ylabel("relative error |margin - gamma*| / gamma*")
     ax2.set_title(f"(b) relative error (exact 0 drawn at {ERROR_FLOOR:g})", fontsize=9)
     fig.tight_layout()
     return fig

@@ -59,6 +59,12 @@ class SweepSummary:
     keys: list[str] = field(default_factory=list)
 
 
+def in_flight_dropped(n: int) -> str:
+    """``"1 in flight was dropped, its claim released"`` / ``"3 in flight were dropped, their claims released"``."""
+    return (f"{n} in flight was dropped, its claim released" if n == 1 else
+            f"{n} in flight were dropped, their claims released")
+
+
 def run_sweep(cells: Iterable[Cell], store: ResultStore, executor: Executor, function: CellFunction | None = None,
               *, retry_failed: bool = False, on_progress: Callable[[SweepCounts], None] | None = None,
               lease: float = DEFAULT_LEASE, warm: bool = True) -> SweepSummary:
@@ -94,7 +100,7 @@ def run_sweep(cells: Iterable[Cell], store: ResultStore, executor: Executor, fun
             from margintheory.runtime.process import add_interrupt_note
 
             add_interrupt_note(exc, f"{counts.done} of {counts.total} cells are finished in {store.path} "
-                                    f"({counts.running} in flight were dropped, their claims released)")
+                                    f"({in_flight_dropped(counts.running)})")
             raise
     return SweepSummary(counts, _rows(store, keys, before, failed), store.path, executor.description,
                         time.perf_counter() - start, keys)

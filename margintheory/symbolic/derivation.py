@@ -133,13 +133,13 @@ class Derivation:
             out[s.check.kind] += 1
         return out
 
-    def render(self, fmt: str = "text", width: int | None = None) -> str:
+    def render(self, fmt: str = "text", width: int | None = None, *, unicode: bool = True) -> str:
         """Render as ``text`` (lines at most ``width`` columns when given: prose wrapped, formulas broken by
-        sympy's pretty printer), ``markdown`` or ``latex``."""
+        sympy's pretty printer, in ASCII art when ``unicode`` is false), ``markdown`` or ``latex``."""
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
         if fmt == "text":
-            return self._text(width)
+            return self._text(width, unicode)
         return {"markdown": self._markdown, "latex": self._latex}[fmt]()
 
     def summary(self) -> str:
@@ -148,7 +148,7 @@ class Derivation:
         return (f"{len(self.steps)} steps: {c['proved']} proved, {c['float']} float, "
                 f"{c['argued']} argued, {c['failed']} failed ({verdict})")
 
-    def _text(self, width: int | None = None) -> str:
+    def _text(self, width: int | None = None, unicode: bool = True) -> str:
         def wrap(text: str, indent: str = "") -> list[str]:
             if width is None:
                 return [text]
@@ -159,7 +159,7 @@ class Derivation:
         for i, s in enumerate(self.steps, 1):
             lines.extend(wrap(f"[{i}] {s.lemma}: {s.justification}", "    "))
             lines.extend("      " + row for row in
-                         sp.pretty(s.statement, use_unicode=True, num_columns=columns).splitlines())
+                         sp.pretty(s.statement, use_unicode=unicode, num_columns=columns).splitlines())
             lines.extend(wrap(f"      check: {s.check.label()}", "        "))
         for n in self.notes:
             lines.extend(wrap(f"note: {n}", "      "))

@@ -20,6 +20,7 @@ import numpy as np
 from margintheory.errors import InputError
 from margintheory.network_io.names import CHECKPOINT_OPTIMIZER_PREFIX as OPT
 from margintheory.network_io.names import CHECKPOINT_STATE as STATE
+from margintheory.runtime import strict_json
 from margintheory.runtime.atomic import atomic_write_bytes
 
 CHECKPOINT_VERSION = 1
@@ -65,7 +66,7 @@ def checkpoint_progress(path: str | os.PathLike[str]) -> tuple[int, int]:
             state = tf.tree.get(STATE)
             if not isinstance(state, LazyTensor):
                 raise InputError(f"{path}: not a training checkpoint (no {STATE})")
-            meta = json.loads(str(tf.load([state])[0]))
+            meta = strict_json.loads(str(tf.load([state])[0]))
         return int(meta["step"]), int(meta["config"]["steps"])
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a readable training checkpoint ({type(exc).__name__}: {exc})") from None
@@ -86,7 +87,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> TrainState:
                 raise InputError(f"{path}: not a readable training checkpoint (missing {missing})")
             names = [STATE, "U", "W"] + sorted(n for n in top if n.startswith(OPT))
             data = dict(zip(names, tf.load([top[n] for n in names]), strict=True))
-        meta = json.loads(str(data[STATE]))
+        meta = strict_json.loads(str(data[STATE]))
     except InputError as exc:
         text = str(exc).removeprefix(f"{path}: ")
         if "checkpoint" not in text:

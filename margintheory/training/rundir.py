@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from margintheory.errors import InputError
+from margintheory.runtime import strict_json
 from margintheory.runtime.atomic import check_output_dir, check_output_file
 from margintheory.training.checkpoint import checkpoint_progress
 
@@ -53,7 +53,7 @@ def previous_run(out: Path) -> str | None:
     hist = out / "history.json"
     if hist.exists():
         try:
-            doc = json.loads(hist.read_text())
+            doc = strict_json.loads(hist.read_text())
             last = doc["history"][-1]["step"] if doc.get("history") else "?"
             if doc.get("finished"):
                 return f"a finished run ({last} steps)"

@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 
 from margintheory.core.network import PolyNetwork  # noqa: E402
 from margintheory.core.representations import Irrep  # noqa: E402
+from margintheory.runtime import strict_json
 from margintheory.tasks.groups.training import irrep_power  # noqa: E402
 from margintheory.tasks.parity.checks import ParityNetwork  # noqa: E402
 from margintheory.training.figures import (  # noqa: E402
@@ -131,10 +132,9 @@ def training_figures(out_dir: str | os.PathLike[str]) -> list[Path]:
     modular addition the embeddings, frequencies and margin figures
     (:func:`~margintheory.training.figures.modular_training_figures`), for the other tasks
     :func:`task_training_figures`."""
-    import json
 
     out = Path(out_dir)
-    doc = json.loads((out / "history.json").read_text())
+    doc = strict_json.loads((out / "history.json").read_text())
     if doc["config"].get("task", "modular-addition") == "modular-addition":
         return modular_training_figures(out, doc)
     return task_training_figures(out, doc)
@@ -202,7 +202,6 @@ def _own_history(network_path: Path, task: Any, net: Any, activation: str) -> li
     """The history of the run that ended in ``net``: a checkpoint's own, or ``history.json`` next
     to the file when its task, problem, width and activation are the network's and its last row's norm is the
     network's (to ``1e-9``, relative); else ``None``."""
-    import json
 
     from margintheory.errors import InputError
     from margintheory.training.checkpoint import load_checkpoint
@@ -214,7 +213,7 @@ def _own_history(network_path: Path, task: Any, net: Any, activation: str) -> li
         pass
     hist = network_path.parent / "history.json"
     try:
-        doc = json.loads(hist.read_text())
+        doc = strict_json.loads(hist.read_text())
         cfg, history = doc["config"], doc["history"]
         same = (cfg.get("task"), cfg.get("problem"), cfg.get("width"), cfg.get("activation", "power")) == (
             task.task, task.parameters(), net.U.shape[0], activation)

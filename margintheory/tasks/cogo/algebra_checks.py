@@ -19,8 +19,9 @@ SEED = 0
 def theorem1_loss_check(loss_formula: float, loss_forward: float, detail: str = "", informational: bool = False,
                         *, statement: str) -> Check:
     """Theorem 1 of Tian (CoGO): the loss computed from the Fourier coefficients ``z`` equals the forward pass's
-    loss, to ``ZERO_TOL`` relative to ``1 + loss``."""
-    return Check(name="Thm 1 loss = forward pass", expected=loss_forward, measured=loss_formula, tolerance=ZERO_TOL,
+    loss, to ``ZERO_TOL`` relative to ``1 + loss``: Theorem 1's value is the expected one (the claim), the forward
+    pass's the measured one."""
+    return Check(name="Thm 1 loss = forward pass", expected=loss_formula, measured=loss_forward, tolerance=ZERO_TOL,
                  passed=abs(loss_formula - loss_forward) <= ZERO_TOL * (1 + loss_forward), exactness="float",
                  detail=detail, informational=informational, statement=statement)
 

@@ -61,6 +61,17 @@ def solution_table(solutions: list[FrequencySolution]) -> dict:
     return table
 
 
+def _mean_error_text(table: dict, order: int) -> str:
+    """The mean factorization error of the factorable solutions of ``order``, or ``none`` and why (no solution of
+    that order, or none of them factorable): a mean over no solution is not a number to print."""
+    value = table[f"factorization_error_order_{order}"]
+    if not math.isnan(value):
+        return f"{value:.3g}"
+    count = table["solution_orders"].get(order, 0)
+    return (f"none (no solution of order {order})" if not count else
+            f"none ({count} solution{'s' if count != 1 else ''} of order {order}, none factorable)")
+
+
 def factorization_checks(table: dict, threshold: float, factor_tol: float, match_tol: float) -> list[Check]:
     """Informational rows: every frequency of order 4 or 6; every such solution factorable; every factorable one a
     construction of the paper (Tian reports about 95 % and 98 %)."""
@@ -75,12 +86,12 @@ def factorization_checks(table: dict, threshold: float, factor_tol: float, match
         Check(name="factorable (Table 2)", expected=1.0, measured=table["share_factorable"], tolerance=factor_tol,
               passed=table["share_factorable"] == 1, exactness="float", informational=True,
               detail=f"2 x 2 or 2 x 3 ring product with relative rank-one residual <= {factor_tol:g}; mean errors "
-                     f"order 4: {table['factorization_error_order_4']:.3g}, order 6: "
-                     f"{table['factorization_error_order_6']:.3g}",
+                     f"order 4: {_mean_error_text(table, 4)}, order 6: {_mean_error_text(table, 6)}",
               statement="share of the order-4 / order-6 solutions that factorize (Def. 5)"),
         Check(name="matches a construction", expected=1.0, measured=named, tolerance=match_tol,
               passed=named == 1, exactness="float", informational=True,
-              detail="; ".join(f"{k}: {v:.3g}" for k, v in table["construction_shares"].items()),
+              detail="; ".join(f"{k}: {v:.3g}" for k, v in table["construction_shares"].items())
+              if not math.isnan(named) else "none: no solution of order 4 or 6 factorizes",
               statement="share of the factorable solutions matching z_nu=i * z_xi, z_nu=i * z_syn,ab or "
                         "z_nu * z_syn (Table 2)"),
     ]

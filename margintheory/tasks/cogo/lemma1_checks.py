@@ -112,7 +112,8 @@ def construction_checks(con: cc.Construction, informational: bool = False) -> tu
         Check(name=f"{tag}: weights real", expected=0.0, measured=herm, tolerance=ZERO_TOL, passed=herm <= ZERO_TOL,
               exactness="float", detail=f"max imaginary part of the real weights {imag:.3e}",
               informational=informational, statement=f"{tag}: weights real (Hermitian z)"),
-        Check(name=f"{tag}: Thm 1 loss", expected=fl, measured=lt.total, tolerance=ZERO_TOL,
+        # the claim is Theorem 1's value of the loss (from z); the forward pass over all d^2 inputs measures it
+        Check(name=f"{tag}: Thm 1 loss", expected=lt.total, measured=fl, tolerance=ZERO_TOL,
               passed=abs(lt.total - fl) <= ZERO_TOL * (1 + abs(fl)), exactness="float",
               detail="absolute difference relative to 1 + loss", informational=informational,
               statement=f"{tag}: Theorem 1 loss = forward-pass loss"),
