@@ -33,6 +33,7 @@ from margintheory.core.network import PolyNetwork
 from margintheory.engines.fourier import max_normalized_power, one_sided_power
 from margintheory.reproduce.recipes import Claim, Recipe
 from margintheory.reproduce.runs import RunOutcome
+from margintheory.reproduce.universality import MEASURES as UNIVERSALITY_MEASURES
 from margintheory.training.metrics import SPARSE_THRESHOLD, norm_shares
 
 SINGLE_FREQUENCY_POWER = 0.99
@@ -424,6 +425,7 @@ MEASURES: dict[str, Callable[[Claim, list[RunOutcome]], Measured]] = {
     "all-irreps": _all_irreps, "irrep-dimension-counts": _irrep_dimension_counts,
     "irrep-power-init": _irrep_power_init,
 }
+MEASURES.update(UNIVERSALITY_MEASURES)  # which irreps a trained network uses (Chughtai et al.'s question)
 
 
 def claim_checks(rec: Recipe, outcomes: dict[str, list[RunOutcome]], missing: dict[str, str], *,
