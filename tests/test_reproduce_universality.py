@@ -109,3 +109,14 @@ def test_the_recipe_runs_end_to_end_at_a_tiny_scale(tmp_path):
         assert f"D5 seed {seed} (D5): uses {used_irreps(net, 'D5')}" in row["detail"]
     assert checks["A5: irreps = max-margin's"]["measured"] is None
     assert "Chughtai" in doc["details"]["citation"] and "Morwani" in doc["details"]["citation"]
+
+
+def test_analyze_reports_each_neurons_power_in_every_irrep():
+    from margintheory.training.analysis import analyze
+
+    net = planted("D5", {2: 1.0, 3: 2.0})  # neurons 0, 1 in R2; 2, 3 in R3
+    fields = analyze(GroupComposition("D5"), net, rtol=None).fields
+    power = np.asarray(fields["neuron_irrep_power"])
+    assert power.shape == (4, 4) and np.allclose(power.sum(axis=1), 1)
+    assert np.allclose(power, np.eye(4)[[2, 2, 3, 3]], atol=1e-12)
+    assert list(fields["neuron_irrep"]) == [2, 2, 3, 3]

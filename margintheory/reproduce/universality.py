@@ -12,8 +12,8 @@ holds, a strict subset where it fails (``A_5``: the LP leaves the 5-dimensional 
 Measures (float64, on the trained network):
 
 * each neuron's fraction of its power ``||u||^2 + ||v||^2 + ||w||^2`` in each real irrep (trivial included:
-  :func:`margintheory.reproduce.claims.irrep_fractions`), weighted by the neuron's share of ``||theta||^3``
-  (:func:`margintheory.training.metrics.norm_shares`): the network's **mass per irrep** (sums to 1);
+  :func:`margintheory.tasks.groups.margin.irrep_power_fractions`, Lemmas D.10-D.12), weighted by the neuron's share
+  of ``||theta||^3`` (:func:`margintheory.training.metrics.norm_shares`): the network's **mass per irrep** (sums to 1);
 * an irrep is **used** when its mass is at least :data:`USED_MASS` (a stated reading, on every claim row);
 * the max-margin solution's irreps are :func:`max_margin_irreps`: the irreps the class LP puts mass on
   (``verify(GroupComposition(g))``'s ``irreps_used_by_lp``), with the LP's masses;
@@ -23,6 +23,7 @@ Measures (float64, on the trained network):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -38,13 +39,14 @@ def irrep_mass(net: PolyNetwork, group: str) -> tuple[np.ndarray, list[str]]:
     """``(K,)`` each real irrep's share of ``||theta||^3`` (trivial first; the neurons' irrep power fractions
     weighted by their norm shares; sums to 1) and the irreps' names."""
     from margintheory.core.problems import GroupComposition
-    from margintheory.core.representations import real_irreps
-    from margintheory.reproduce.claims import irrep_fractions
+    from margintheory.core.representations import basis_vectors, real_irreps
+    from margintheory.tasks.groups.margin import irrep_power_fractions
     from margintheory.training.metrics import norm_shares
 
-    frac, _ = irrep_fractions(net, group)
-    mass = norm_shares(net) @ frac
-    return mass, [R.name for R in real_irreps(GroupComposition(group).G)]
+    irreps = real_irreps(GroupComposition(group).G)
+    B, owner = basis_vectors(irreps)
+    frac = irrep_power_fractions(net, B, owner, np.array([R.dim for R in irreps], dtype=float))
+    return norm_shares(net) @ frac, [R.name for R in irreps]
 
 
 def used_irreps(net: PolyNetwork, group: str, least: float = USED_MASS) -> list[str]:
@@ -79,16 +81,16 @@ def jaccard(a: list[str] | set[str], b: list[str] | set[str]) -> float:
     return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
 
 
-# -- claim measures (registered in margintheory.reproduce.claims.MEASURES) --------------------------------------
+# -- claim measures (registered in margintheory.reproduce.claims.MEASURES, which wraps each result -- measured,
+# -- expected, passed, detail -- as its Measured) ------------------------------------------------------------------
+Measurement = tuple[Any, Any, bool, str]
 def _mass_text(mass: np.ndarray, names: list[str]) -> str:
     return ", ".join(f"{n} {m:.3f}" for n, m in zip(names, mass, strict=True))
 
 
-def _universality_irreps(claim: Any, outs: list[Any]) -> Any:
+def _universality_irreps(claim: Any, outs: list[Any]) -> Measurement:
     """Per run: the irreps used (mass >= the claim's threshold, default :data:`USED_MASS`), against the LP's; the
     measured value is the worst seed's Jaccard index; the claim holds when every seed's set is the LP's."""
-    from margintheory.reproduce.claims import Measured
-
     least = claim.threshold if claim.threshold is not None else USED_MASS
     parts, scores, sets = [], [], []
     groups = sorted({o.spec.sizes["group"] for o in outs})
@@ -110,13 +112,11 @@ def _universality_irreps(claim: Any, outs: list[Any]) -> Any:
     detail = (f"max-margin solution: {lp}; seeds agree with each other: {'yes' if agree else 'no'}; "
               + "; ".join(parts))
     worst = min(scores)
-    return Measured(worst, 1.0, worst == 1.0, detail)
+    return worst, 1.0, worst == 1.0, detail
 
 
-def _universality_margin(claim: Any, outs: list[Any]) -> Any:
+def _universality_margin(claim: Any, outs: list[Any]) -> Measurement:
     """Per run: the analysis's normalized margin over the LP's max margin of the group (worst seed)."""
-    from margintheory.reproduce.claims import Measured
-
     ratios, parts = [], []
     for o in outs:
         gamma = max_margin_irreps(o.spec.sizes["group"])["gamma_star_lp"]
@@ -126,8 +126,8 @@ def _universality_margin(claim: Any, outs: list[Any]) -> Any:
         parts.append(f"{o.spec.label} seed {o.seed}: {ratio:.6f} (max margin {gamma:.6g}, class LP)")
     worst = min(ratios)
     tol = claim.tolerance
-    return Measured(worst, 1.0, bool(tol is None or worst >= 1 - tol),
-                    "normalized margin / max margin: " + "; ".join(parts))
+    return worst, 1.0, bool(tol is None or worst >= 1 - tol), "normalized margin / max margin: " + "; ".join(parts)
 
 
-MEASURES = {"universality-irreps": _universality_irreps, "universality-margin": _universality_margin}
+MEASURES: dict[str, Callable[[Any, list[Any]], Measurement]] = {
+    "universality-irreps": _universality_irreps, "universality-margin": _universality_margin}
