@@ -120,3 +120,4 @@ def test_analyze_reports_each_neurons_power_in_every_irrep():
     assert power.shape == (4, 4) and np.allclose(power.sum(axis=1), 1)
     assert np.allclose(power, np.eye(4)[[2, 2, 3, 3]], atol=1e-12)
     assert list(fields["neuron_irrep"]) == [2, 2, 3, 3]
+    assert fields["irrep_names"] == [R.name for R in real_irreps(GroupComposition("D5").G)]

@@ -403,8 +403,8 @@ def _universality_claims() -> tuple[Claim, ...]:
 
 UNIVERSALITY_GROUPS = Recipe(
     name="universality-groups", paper="chughtai",
-    where="its question which irreps networks learn on a group, across seeds, asked of Morwani et al.'s "
-          "max-margin solution (Thm 7.9, App. D.9)",
+    where="which irreps networks learn on a group, and whether seeds agree (the paper's question), asked of "
+          "Morwani et al.'s max-margin solution (Thm 7.9, App. D.9)",
     summary="quadratic networks on D_5, S_4 and A_5, 3 seeds each, Adam on cross-entropy + 1e-5 ||theta||_{2,3}^3: "
             "the irreps each network uses (mass >= 0.05 of ||theta||^3) against the class LP's irreps; for A_5 "
             "Thm 7.9's condition fails and the LP leaves the 5-dimensional irrep out; A_5 again at width 80, "

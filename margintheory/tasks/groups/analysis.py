@@ -42,7 +42,7 @@ def irrep_measures(net: PolyNetwork, irreps: list[Irrep], tolerance: float) -> t
     used = sorted({int(z) for z in which[single]})
     names = [R.name for R in irreps]
     fields = {
-        "analysis_tolerance": tolerance,
+        "analysis_tolerance": tolerance, "irrep_names": names,
         "neuron_irrep": which, "neuron_max_irrep_power": top, "neuron_irrep_power": frac,
         "fraction_single_irrep": float(single.mean()), "weighted_fraction_single_irrep": float(share[single].sum()),
         "irreps_used_at_tolerance": [names[z] for z in used],
