@@ -34,7 +34,7 @@ REQUIRED = ("morwani-fig7.1", "morwani-fig7.4", "morwani-fig7.5", "morwani-figD.
 SMOKE = {"morwani-fig7.1": 0.01, "morwani-fig7.4": 0.01, "morwani-fig7.5": 0.01, "morwani-figD.2": 0.01,
          "morwani-figD.3": 0.01, "morwani-fig7.6": 0.001, "fourier-circuits-fig4.1": 0.0003,
          "fourier-circuits-figC.1": 0.001, "fourier-circuits-figC.3": 0.0003, "lambda-sweep": 0.01,
-         "cogo-fig2": 0.01, "cogo-fig3": 0.01, "cogo-table2": 0.003}
+         "cogo-fig2": 0.01, "cogo-fig3": 0.01, "cogo-table2": 0.003, "universality-groups": 0.01}
 
 
 # -- the registry ------------------------------------------------------------------------------------------------
@@ -42,7 +42,8 @@ def test_every_required_recipe_is_registered_and_named_by_paper_and_figure():
     assert set(REQUIRED) <= set(RECIPES)
     for name, rec in RECIPES.items():
         assert name == rec.name
-        assert re.fullmatch(r"(fourier-circuits|morwani|cogo)-(fig|table)[0-9A-Z][0-9.]*|lambda-sweep", name), name
+        assert re.fullmatch(r"(fourier-circuits|morwani|cogo)-(fig|table)[0-9A-Z][0-9.]*|lambda-sweep"
+                            r"|universality-groups", name), name
         assert rec.paper in PAPERS and re.search(r"arXiv:\d{4}\.\d{5}", rec.citation)
         json.dumps(rec.describe(), allow_nan=False)  # --list --json
 

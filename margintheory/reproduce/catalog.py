@@ -379,10 +379,75 @@ COGO_TABLE2 = Recipe(
     unstated=_COGO_UNSTATED,
 )
 
+# -- Chughtai, Chan, Nanda (arXiv:2302.03025): which irreps, across seeds (a question, not a figure) ----------
+#: (run label, group, width, control): the widths are at least the package's max-margin construction's (34, 126,
+#: 236); the control A5-m80 is below it
+_UNIVERSALITY_RUNS = (("D5", "D5", 40, False), ("S4", "S4", 140, False), ("A5", "A5", 240, False),
+                      ("A5-m80", "A5", 80, True))
+_UNIVERSALITY_STEPS = 3000
+_NARROW = ("a control below the width of the package's max-margin construction of A5 (236 neurons): whether the "
+           "irreps still match when that construction does not fit in the network")
+
+
+def _short(label: str) -> str:
+    """``A5 m=80`` for the run ``A5-m80`` (a claim's name)."""
+    return label.replace("-m", " m=")
+
+
+def _universality_claims() -> tuple[Claim, ...]:
+    irreps = tuple(
+        Claim("universality-irreps", f"{_short(label)}: irreps = max-margin's",
+              f"the irreps a norm-regularized quadratic network of width {width} trained on {group} uses, over "
+              "seeds, are those of the max-margin solution (Morwani et al. Thm 7.9 and App. D.9: the class LP's "
+              "irreps; Chughtai et al. ask which irreps networks learn and whether seeds agree)"
+              + (f"; {_NARROW}" if control else ""),
+              "an irrep is used when it carries >= 0.05 of ||theta||^3 (each neuron's irrep power fractions "
+              "weighted by its norm share, trivial irrep included); Jaccard index of the used set and the LP's "
+              "irreps, worst seed; = 1 for every seed" + (" (reported, not deciding)" if control else ""), None,
+              (label,), informational=control, threshold=0.05)
+        for label, group, width, control in _UNIVERSALITY_RUNS)
+    margins = tuple(
+        Claim("universality-margin", f"{_short(label)}: margin / max",
+              f"how close the trained {group} networks of width {width} come to the max margin (the premise of "
+              "comparing their irreps with the max-margin solution's)",
+              "normalized L_{2,3} margin / the class LP's max margin of the group, worst seed (reported)", None,
+              (label,), informational=True)
+        for label, group, width, control in _UNIVERSALITY_RUNS)
+    return irreps + margins
+
+
+UNIVERSALITY_GROUPS = Recipe(
+    name="universality-groups", paper="chughtai",
+    where="which irreps networks learn on a group, and whether seeds agree (the paper's question), asked of "
+          "Morwani et al.'s max-margin solution (Thm 7.9, App. D.9)",
+    summary="quadratic networks on D_5, S_4 and A_5, 3 seeds each, Adam on cross-entropy + 1e-5 ||theta||_{2,3}^3: "
+            "the irreps each network uses (mass >= 0.05 of ||theta||^3) against the class LP's irreps; for A_5 "
+            "Thm 7.9's condition fails and the LP leaves the 5-dimensional irrep out; A_5 again at width 80, "
+            "below the max-margin construction's 236, as a control",
+    runs=tuple(RunSpec(label=label, task="group", sizes={"group": group, "width": width}, optimizer="adam",
+                       lr=0.01, steps=_UNIVERSALITY_STEPS, lam=1e-5, regularizer="norm-power", seeds=(0, 1, 2),
+                       log_every=100) for label, group, width, _ in _UNIVERSALITY_RUNS),
+    claims=_universality_claims(),
+    figure="none",
+    unstated=("the whole recipe is ours, sized for one CPU core in minutes: Chughtai et al. train one-layer MLPs "
+              "and transformers (ReLU, AdamW, weight decay) on other groups and sizes; here the package's quadratic "
+              "network (the one Thm 7.9 is about), widths 40 (D5), 140 (S4), 240 (A5): each at least the width of the "
+              "package's max-margin construction of the group (34, 126 and 236: verify's construction_width), so "
+              "that the max-margin solution is within the network's reach; and A5 at width 80 as a control",
+              "optimizer: Adam, learning rate 0.01, 3000 full-batch steps, seeds 0, 1, 2 (Morwani et al.'s group "
+              "recipes use gradient descent with a doubling schedule for 50 000 steps: out of this recipe's budget)",
+              "regularization: lam ||theta||_{2,3}^3 with lam = 1e-5 (Morwani et al.'s L_{2,3}; App. D.2.3 uses "
+              "1e-7 with 50 000 steps)",
+              "'used' read as >= 0.05 of ||theta||^3; the max-margin irreps are the class LP's (irreps_used_by_lp "
+              "of verify(GroupComposition(g)))"),
+    cites=("morwani",),
+)
+
 #: every recipe, by name
 RECIPES: dict[str, Recipe] = {r.name: r for r in (
     MORWANI_FIG71, MORWANI_FIG74, MORWANI_FIG75, MORWANI_FIGD2, MORWANI_FIGD3, MORWANI_FIG76, FOURIER_FIG41,
-    FOURIER_FIGC1, FOURIER_FIGC3, LAMBDA_SWEEP, COGO_FIG2, COGO_FIG3, COGO_TABLE2)}
+    FOURIER_FIGC1, FOURIER_FIGC3, LAMBDA_SWEEP, COGO_FIG2, COGO_FIG3, COGO_TABLE2,
+    UNIVERSALITY_GROUPS)}
 
 
 def recipe(name: str) -> Recipe:

@@ -34,6 +34,7 @@ from margintheory.core.network import PolyNetwork
 from margintheory.engines.fourier import max_normalized_power, one_sided_power
 from margintheory.reproduce.recipes import Claim, Recipe
 from margintheory.reproduce.runs import RunOutcome
+from margintheory.reproduce.universality import MEASURES as UNIVERSALITY_MEASURES
 from margintheory.training.metrics import SPARSE_THRESHOLD, norm_shares
 
 SINGLE_FREQUENCY_POWER = 0.99
@@ -455,6 +456,15 @@ MEASURES: dict[str, Callable[[Claim, list[RunOutcome]], Measured]] = {
     "all-irreps": _all_irreps, "irrep-dimension-counts": _irrep_dimension_counts,
     "irrep-power-init": _irrep_power_init,
 }
+
+
+def _universality(kind: str) -> Callable[[Claim, list[RunOutcome]], Measured]:
+    """The measure ``kind`` of :mod:`margintheory.reproduce.universality` (which irreps a trained network uses:
+    Chughtai et al.'s question), its ``(measured, expected, passed, detail)`` as a :class:`Measured`."""
+    return lambda claim, outs: Measured(*UNIVERSALITY_MEASURES[kind](claim, outs))
+
+
+MEASURES.update({kind: _universality(kind) for kind in UNIVERSALITY_MEASURES})
 
 
 def claim_checks(rec: Recipe, outcomes: dict[str, list[RunOutcome]], missing: dict[str, str], *,

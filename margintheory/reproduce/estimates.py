@@ -57,7 +57,9 @@ def _dataset_points(spec: RunSpec) -> float:
 
 
 def _group_order(name: str) -> int:
-    return {"S3": 6, "S4": 24, "S5": 120}.get(name, 0)
+    from margintheory.core.problems import GroupComposition
+
+    return int(GroupComposition(name).G.order)
 
 
 def _fan(spec: RunSpec) -> float:

@@ -29,6 +29,8 @@ PAPERS = {
                'algebraic tasks", arXiv:2311.07568',
     "cogo": 'Tian, "Composing global optimizers to reasoning tasks via algebraic objects in neural nets", '
             "arXiv:2410.01779",
+    "chughtai": 'Chughtai, Chan, Nanda, "A toy model of universality: reverse engineering how networks learn group '
+                'operations", arXiv:2302.03025',
     "wei": 'Wei, Lee, Liu, Ma, "Regularization matters: generalization and optimization of neural nets v.s. their '
            'induced kernel", arXiv:1810.05369',
 }
@@ -40,6 +42,7 @@ CLAIM_KINDS = (
     "max-power-init", "relu-max-power", "lambda-limit", "lambda-monotone", "parity-margin", "parity-support",
     "group-margin", "single-irrep", "all-irreps", "irrep-dimension-counts", "irrep-power-init", "cogo-orders",
     "cogo-order-count", "cogo-factorable", "cogo-constructions", "cogo-potentials",
+    "universality-irreps", "universality-margin",
 )
 
 
@@ -175,8 +178,9 @@ def _points(task: str, sizes: dict[str, Any]) -> int:
         return int(sizes["d"] ** 2)
     if task == "parity":
         return int(2 ** sizes["n"])
-    order = {"S3": 6, "S4": 24, "S5": 120}.get(sizes["group"])
-    return int(order**2) if order else 0
+    from margintheory.core.problems import GroupComposition
+
+    return int(GroupComposition(str(sizes["group"])).G.order ** 2)
 
 
 @dataclass(frozen=True)

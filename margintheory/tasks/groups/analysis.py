@@ -5,7 +5,8 @@ of ``G`` from the class LP -- Thm 7.9's closed form where its condition holds --
 ``rtol``, every point on the margin, every neuron in one non-trivial irrep at the strict float tolerance, all
 irreps used).  Added, informational (Morwani et al. Fig. 7.6 (b)-(d), D.2, D.3):
 
-* per neuron the fraction of its power ``||u||^2 + ||v||^2 + ||w||^2`` in each irrep (Lemma D.10-D.12); the
+* per neuron the fraction of its power ``||u||^2 + ||v||^2 + ||w||^2`` in each irrep (Lemma D.10-D.12;
+  ``neuron_irrep_power``, ``(m, K)`` in the order of ``irrep_names``); the
   fraction of neurons, and their share of ``||theta||^3``, with ``>= 1 - tolerance`` in one non-trivial irrep;
 * the non-trivial irreps used by such a neuron (Thm 7.9 (2): all of them), the neurons per irrep, and the total
   variation between each irrep's share of ``||theta||^3`` and the construction's (Lemma D.16: ``mu_R ∝ d_R^2.5``);
@@ -41,8 +42,8 @@ def irrep_measures(net: PolyNetwork, irreps: list[Irrep], tolerance: float) -> t
     used = sorted({int(z) for z in which[single]})
     names = [R.name for R in irreps]
     fields = {
-        "analysis_tolerance": tolerance,
-        "neuron_irrep": which, "neuron_max_irrep_power": top,
+        "analysis_tolerance": tolerance, "irrep_names": names,
+        "neuron_irrep": which, "neuron_max_irrep_power": top, "neuron_irrep_power": frac,
         "fraction_single_irrep": float(single.mean()), "weighted_fraction_single_irrep": float(share[single].sum()),
         "irreps_used_at_tolerance": [names[z] for z in used],
         "irrep_histogram": np.bincount(which, minlength=len(irreps)), "irrep_mass": mass,
