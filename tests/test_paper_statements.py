@@ -208,7 +208,69 @@ def test_memorizing_network_balanced_rescaling_is_measured_by_the_engine() -> No
 def test_a_wrong_memorizing_network_is_caught() -> None:
     net = mem.memorization_network(5)
     bad = mem.MemorizationNetwork(5, net.a, net.b, net.c, net.sv, np.ones_like(net.sw))  # w' with the wrong sign
-    assert mem.pair_cases(bad) != {(True, True, 4), (True, False, 0), (False, True, 0), (False, False, 0)}
+    rows = {c.name: c for c in mem.memorization_checks(5, bad)[0]}
+    assert not rows["D.4: f = 1[c = a+b]"].passed and rows["D.4: f = 1[c = a+b]"].measured > 0
+
+
+def _product_labels(p: int) -> mem.MemorizationNetwork:
+    """App. D.4's network for the table a * b mod p instead of a + b."""
+    net = mem.memorization_network(p)
+    return mem.MemorizationNetwork(p, net.a, net.b, (net.a * net.b) % p, net.sv, net.sw)
+
+
+def _half_pairs(p: int) -> mem.MemorizationNetwork:
+    """App. D.4's network with every other neuron pair removed (half the inputs uncovered)."""
+    net = mem.memorization_network(p)
+    keep = (np.arange(net.width) // 2) % 2 == 0
+    return mem.MemorizationNetwork(p, net.a[keep], net.b[keep], net.c[keep], net.sv[keep], net.sw[keep])
+
+
+@pytest.mark.parametrize("p", [7, 67])
+def test_memorizing_network_with_product_labels_fails_at_every_p(p: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mem, "DENSE_P_MAX", 0)  # the structural count alone decides (as above p = 61)
+    rows, _ = mem.memorization_checks(p, _product_labels(p))
+    row = {c.name: c for c in rows}["D.4: f = 1[c = a+b]"]
+    # every input with a b != a + b mod p puts its 4 at a wrong class and misses its own: 2 points each
+    agree = sum((a * b - a - b) % p == 0 for a in range(p) for b in range(p))
+    assert not row.passed and row.measured == 2 * (p * p - agree)
+
+
+def test_memorizing_network_with_half_its_pairs_fails_and_has_margin_zero() -> None:
+    p = 67
+    rows, fields = mem.memorization_checks(p, _half_pairs(p))
+    row = {c.name: c for c in rows}
+    f = row["D.4: f = 1[c = a+b]"]
+    assert not f.passed and f.measured == p * p // 2  # the uncovered inputs
+    assert fields["memorization_margin_printed"] == 0.0 and fields["memorization_margin_balanced"] == 0.0
+    assert not row["D.4: width 2p^2"].passed
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_structural_table_count_and_margin_equal_the_dense_table(seed: int) -> None:
+    """Random networks of App. D.4's shape (random pairs, classes and signs, so R, C != 0 and overlapping point terms):
+    the exact count of wrong points and the margin from the structure equal those of the neuron-by-neuron table."""
+    rng = np.random.default_rng(seed)
+    p, n = 5, int(rng.integers(1, 80))
+    net = mem.MemorizationNetwork(p, rng.integers(0, p, n), rng.integers(0, p, n), rng.integers(0, p, n),
+                                  rng.choice([-1, 1], n), rng.choice([-1, 1], n))
+    if seed == 0:
+        net = mem.memorization_network(p)
+    F = mem.logits_times_four(net)
+    s = np.add.outer(np.arange(p), np.arange(p)) % p
+    T = 4 * (np.arange(p)[None, None, :] == s[:, :, None])
+    st = mem.output_structure(net)
+    assert mem.table_mismatches(st).mismatches == int(np.count_nonzero(F != T))
+    right = np.take_along_axis(F, s[:, :, None], axis=2)[:, :, 0]
+    others = np.where(np.arange(p)[None, None, :] == s[:, :, None], np.iinfo(np.int64).min, F)
+    assert mem.output_margin_times_four(st, net) == int((right - others.max(axis=2)).min())
+    point_only = mem.OutputStructure(p, 0 * st.R, 0 * st.C, st.keys, st.values)  # the sparse route alone
+    P = np.zeros(p**3, dtype=np.int64)
+    P[st.keys] = st.values
+    P = P.reshape(p, p, p)
+    rightp = np.take_along_axis(P, s[:, :, None], axis=2)[:, :, 0]
+    othersp = np.where(np.arange(p)[None, None, :] == s[:, :, None], np.iinfo(np.int64).min, P)
+    assert mem.output_margin_times_four(point_only, net) == int((rightp - othersp.max(axis=2)).min())
+    assert mem.table_mismatches(point_only).mismatches == int(np.count_nonzero(P != T))
 
 
 # ---------------------------------------------------------------- modular-addition errata
