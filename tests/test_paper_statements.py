@@ -133,7 +133,9 @@ def test_theorem7_formula_is_jjstar_and_the_fit_detects_no_decay() -> None:
     keep = np.ones((5, 5, 4), dtype=bool)
     keep[0] = keep[:, 0] = False
     J = J[keep.ravel()]
+    assert np.allclose(J, dyn.jacobian_nonzero(wa, wb, v), atol=1e-15)
     assert np.allclose(J @ J.conj().T, dyn.jjstar_formula(wa, wb, v), atol=1e-13)
+    assert dyn.jjstar_probe_error(J @ J.conj().T, wa, wb, v, np.random.default_rng(0), chunk=4) < 1e-14
     assert dyn.theorem7_check().passed
     # weights shared by every node never decorrelate: the fitted exponent is ~0 and the check fails
     base = np.random.default_rng(0).normal(size=(3, 5))
@@ -146,6 +148,60 @@ def test_theorem7_formula_is_jjstar_and_the_fit_detects_no_decay() -> None:
         np.fill_diagonal(C, 0)
         stats.append(np.sqrt(np.mean(C**2)))
     assert stats[1] == pytest.approx(stats[0], rel=1e-9)
+
+
+def _jjstar_without_third_term(wa: np.ndarray, wb: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The proof's H with the [k = k'] term dropped: a sum of q independent mean-zero terms all the same."""
+    d = wa.shape[1]
+    Fi, Fo = dyn.dft_matrices(d)
+    a, b, c = (Fi @ wa.T)[1:], (Fi @ wb.T)[1:], (Fo @ v.T)[1:]
+    n = d - 1
+
+    def pair(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        P = (x[:, None, :] * y[None, :, :]).reshape(n * n, -1)
+        return (P @ P.conj().T).reshape(n, n, n, n)
+
+    eye = np.eye(n)
+    H = np.einsum("ad,bcef->abcdef", eye, pair(b, c)) + np.einsum("be,acdf->abcdef", eye, pair(a, c))
+    return H.reshape(n**3, n**3) / d
+
+
+def _unrelated_gram(wa: np.ndarray, wb: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """A Gram matrix of q independent complex Gaussian columns: its normalised off-diagonal decays as q^(-1/2) too."""
+    q, d = wa.shape
+    rng = np.random.default_rng(int(q))
+    G = rng.normal(size=((d - 1) ** 3, q)) + 1j * rng.normal(size=((d - 1) ** 3, q))
+    return G @ G.conj().T
+
+
+@pytest.mark.parametrize("wrong", [_jjstar_without_third_term, _unrelated_gram])
+def test_theorem7_fails_for_an_h_that_is_not_jjstar(wrong, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both decay as q^(-1/2) (the fitted exponent alone passes them); the row compares H with J J* from J."""
+    monkeypatch.setattr(dyn, "jjstar_formula", wrong)
+    row = dyn.theorem7_check()
+    assert not row.passed and abs(row.measured + 0.5) <= dyn.THEOREM7_EXPONENT_TOL
+
+
+def test_theorem7_decoupling_must_decay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An E whose operator norm does not fall with the width fails, whatever the rms does."""
+    real = dyn.offdiagonal
+
+    def stuck(d: int, q: int, rng: np.random.Generator) -> dyn.OffDiagonal:
+        s = real(d, q, rng)
+        return dyn.OffDiagonal(s.rms, s.largest, 0.5, s.formula_error)
+
+    monkeypatch.setattr(dyn, "offdiagonal", stuck)
+    assert not dyn.theorem7_check().passed
+
+
+def test_dynamics_rows_run_at_the_tasks_d_or_are_refused() -> None:
+    rows = {c.name: c for c in dyn.dynamics_checks(4, 2**31, 900.0)}
+    assert "d = 4" in rows["Thm 7: J J* -> diagonal"].detail and rows["Thm 7: J J* -> diagonal"].passed
+    assert "d = 4" in rows["Thm 5: r' = -J J* grad l"].detail and rows["Thm 5: r' = -J J* grad l"].passed
+    big = {c.name: c for c in dyn.dynamics_checks(31, 2**31, 900.0) if c.measured == "refused"}
+    assert set(big) == {"Thm 5: r' = -J J* grad l", "Thm 7: J J* -> diagonal"}
+    assert all(c.informational and not c.passed and "GiB" in c.detail for c in big.values())
+    assert dyn.theorem7_estimate(31).bytes > 100 * 2**30 and dyn.theorem7_estimate(5).bytes < 2**28
 
 
 def test_theorem6_path_has_zero_loss_and_the_right_ends() -> None:
