@@ -201,7 +201,7 @@ def test_dynamics_rows_run_at_the_tasks_d_or_are_refused() -> None:
     big = {c.name: c for c in dyn.dynamics_checks(31, 2**31, 900.0) if c.measured == "refused"}
     assert set(big) == {"Thm 5: r' = -J J* grad l", "Thm 7: J J* -> diagonal"}
     assert all(c.informational and not c.passed and "GiB" in c.detail for c in big.values())
-    assert dyn.theorem7_estimate(31).bytes > 100 * 2**30 and dyn.theorem7_estimate(5).bytes < 2**28
+    assert dyn.theorem7_estimate(31).bytes > 16 * 27000**2 and dyn.theorem7_estimate(5).bytes < 2**28
 
 
 def test_theorem6_path_has_zero_loss_and_the_right_ends() -> None:
