@@ -227,7 +227,9 @@ def test_verify_cogo_reports_the_statements_without_changing_the_verdict() -> No
     for n in ("Thm 2: semi-ring axioms", "Obs. 2: ord is a ring map", "Lemma 4: z = z' * y",
               "Thm 5: r' = -J J* grad l", "Thm 6: zero-loss path", "Thm 7: J J* -> diagonal"):
         assert names[n].passed and not names[n].informational
-    assert names["Thm 2: semi-ring axioms"].exactness == "proved"
+    # exact checks on three seeded instances are testing, not a proof: the rows say so
+    assert names["Thm 2: semi-ring axioms"].exactness == "argued" and names["Obs. 2: ord is a ring map"].exactness \
+        == "argued" and "not the proof" in names["Thm 2: semi-ring axioms"].detail
     assert not names["Lemma 2(2) as printed"].passed and r.verdict == "verified"
 
 
