@@ -205,9 +205,28 @@ def test_dynamics_rows_run_at_the_tasks_d_or_are_refused() -> None:
 
 
 def test_theorem6_path_has_zero_loss_and_the_right_ends() -> None:
-    losses, smallest, n0, n1 = dyn.theorem6_path(5, np.linspace(0, 1, 5))
-    assert losses.max() < 1e-12 and smallest > 0.1 and n0 < n1
+    losses, smallest, n0, n1, imag = dyn.theorem6_path(5, np.linspace(0, 1, 5))
+    assert losses.max() < 1e-12 and smallest > 0.1 and n0 < n1 and imag < 1e-12
     assert dyn.theorem6_check(6).passed
+
+
+def test_theorem6_outside_lemma1_proof_path_fails_phase_path_holds() -> None:
+    rows = {c.name: c for c in dyn.theorem6_outside_lemma1_checks(5)}
+    proof, phase = rows["Thm 6 proof path on z_F4/6"], rows["Thm 6 phase path on z_F4/6"]
+    assert proof.informational and not proof.passed and proof.measured > 0.1
+    assert phase.passed and not phase.informational and phase.measured < 1e-12
+    assert dyn.theorem6_outside_lemma1_checks(6) == []  # k = d/2 real: no modulus-1 path through -1
+
+
+def test_the_dropped_imaginary_part_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real network that drops a large imaginary part (a non-Hermitian z) fails Cor. 1 and Thm 6."""
+    from margintheory.tasks.cogo import algebra
+
+    real = algebra.to_network
+    monkeypatch.setattr(sr, "to_network", lambda z: (real(z)[0], 1e-3))
+    assert not sr.corollary1_checks(5)[0].passed
+    assert not dyn.theorem6_check(5).passed
+    assert "imaginary part dropped" in sr.corollary1_checks(5)[0].detail
 
 
 # ---------------------------------------------------------------- CoGO: slips of the text

@@ -25,9 +25,9 @@ import numpy as np
 from margintheory.core.checks import Check
 from margintheory.runtime.budget import Estimate
 from margintheory.tasks.cogo import constructions as cc
-from margintheory.tasks.cogo.algebra import Z, forward_loss, r_abc, to_network
+from margintheory.tasks.cogo.algebra import Z, r_abc
 from margintheory.tasks.cogo.lemma1_checks import ZERO_TOL
-from margintheory.tasks.cogo.semiring_checks import random_unit
+from margintheory.tasks.cogo.semiring_checks import random_unit, real_network_loss
 
 SEED = 0
 #: widths of the Monte-Carlo estimate of Theorem 7 and the tolerance on the fitted decay exponent
@@ -142,24 +142,27 @@ def theorem5_check(d: int = DYNAMICS_D, q: int = 3) -> Check:
                            "-conj(grad_r l)")
 
 
-def theorem6_path(d: int, ts: np.ndarray) -> tuple[np.ndarray, float, float, float]:
+def theorem6_path(d: int, ts: np.ndarray) -> tuple[np.ndarray, float, float, float, float]:
     """Theorem 6's path from ``e * z'`` to ``z = y * z'`` (``z' = z_F6``, ``y`` a seeded order-2 unit): the loss at
-    each ``t``, the smallest ``|r[k,k,k]|`` of the un-normalised ``(1-t) e + t y`` over the grid, and the squared
-    norms of ``e * z'`` and ``y * z'``."""
+    each ``t``, the smallest ``|r[k,k,k]|`` of the un-normalised ``(1-t) e + t y`` over the grid, the squared
+    norms of ``e * z'`` and ``y * z'``, and the largest imaginary part dropped when forming the real networks
+    (relative to the largest weight)."""
     rng = np.random.default_rng(SEED)
     zp = cc.build_f6(d, variant="paper" if d % 2 else "corrected").z
     e = np.zeros((3, d, 2), dtype=complex)
     e[:, :, 0] = 1
     y = 0.7 * e + 0.3 * (random_unit(d, rng).z @ np.ones((1, 2)))  # order 2, not yet a unit
     y = _normalize_units(Z(y), d).z
-    losses, smallest = [], np.inf
+    losses, smallest, imag = [], np.inf, 0.0
     for t in ts:
         yt = Z((1 - t) * e + t * y)
         ks = np.arange(1, d)
         smallest = min(smallest, float(np.abs(r_abc(yt)[ks, ks, ks]).min()))
-        losses.append(forward_loss(to_network(_normalize_units(yt, d) * zp)[0]))
+        loss, im = real_network_loss(_normalize_units(yt, d) * zp)
+        losses.append(loss)
+        imag = max(imag, im)
     norms = [float(np.sum(np.abs((Z(x) * zp).z) ** 2)) for x in (e, y)]
-    return np.array(losses), smallest, norms[0], norms[1]
+    return np.array(losses), smallest, norms[0], norms[1], imag
 
 
 def _normalize_units(y: Z, d: int) -> Z:
@@ -174,16 +177,65 @@ def _normalize_units(y: Z, d: int) -> Z:
 def theorem6_check(d: int) -> Check:
     """Theorem 6: zero loss along the path (11 points), the endpoints, and the norm comparison."""
     ts = np.linspace(0.0, 1.0, 11)
-    losses, smallest, n0, n1 = theorem6_path(d, ts)
+    losses, smallest, n0, n1, imag = theorem6_path(d, ts)
     worst = float(losses.max())
-    ok = worst <= ZERO_TOL and smallest > 0.1 and n0 <= n1
+    ok = worst <= ZERO_TOL and smallest > 0.1 and n0 <= n1 and imag <= ZERO_TOL
     return Check(name="Thm 6: zero-loss path", expected=0.0, measured=worst, tolerance=ZERO_TOL, passed=ok,
                  exactness="float",
                  detail=f"z' = z_F6 (d = {d}), y a seeded order-2 unit; max loss over t = 0, 0.1, ..., 1 of "
                         f"y(t) * z'; min |r_kkk((1-t) e + t y)| {smallest:.3g} (> 0: the renormalisation exists); "
-                        f"||e * z'||^2 = {n0:.6g} <= ||y * z'||^2 = {n1:.6g}",
+                        f"||e * z'||^2 = {n0:.6g} <= ||y * z'||^2 = {n1:.6g}; imaginary part dropped from the real "
+                        f"weights {imag:.1e} of the largest (bound {ZERO_TOL:.0e})",
                  statement="Theorem 6: a path of zero loss in Z_q joins e * z' (= z' with zero nodes) and "
                            "z = y * z'; the lower-order end has the smaller L2 norm")
+
+
+def theorem6_outside_lemma1(d: int, ts: np.ndarray | None = None) -> tuple[float, float, float, float]:
+    """Theorem 6 for ``z' = z_F4/6`` (a global optimizer outside Lemma 1's condition, where Corollary 1 fails) and
+    ``y`` a seeded order-1 unit with ``|y_pk| = 1`` (so ``z = y * z'`` is a global optimizer too): the largest loss
+    on the proof's path ``(1-t) 1 + t y`` (renormalised to ``r_kkk = 1``), the largest on the phase path
+    ``y(t) = e^(i t theta)`` (``theta`` the phases of ``y``, ``theta_c = -(theta_a + theta_b)``: a unit of modulus 1
+    at every ``t``), the loss at ``z``, and the largest imaginary part dropped."""
+    ts = np.linspace(0.0, 1.0, 11) if ts is None else ts
+    rng = np.random.default_rng(SEED)
+    zp = cc.build_f46(d, variant="corrected").z
+    one = np.ones((3, d, 1), dtype=complex)
+    u = random_unit(d, rng, unit_modulus=True).z
+    theta = np.angle(u)
+    theta[2] = -(theta[0] + theta[1])
+    linear, phase, imag = [], [], 0.0
+    for t in ts:
+        for out, yt in ((linear, _normalize_units(Z((1 - t) * one + t * u), d)), (phase, Z(np.exp(1j * t * theta)))):
+            loss, im = real_network_loss(yt * zp)
+            out.append(loss)
+            imag = max(imag, im)
+    end, im = real_network_loss(Z(u) * zp)
+    return max(linear), max(phase), end, max(imag, im)
+
+
+def theorem6_outside_lemma1_checks(d: int) -> list[Check]:
+    """Theorem 6 on ``z_F4/6`` (:func:`theorem6_outside_lemma1`): the proof's path (informational: it leaves the
+    zero-loss set) and a phase path (deciding: the statement holds there).  Odd ``d >= 5`` only: at even ``d`` the
+    entries at ``k = d/2`` are real, and a unit with ``-1`` there is joined to ``1`` by no path of modulus-1 units."""
+    if d < 5 or d % 2 == 0:
+        return []
+    linear, phase, end, imag = theorem6_outside_lemma1(d)
+    where = (f"z' = z_F4/6 (corrected, d = {d}), y a seeded order-1 unit with |y_pk| = 1 (loss of y * z' {end:.1e}); "
+             f"imaginary part dropped {imag:.1e} of the largest weight (bound {ZERO_TOL:.0e})")
+    return [
+        Check(name="Thm 6 proof path on z_F4/6", expected=0.0, measured=linear, tolerance=ZERO_TOL,
+              passed=linear <= ZERO_TOL, exactness="float", informational=True,
+              detail=f"{where}; max loss over t = 0, 0.1, ..., 1 of ((1-t) 1 + t y) * z', renormalised to "
+                     "r_kkk = 1: |y_pk(t)| < 1 inside the path, and Corollary 1 fails for z_F4/6",
+              statement="Theorem 6's proof path (1-t) e + t y keeps zero loss for a global optimizer z' outside "
+                        "Lemma 1's condition (it does not: the proof uses Corollary 1 along the path)"),
+        Check(name="Thm 6 phase path on z_F4/6", expected=0.0, measured=phase, tolerance=ZERO_TOL,
+              passed=phase <= ZERO_TOL and end <= ZERO_TOL and imag <= ZERO_TOL, exactness="float",
+              detail=f"{where}; max loss over t = 0, 0.1, ..., 1 of e^(i t theta) * z' (a unit of modulus 1 at "
+                     "every t)",
+              statement="Theorem 6 for z' = z_F4/6: a path of zero loss joins z' and z = y * z' (here along the "
+                        "phases of y, not the proof's straight line)"),
+    ]
 
 
 def jjstar_formula(wa: np.ndarray, wb: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -267,10 +319,10 @@ def jjstar_probe_error(H: np.ndarray, wa: np.ndarray, wb: np.ndarray, v: np.ndar
 def theorem7_estimate(d: int, widths: tuple[int, ...] = THEOREM7_WIDTHS) -> Estimate:
     """Memory and time of :func:`theorem7_check` at ``d`` (``n = (d-1)^3`` potentials): ``H`` and the formula's
     einsum temporaries (about five ``n x n`` complex arrays), a block of ``J`` (``n x 3 chunk d``), and the time of
-    ``||E||_2`` (an SVD, ``~ 20 n^3`` flops) and of the formula (``~ 8 n^2`` per node) at every width."""
+    ``||E||_2`` (Hermitian eigenvalues, ``~ 10 n^3`` flops) and of the formula (``~ 8 n^2`` per node) at every width."""
     n = (d - 1) ** 3
     memory = 5 * 16 * n * n + 4 * 16 * n * 3 * jacobian_chunk(d) * d
-    flops = len(widths) * 20.0 * n**3 + sum(widths) * (8.0 * n * n + 48.0 * n * d)
+    flops = len(widths) * 10.0 * n**3 + sum(widths) * (8.0 * n * n + 48.0 * n * d)
     return Estimate(f"Theorem 7's check at d = {d} ((d-1)^3 = {n} potentials)", memory, flops / STATEMENT_FLOPS)
 
 
@@ -304,7 +356,7 @@ def offdiagonal(d: int, q: int, rng: np.random.Generator) -> OffDiagonal:
     np.fill_diagonal(C, 0.0)
     n = len(C)
     return OffDiagonal(float(np.sqrt(np.sum(C**2) / (n * n - n))), float(C.max()),
-                       float(np.linalg.norm(E, 2)), formula_error)
+                       float(np.abs(np.linalg.eigvalsh(E)).max()), formula_error)  # E is Hermitian
 
 
 def theorem7_check(d: int = DYNAMICS_D, widths: tuple[int, ...] = THEOREM7_WIDTHS) -> Check:
@@ -355,7 +407,7 @@ def dynamics_checks(d: int, max_memory: float | None, max_seconds: float | None)
             (theorem7_check, theorem7_estimate, "Thm 7: J J* -> diagonal",
              "Theorem 7: J J* tends to a diagonal matrix as the width grows")):
         if estimate is None:
-            rows.append(check(d))
+            rows += [check(d), *theorem6_outside_lemma1_checks(d)]
             continue
         try:
             require(estimate(d), max_memory, max_seconds)
