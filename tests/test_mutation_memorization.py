@@ -1,0 +1,113 @@
+"""Morwani et al. App. D.4's memorizing network (:mod:`margintheory.tasks.modular_addition.memorization`): its table
+decided from the weights at every ``p``, its margin from its outputs, against wrong networks (labels ``a b``, half the
+pairs, a wrong sign) and the neuron-by-neuron table.  Small cases only: this module is also the test selection of the
+mutation gate's ``memorization`` area (``tools/mutation.sh memorization``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from margintheory.core import theory
+from margintheory.engines.margins import exhaustive_margin
+from margintheory.tasks.modular_addition import memorization as mem
+
+# ---------------------------------------------------------------- Morwani et al. App. D.4
+
+@pytest.mark.parametrize("p", [5, 7])
+def test_memorizing_network_logits_and_margin_against_the_engine(p: int) -> None:
+    net = mem.memorization_network(p)
+    dense = net.dense()
+    assert dense.m == 2 * p * p
+    s = np.add.outer(np.arange(p), np.arange(p)) % p
+    assert np.array_equal(mem.logits_times_four(net), 4 * (np.arange(p)[None, None, :] == s[:, :, None]))
+    measured = exhaustive_margin(dense.normalized()).normalized_margin
+    exact = 1 / mem.norm_cubed(net)
+    assert measured == pytest.approx(float(exact), rel=1e-12)
+    rows, fields = mem.memorization_checks(p)
+    assert all(c.passed for c in rows)
+    ratio = sp.nsimplify(fields["memorization_margin_balanced"] / theory.gamma_star(p, 2))
+    assert float(ratio) == pytest.approx(float(sp.sqrt(2) * (p - 1) / p**sp.Rational(3, 2)), rel=1e-12)
+
+
+def test_memorizing_network_balanced_rescaling_is_measured_by_the_engine() -> None:
+    p = 5
+    dense = mem.memorization_network(p).dense()
+    s, t = 4 ** (-1 / 3), 4 ** (-1 / 3) * 4  # ||s u|| = ||s v|| = ||t w|| with s^2 t = 1
+    from margintheory.core.network import PolyNetwork
+
+    balanced = PolyNetwork(dense.U * s, dense.W * t)
+    measured = exhaustive_margin(balanced.normalized()).normalized_margin
+    assert measured == pytest.approx(float(1 / mem.norm_cubed(mem.memorization_network(p), balanced=True)),
+                                     rel=1e-12)
+
+
+def test_a_wrong_memorizing_network_is_caught() -> None:
+    net = mem.memorization_network(5)
+    bad = mem.MemorizationNetwork(5, net.a, net.b, net.c, net.sv, np.ones_like(net.sw))  # w' with the wrong sign
+    rows = {c.name: c for c in mem.memorization_checks(5, bad)[0]}
+    assert not rows["D.4: f = 1[c = a+b]"].passed and rows["D.4: f = 1[c = a+b]"].measured > 0
+
+
+def _product_labels(p: int) -> mem.MemorizationNetwork:
+    """App. D.4's network for the table a * b mod p instead of a + b."""
+    net = mem.memorization_network(p)
+    return mem.MemorizationNetwork(p, net.a, net.b, (net.a * net.b) % p, net.sv, net.sw)
+
+
+def _half_pairs(p: int) -> mem.MemorizationNetwork:
+    """App. D.4's network with every other neuron pair removed (half the inputs uncovered)."""
+    net = mem.memorization_network(p)
+    keep = (np.arange(net.width) // 2) % 2 == 0
+    return mem.MemorizationNetwork(p, net.a[keep], net.b[keep], net.c[keep], net.sv[keep], net.sw[keep])
+
+
+@pytest.mark.parametrize("p", [7, 67])
+def test_memorizing_network_with_product_labels_fails_at_every_p(p: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mem, "DENSE_P_MAX", 0)  # the structural count alone decides (as above p = 61)
+    rows, _ = mem.memorization_checks(p, _product_labels(p))
+    row = {c.name: c for c in rows}["D.4: f = 1[c = a+b]"]
+    # every input with a b != a + b mod p puts its 4 at a wrong class and misses its own: 2 points each
+    agree = sum((a * b - a - b) % p == 0 for a in range(p) for b in range(p))
+    assert not row.passed and row.measured == 2 * (p * p - agree)
+
+
+def test_memorizing_network_with_half_its_pairs_fails_and_has_margin_zero() -> None:
+    p = 67
+    rows, fields = mem.memorization_checks(p, _half_pairs(p))
+    row = {c.name: c for c in rows}
+    f = row["D.4: f = 1[c = a+b]"]
+    assert not f.passed and f.measured == p * p // 2  # the uncovered inputs
+    assert fields["memorization_margin_printed"] == 0.0 and fields["memorization_margin_balanced"] == 0.0
+    assert not row["D.4: width 2p^2"].passed
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_structural_table_count_and_margin_equal_the_dense_table(seed: int) -> None:
+    """Random networks of App. D.4's shape (random pairs, classes and signs, so R, C != 0 and overlapping point terms):
+    the exact count of wrong points and the margin from the structure equal those of the neuron-by-neuron table."""
+    rng = np.random.default_rng(seed)
+    p, n = 5, int(rng.integers(1, 80))
+    net = mem.MemorizationNetwork(p, rng.integers(0, p, n), rng.integers(0, p, n), rng.integers(0, p, n),
+                                  rng.choice([-1, 1], n), rng.choice([-1, 1], n))
+    if seed == 0:
+        net = mem.memorization_network(p)
+    F = mem.logits_times_four(net)
+    s = np.add.outer(np.arange(p), np.arange(p)) % p
+    T = 4 * (np.arange(p)[None, None, :] == s[:, :, None])
+    st = mem.output_structure(net)
+    assert mem.table_mismatches(st).mismatches == int(np.count_nonzero(F != T))
+    right = np.take_along_axis(F, s[:, :, None], axis=2)[:, :, 0]
+    others = np.where(np.arange(p)[None, None, :] == s[:, :, None], np.iinfo(np.int64).min, F)
+    assert mem.output_margin_times_four(st, net) == int((right - others.max(axis=2)).min())
+    point_only = mem.OutputStructure(p, 0 * st.R, 0 * st.C, st.keys, st.values)  # the sparse route alone
+    P = np.zeros(p**3, dtype=np.int64)
+    P[st.keys] = st.values
+    P = P.reshape(p, p, p)
+    rightp = np.take_along_axis(P, s[:, :, None], axis=2)[:, :, 0]
+    othersp = np.where(np.arange(p)[None, None, :] == s[:, :, None], np.iinfo(np.int64).min, P)
+    assert mem.output_margin_times_four(point_only, net) == int((rightp - othersp.max(axis=2)).min())
+    assert mem.table_mismatches(point_only).mismatches == int(np.count_nonzero(P != T))
+
+
