@@ -111,3 +111,91 @@ def test_structural_table_count_and_margin_equal_the_dense_table(seed: int) -> N
     assert mem.table_mismatches(point_only).mismatches == int(np.count_nonzero(P != T))
 
 
+
+
+def _dense_wrong_points(net: mem.MemorizationNetwork) -> int:
+    p = net.p
+    s = np.add.outer(np.arange(p), np.arange(p)) % p
+    return int(np.count_nonzero(mem.logits_times_four(net) != 4 * (np.arange(p)[None, None, :] == s[:, :, None])))
+
+
+@pytest.mark.parametrize("only", ["R", "C"])
+def test_a_class_where_only_the_row_or_the_column_term_is_non_zero_is_counted(only: str) -> None:
+    """Two neurons at class 0 with opposite sw: sharing the input a cancels R there (only C is non-zero), sharing b
+    cancels C (only R is); the wrong points of that class are counted all the same."""
+    p = 5
+    a, b = ([1, 1], [2, 3]) if only == "C" else ([2, 3], [1, 1])
+    net = mem.MemorizationNetwork(p, np.array(a), np.array(b), np.array([0, 0]), np.array([1, 1]), np.array([1, -1]))
+    st = mem.output_structure(net)
+    assert (st.R.any(), st.C.any()) == ((False, True) if only == "C" else (True, False))
+    assert mem.table_mismatches(st).mismatches == _dense_wrong_points(net)
+
+
+def test_the_table_rows_counts_of_covered_and_wrongly_classed_inputs() -> None:
+    p = 7
+    agree = sum((a * b - a - b) % p == 0 for a in range(p) for b in range(p))
+    cmp = mem.table_mismatches(mem.output_structure(_product_labels(p)))
+    assert (cmp.covered, cmp.right_class, cmp.wrong_class) == (p * p, agree, p * p - agree)
+    half = mem.table_mismatches(mem.output_structure(_half_pairs(p)))
+    assert (half.covered, half.right_class, half.wrong_class) == ((p * p + 1) // 2, (p * p + 1) // 2, 0)
+
+
+@pytest.mark.parametrize("stored", [4, 3])
+def test_margin_from_point_terms_counts_the_unstored_wrong_classes_as_zero(stored: int) -> None:
+    """Every input has 4 at its class and -2 at ``stored`` of the p - 1 = 4 wrong classes: with all four stored the
+    largest wrong logit is -2 (margin 6), with one unstored it is 0 (margin 4)."""
+    p = 5
+    keys, values = [], []
+    for i in range(p):
+        for j in range(p):
+            s = (i + j) % p
+            keys.append((i * p + j) * p + s)
+            values.append(4)
+            wrong = [k for k in range(p) if k != s][:stored]
+            keys += [(i * p + j) * p + k for k in wrong]
+            values += [-2] * stored
+    order = np.argsort(keys)
+    st = mem.OutputStructure(p, np.zeros((p, p), dtype=np.int64), np.zeros((p, p), dtype=np.int64),
+                             np.array(keys)[order], np.array(values)[order])
+    assert mem.output_margin_times_four(st, mem.memorization_network(p)) == (6 if stored == p - 1 else 4)
+
+
+def test_margin_of_a_network_with_row_terms_is_computed_up_to_dense_p_max(monkeypatch: pytest.MonkeyPatch) -> None:
+    p = 5
+    net = mem.memorization_network(p)
+    bad = mem.MemorizationNetwork(p, net.a, net.b, net.c, net.sv, np.ones_like(net.sw))  # R, C != 0
+    monkeypatch.setattr(mem, "DENSE_P_MAX", p)
+    assert mem.output_margin_times_four(mem.output_structure(bad), bad) is not None
+    monkeypatch.setattr(mem, "DENSE_P_MAX", p - 1)
+    assert mem.output_margin_times_four(mem.output_structure(bad), bad) is None
+
+
+def test_norm_cubed_sums_every_kind_of_neuron() -> None:
+    """Neurons with different |v|, |w|: the sum over their kinds, against a direct sum per neuron."""
+    p = 3
+    net = mem.MemorizationNetwork(p, np.array([0, 1, 2]), np.array([0, 1, 2]), np.array([0, 1, 2]),
+                                  np.array([1, 2, -3]), np.array([1, -2, 4]))
+    kinds = list(zip([1, 2, -3], [1, -2, 4], strict=True))
+    direct = sum((1 + sv**2 + sp.Rational(sw**2, 16)) ** sp.Rational(3, 2) for sv, sw in kinds)
+    assert sp.simplify(mem.norm_cubed(net) - direct) == 0
+    balanced = sum((3 * sp.Rational(sv**2 * sw**2, 16) ** sp.Rational(1, 3)) ** sp.Rational(3, 2)
+                   for sv, sw in kinds)
+    assert sp.simplify(mem.norm_cubed(net, balanced=True) - balanced) == 0
+
+
+def test_the_neuron_by_neuron_table_decides_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to DENSE_P_MAX the whole table is a second, independent computation: a structural count that missed the
+    wrong labels would not pass the row."""
+    monkeypatch.setattr(mem, "table_mismatches", lambda st: mem.TableComparison(0, st.p**2, st.p**2, 0))
+    rows = {c.name: c for c in mem.memorization_checks(7, _product_labels(7))[0]}
+    assert not rows["D.4: f = 1[c = a+b]"].passed and "points differ" in rows["D.4: f = 1[c = a+b]"].detail
+
+
+def test_the_margin_rows_compare_with_gamma_star() -> None:
+    p = 7
+    rows = {c.name: c for c in mem.memorization_checks(p)[0]}
+    gamma = float(theory.gamma_star_exact_of(p, 2))
+    for tag in ("as printed", "balanced"):
+        row = rows[f"D.4 margin ({tag})"]
+        assert row.informational and row.passed and row.expected == pytest.approx(gamma, rel=1e-15)
+        assert 0 < row.measured < gamma and "gamma*" in row.detail
