@@ -90,7 +90,7 @@ def test_structural_table_count_and_margin_equal_the_dense_table(seed: int) -> N
     rng = np.random.default_rng(seed)
     p, n = 5, int(rng.integers(1, 80))
     net = mem.MemorizationNetwork(p, rng.integers(0, p, n), rng.integers(0, p, n), rng.integers(0, p, n),
-                                  rng.choice([-1, 1], n), rng.choice([-1, 1], n))
+                                  rng.choice([-2, -1, 1, 2], n), rng.choice([-3, -1, 1, 3], n))  # |sv|, |sw| != 1 too
     if seed == 0:
         net = mem.memorization_network(p)
     F = mem.logits_times_four(net)
@@ -199,3 +199,37 @@ def test_the_margin_rows_compare_with_gamma_star() -> None:
         row = rows[f"D.4 margin ({tag})"]
         assert row.informational and row.passed and row.expected == pytest.approx(gamma, rel=1e-15)
         assert 0 < row.measured < gamma and "gamma*" in row.detail
+
+
+def test_the_whole_table_is_also_computed_at_dense_p_max(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mem, "DENSE_P_MAX", 7)
+    row = mem.memorization_checks(7)[0][0]
+    assert row.passed and "neuron by neuron on the whole 7^3 table: 0 points differ" in row.detail
+
+
+def test_margin_rows_when_the_margin_is_not_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    p = 5
+    net = mem.memorization_network(p)
+    bad = mem.MemorizationNetwork(p, net.a, net.b, net.c, net.sv, np.ones_like(net.sw))  # R, C != 0
+    monkeypatch.setattr(mem, "DENSE_P_MAX", 3)
+    rows, fields = mem.memorization_checks(p, bad)
+    named = {c.name: c for c in rows}
+    for tag in ("as printed", "balanced"):
+        row = named[f"D.4 margin ({tag})"]
+        assert row.measured is None and not row.passed and row.informational and "not computed" in row.detail
+        assert row.expected == pytest.approx(float(theory.gamma_star_exact_of(p, 2)), rel=1e-15)
+        assert fields[f"memorization_margin_{'balanced' if tag == 'balanced' else 'printed'}"] is None
+    assert not named["D.4: f = 1[c = a+b]"].passed and named["D.4: Fourier-dense"].passed
+
+
+def test_a_margin_above_gamma_star_fails_its_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mem, "norm_cubed", lambda net, balanced=False: sp.Rational(1, 10**6))
+    rows = {c.name: c for c in mem.memorization_checks(7)[0]}
+    assert not rows["D.4 margin (as printed)"].passed and not rows["D.4 margin (balanced)"].passed
+
+
+def test_even_p_has_no_gamma_star_to_compare() -> None:
+    rows = {c.name: c for c in mem.memorization_checks(4)[0]}
+    row = rows["D.4 margin (balanced)"]
+    assert row.expected is None and row.passed and "gamma*" not in row.detail
+    assert rows["D.4: f = 1[c = a+b]"].passed
