@@ -67,3 +67,22 @@ def test_canonical_decomposition_rebuilds_the_weights() -> None:
     assert sr.lemma4_check(7).passed
 
 
+
+
+def test_corollary1_rows_in_full() -> None:
+    rows = {c.name: c for c in sr.corollary1_checks(7)}
+    good, bad, f6 = rows["Cor. 1 on z_F4/6, |y| = 1"], rows["Cor. 1 on z_F4/6 * y"], rows["Cor. 1 on z_F6 * y"]
+    assert good.passed and not good.informational and good.measured < 1e-12 and good.tolerance == sr.ZERO_TOL
+    assert f6.passed and not f6.informational and f6.expected == 0.0 and f6.exactness == "float"
+    assert bad.measured == pytest.approx(0.3036404451041474, rel=1e-9) and bad.expected == 0.0
+    assert bad.tolerance == sr.ZERO_TOL and bad.exactness == "float"
+    assert all("imaginary part dropped" in c.detail for c in rows.values())
+
+
+def test_corollary1_rows_fail_when_an_imaginary_part_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real network that drops an imaginary part (a z that is not Hermitian) fails every Cor. 1 row."""
+    real = sr.to_network
+    monkeypatch.setattr(sr, "to_network", lambda z: (real(z)[0], 1e-3))
+    assert not any(c.passed for c in sr.corollary1_checks(7))
+    loss, imag = sr.real_network_loss(cc.build_f6(7).z)
+    assert loss < 1e-12 and 0 < imag < 1e-3  # relative to the largest weight (> 1 here)
