@@ -18,6 +18,7 @@ Every check here is float64 with its tolerance and measured error.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,7 +204,9 @@ def theorem6_outside_lemma1(d: int, ts: np.ndarray | None = None) -> tuple[float
     u = random_unit(d, rng, unit_modulus=True).z
     theta = np.angle(u)
     theta[2] = -(theta[0] + theta[1])
-    linear, phase, imag = [], [], 0.0
+    linear: list[float] = []
+    phase: list[float] = []
+    imag = 0.0
     for t in ts:
         for out, yt in ((linear, _normalize_units(Z((1 - t) * one + t * u), d)), (phase, Z(np.exp(1j * t * theta)))):
             loss, im = real_network_loss(yt * zp)
@@ -285,14 +288,12 @@ def jacobian_nonzero(wa: np.ndarray, wb: np.ndarray, v: np.ndarray) -> np.ndarra
     Fi, Fo = dft_matrices(d)
     a, b, c = (Fi @ wa.T)[1:], (Fi @ wb.T)[1:], (Fo @ v.T)[1:]
     n = d - 1
-    X, Y, K = (slice(None), None, None), (None, slice(None), None), (None, None, slice(None))
-
-    def block(F: np.ndarray, x: np.ndarray, y: np.ndarray, where: int) -> np.ndarray:  # (n, n, n, q, d)
-        f = F[1:][(*(X, Y, K)[where], None)]
-        sel = [s for i, s in enumerate((X, Y, K)) if i != where]
-        return (f * x[(*sel[0], slice(None), None)] * y[(*sel[1], slice(None), None)]).reshape(n**3, q * d)
-
-    return np.concatenate([block(Fi, b, c, 0), block(Fi, a, c, 1), block(Fo, a, b, 2)], axis=1)
+    # axes (k1, k2, k, node j, weight g); x[k, j] placed on axis 0, 1 or 2 of the potentials
+    on = [lambda x: x[:, None, None, :, None], lambda x: x[None, :, None, :, None], lambda x: x[None, None, :, :, None]]
+    dft = [lambda F: F[1:, None, None, None, :], lambda F: F[None, 1:, None, None, :],
+           lambda F: F[None, None, 1:, None, :]]
+    blocks = [dft[0](Fi) * on[1](b) * on[2](c), dft[1](Fi) * on[0](a) * on[2](c), dft[2](Fo) * on[0](a) * on[1](b)]
+    return np.concatenate([blk.reshape(n**3, q * d) for blk in blocks], axis=1)
 
 
 #: seeded complex Gaussian probes ``x`` of ``H x = J (J^* x)`` (:func:`jjstar_probe_error`)
@@ -400,21 +401,19 @@ def dynamics_checks(d: int, max_memory: float | None, max_seconds: float | None)
     from margintheory.errors import RefusedError
     from margintheory.runtime.budget import require
 
-    rows = []
-    for check, estimate, name, statement in (
-            (theorem5_check, theorem5_estimate, "Thm 5: r' = -J J* grad l", "Theorem 5: r' = -J J* conj(grad_r l)"),
-            (theorem6_check, None, None, None),
-            (theorem7_check, theorem7_estimate, "Thm 7: J J* -> diagonal",
-             "Theorem 7: J J* tends to a diagonal matrix as the width grows")):
-        if estimate is None:
-            rows += [check(d), *theorem6_outside_lemma1_checks(d)]
-            continue
+    def budgeted(check: Callable[[int], Check], estimate: Callable[[int], Estimate], name: str,
+                 statement: str) -> Check:
         try:
             require(estimate(d), max_memory, max_seconds)
         except RefusedError as exc:
-            rows.append(Check(name=name, expected="run at d", measured="refused", tolerance=None, passed=False,
-                              exactness="float", informational=True,
-                              detail=f"not run: {exc} (it is not run at another d instead)", statement=statement))
-            continue
-        rows.append(check(d))
+            return Check(name=name, expected="run at d", measured="refused", tolerance=None, passed=False,
+                         exactness="float", informational=True,
+                         detail=f"not run: {exc} (it is not run at another d instead)", statement=statement)
+        return check(d)
+
+    rows = [budgeted(theorem5_check, theorem5_estimate, "Thm 5: r' = -J J* grad l",
+                     "Theorem 5: r' = -J J* conj(grad_r l)"),
+            theorem6_check(d), *theorem6_outside_lemma1_checks(d),
+            budgeted(theorem7_check, theorem7_estimate, "Thm 7: J J* -> diagonal",
+                     "Theorem 7: J J* tends to a diagonal matrix as the width grows")]
     return rows
