@@ -19,7 +19,7 @@ from margintheory.core.network import PolyNetwork
 from margintheory.core.representations import character_table, real_irreps
 from margintheory.engines.margins import exhaustive_margin
 from margintheory.errors import SolverError
-from margintheory.tasks.groups import characters, fourier_checks, recipe_d92
+from margintheory.tasks.groups import characters, fourier_checks
 from margintheory.tasks.groups import margin as gm
 from margintheory.tasks.groups import upper_bound as gub
 from margintheory.tasks.groups.task import attach_group_interval
@@ -178,33 +178,6 @@ def test_d91_identity_and_that_it_can_fail():
     flipped = dataclasses.replace(G, mul=G.mul.T.copy())  # the opposite group: rho_l(ba) instead of rho_l(ab)
     assert fourier_checks.fourier_identity_d91(flipped, irreps)[0] > 1e-3
     assert fourier_checks.fourier_identity_d91(symmetric_group(5), real_irreps(symmetric_group(5)))[2] == 7
-
-
-def test_d92_recipe_at_s6_equals_the_lp_and_everything_fails_condition_1():
-    G, irreps, X, dims, lp = _setup(6)
-    search = recipe_d92.search_recipe(X, dims, G.order, lp)
-    assert search.everything is not None and search.everything.conditions[0] is False  # Thm 7.9's weights < 0
-    best = search.smallest
-    assert best is not None and len(best.irreps) == 3 and best.holds
-    assert best.value == pytest.approx(lp.primal, rel=1e-12) and best.network_margin == pytest.approx(lp.primal,
-                                                                                                     rel=1e-12)
-    rows = recipe_d92.recipe_checks(search, lp, [R.name for R in irreps])
-    assert [r.passed for r in rows] == [False, True] and rows[0].informational and not rows[1].informational
-    wrong = dataclasses.replace(lp, primal=lp.primal * (1 + 1e-6))
-    assert not recipe_d92.recipe_checks(search, wrong, [R.name for R in irreps])[1].passed
-    outside = recipe_d92.recipe(X, dims, G.order, (1, 2, 5), (7, 8, 9))  # sets off the LP's: some condition fails
-    assert outside is None or not outside.holds
-
-
-@pytest.mark.parametrize("n", [3, 4, 5])
-def test_d92_with_everything_is_theorem_79(n):
-    G, irreps, X, dims, lp = _setup(n)
-    sol = recipe_d92.recipe(X, dims, G.order, tuple(range(1, len(dims))), tuple(range(1, len(dims))))
-    assert sol is not None and sol.holds
-    assert sol.value == pytest.approx(theory.gamma_star_theorem79(G.order, dims), rel=1e-12)
-    sizes = np.array([len(c) for c in G.conjugacy_classes()])
-    assert np.allclose(sol.pi[1:], gm.lemma_d14_weights(X, sizes, dims), atol=1e-12)
-    assert np.allclose(sol.scaling[1:], dims[1:] / dims[1:].sum(), atol=1e-12)
 
 
 def test_condition_failing_group_is_not_applicable_with_both_ends():

@@ -1,6 +1,8 @@
-"""The papers' remaining statements as checks: CoGO (Theorems 2, 5, 6, 7, Observation 2, Lemmas 2 and 4,
-Corollary 1 and the slips of the text), Morwani et al. App. D.4's memorizing network, and the modular-addition errata
-(D.6.2, D.6.3, Sec. 7.4, Fourier circuits (C.2)/(C.9) and the non-mixed terms of C.10/C.14).  Each test asks what a
+"""The papers' remaining statements as checks: CoGO's slips of the text and its statement rows in ``verify``, and the
+modular-addition errata (D.6.2, D.6.3, Sec. 7.4, Fourier circuits (C.2)/(C.9) and the non-mixed terms of C.10/C.14).
+CoGO's semi-ring statements, its dynamics (Theorems 5-7) and App. D.4's memorizing network are tested in
+``tests/test_mutation_semiring_checks.py``, ``tests/test_mutation_dynamics_checks.py`` and
+``tests/test_mutation_memorization.py`` (the mutation gate's areas).  Each test asks what a
 wrong implementation would still pass: the computations are compared with independent ones (finite differences, the
 exhaustive margin engine, the explicit Jacobian), and weakened versions must fail."""
 
@@ -10,149 +12,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-import sympy as sp
 
-from margintheory.core import theory
 from margintheory.core.problems import ModularAddition
-from margintheory.engines.margins import exhaustive_margin
-from margintheory.tasks.cogo import constructions as cc
-from margintheory.tasks.cogo import dynamics_checks as dyn
 from margintheory.tasks.cogo import errata_checks as err
-from margintheory.tasks.cogo import semiring_checks as sr
-from margintheory.tasks.cogo.algebra import Z, forward_loss, r_abc, to_network
 from margintheory.tasks.cogo.task import verify_cogo
-from margintheory.tasks.modular_addition import memorization as mem
 from margintheory.tasks.modular_addition import paper_errata as pe
 from margintheory.tasks.modular_addition.checks import verify_construction
-
-# ---------------------------------------------------------------- CoGO: semi-ring, Lemma 2, Corollary 1, Lemma 4
-
-def test_semiring_axioms_hold_and_a_broken_product_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert all(sr.semiring_axioms(5).values()) and all(sr.order_homomorphism(5).values())
-
-    def lopsided(self: Z, other: Z) -> Z:  # a product that is not commutative: conjugates the right factor
-        prod = self.z[:, :, :, None] * np.conj(other.z[:, :, None, :])
-        return Z(prod.reshape(3, self.d, -1))
-
-    monkeypatch.setattr(Z, "__mul__", lopsided)
-    broken = sr.semiring_axioms(5)
-    assert not broken["ab = ba"] and not all(broken.values())
-
-
-def test_same_element_is_exact_up_to_node_order() -> None:
-    rng = np.random.default_rng(1)
-    z = sr.gaussian_integer_weights(rng, 4, 3)
-    assert sr.same_element(z, Z(z.z[:, :, ::-1]))
-    tweaked = z.z.copy()
-    tweaked[0, 1, 0] += 2.0**-40
-    assert not sr.same_element(z, Z(tweaked))
-
-
-def test_lemma2_printed_part_two_is_false_by_exactly_one() -> None:
-    rows = {c.name: c for c in sr.lemma2_checks(7)}
-    printed = rows["Lemma 2(2) as printed"]
-    assert printed.informational and not printed.passed and printed.measured == 2.0
-    assert rows["Lemma 2(1): z1 * z2 sets"].passed and rows["Lemma 2(2) corrected"].passed
-    e = sr.identity(5)
-    assert np.array_equal(sr.potential_values(e + e), np.full(sr.potential_values(e).shape, 2.0))
-
-
-def test_corollary1_holds_under_lemma1_and_fails_for_the_mixed_optimizer() -> None:
-    rng = np.random.default_rng(3)
-    y = sr.random_unit(7, rng)
-    ks = np.arange(1, 7)
-    assert np.allclose(r_abc(y)[ks, ks, ks], 1)  # a unit
-    assert forward_loss(to_network(cc.build_f6(7).z * y)[0]) < 1e-12
-    f46 = cc.build_f46(7, variant="corrected").z
-    assert forward_loss(to_network(f46)[0]) < 1e-12  # a global optimizer ...
-    assert forward_loss(to_network(f46 * y)[0]) > 1e-2  # ... whose product with a unit is not
-    assert forward_loss(to_network(f46 * sr.random_unit(7, rng, unit_modulus=True))[0]) < 1e-12
-    rows = {c.name: c for c in sr.corollary1_checks(7)}
-    assert rows["Cor. 1 on z_F6 * y"].passed and not rows["Cor. 1 on z_F4/6 * y"].passed
-    assert rows["Cor. 1 on z_F4/6 * y"].informational
-
-
-def test_canonical_decomposition_rebuilds_the_weights() -> None:
-    rng = np.random.default_rng(5)
-    z = Z(rng.normal(size=(3, 6, 4)) + 1j * rng.normal(size=(3, 6, 4)))
-    zp, y, _ = sr.canonical_decomposition(z, 2)
-    assert y.order == 1 and np.allclose(zp.z[:, [2, 4], 0], 1)
-    assert np.allclose(sr.node_multiset(zp * y), sr.node_multiset(z))
-    assert sr.lemma4_check(7).passed
-
-
-# ---------------------------------------------------------------- CoGO: dynamics (Theorems 5-7)
-
-def _random_weights(seed: int, q: int = 3, d: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    wa, wb, v = (rng.normal(size=(q, d)) for _ in range(3))
-    return wa - wa.mean(axis=1, keepdims=True), wb - wb.mean(axis=1, keepdims=True), v
-
-
-def test_forward_gradient_matches_finite_differences() -> None:
-    from margintheory.core.network import PolyNetwork
-
-    wa, wb, v = _random_weights(2)
-    W = np.concatenate([wa.ravel(), wb.ravel(), v.ravel()])
-
-    def loss(x: np.ndarray) -> float:
-        a, b, c = x.reshape(3, 3, 5)
-        return forward_loss(PolyNetwork(np.stack([a, b], axis=1), c))
-
-    h = 1e-6
-    fd = np.array([(loss(W + h * e) - loss(W - h * e)) / (2 * h) for e in np.eye(len(W))])
-    assert np.allclose(dyn.forward_gradient(wa, wb, v), fd, atol=1e-8)
-
-
-def test_theorem1_gradient_matches_the_chain_rule_and_a_wrong_factor_is_caught(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    wa, wb, v = _random_weights(4)
-    rvec, J = dyn.potentials_and_jacobian(wa, wb, v)
-    P = dyn.zero_mean_inputs(3, 5)
-    g = dyn.theorem1_gradient(rvec, 5)
-    assert np.allclose(P @ (J.T @ g), P @ dyn.forward_gradient(wa, wb, v), atol=1e-13)  # real chain rule
-    assert dyn.theorem5_check().passed
-    monkeypatch.setattr(dyn, "theorem1_gradient", lambda r, d: 1.01 * g if len(r) == len(rvec) else g)
-    assert not dyn.theorem5_check().passed
-
-
-def test_jacobian_is_exact() -> None:
-    wa, wb, v = _random_weights(6, q=2)
-    r0, J = dyn.potentials_and_jacobian(wa, wb, v)
-    step = np.random.default_rng(7).normal(size=J.shape[1])
-    da, db, dv = step.reshape(3, 2, 5)
-    t = 1e-6
-    r1, _ = dyn.potentials_and_jacobian(wa + t * da, wb + t * db, v + t * dv)
-    rm, _ = dyn.potentials_and_jacobian(wa - t * da, wb - t * db, v - t * dv)
-    assert np.allclose((r1 - rm) / (2 * t), J @ step, atol=1e-8)
-
-
-def test_theorem7_formula_is_jjstar_and_the_fit_detects_no_decay() -> None:
-    wa, wb, v = _random_weights(8, q=6)
-    _, J = dyn.potentials_and_jacobian(wa, wb, v, pp=False)
-    keep = np.ones((5, 5, 4), dtype=bool)
-    keep[0] = keep[:, 0] = False
-    J = J[keep.ravel()]
-    assert np.allclose(J @ J.conj().T, dyn.jjstar_formula(wa, wb, v), atol=1e-13)
-    assert dyn.theorem7_check().passed
-    # weights shared by every node never decorrelate: the fitted exponent is ~0 and the check fails
-    base = np.random.default_rng(0).normal(size=(3, 5))
-    stats = []
-    for q in dyn.THEOREM7_WIDTHS[:2]:
-        wa, wb, v = (np.repeat(base[i][None, :], q, axis=0) for i in range(3))
-        H = dyn.jjstar_formula(wa, wb, v)
-        dg = np.sqrt(np.real(np.diag(H)))
-        C = np.abs(H) / np.outer(dg, dg)
-        np.fill_diagonal(C, 0)
-        stats.append(np.sqrt(np.mean(C**2)))
-    assert stats[1] == pytest.approx(stats[0], rel=1e-9)
-
-
-def test_theorem6_path_has_zero_loss_and_the_right_ends() -> None:
-    losses, smallest, n0, n1 = dyn.theorem6_path(5, np.linspace(0, 1, 5))
-    assert losses.max() < 1e-12 and smallest > 0.1 and n0 < n1
-    assert dyn.theorem6_check(6).passed
-
 
 # ---------------------------------------------------------------- CoGO: slips of the text
 
@@ -171,44 +36,10 @@ def test_verify_cogo_reports_the_statements_without_changing_the_verdict() -> No
     for n in ("Thm 2: semi-ring axioms", "Obs. 2: ord is a ring map", "Lemma 4: z = z' * y",
               "Thm 5: r' = -J J* grad l", "Thm 6: zero-loss path", "Thm 7: J J* -> diagonal"):
         assert names[n].passed and not names[n].informational
-    assert names["Thm 2: semi-ring axioms"].exactness == "proved"
+    # exact checks on three seeded instances are testing, not a proof: the rows say so
+    assert names["Thm 2: semi-ring axioms"].exactness == "argued" and names["Obs. 2: ord is a ring map"].exactness \
+        == "argued" and "not the proof" in names["Thm 2: semi-ring axioms"].detail
     assert not names["Lemma 2(2) as printed"].passed and r.verdict == "verified"
-
-
-# ---------------------------------------------------------------- Morwani et al. App. D.4
-
-@pytest.mark.parametrize("p", [5, 7])
-def test_memorizing_network_logits_and_margin_against_the_engine(p: int) -> None:
-    net = mem.memorization_network(p)
-    dense = net.dense()
-    assert dense.m == 2 * p * p
-    s = np.add.outer(np.arange(p), np.arange(p)) % p
-    assert np.array_equal(mem.logits_times_four(net), 4 * (np.arange(p)[None, None, :] == s[:, :, None]))
-    measured = exhaustive_margin(dense.normalized()).normalized_margin
-    exact = 1 / mem.norm_cubed(net)
-    assert measured == pytest.approx(float(exact), rel=1e-12)
-    rows, fields = mem.memorization_checks(p)
-    assert all(c.passed for c in rows)
-    ratio = sp.nsimplify(fields["memorization_margin_balanced"] / theory.gamma_star(p, 2))
-    assert float(ratio) == pytest.approx(float(sp.sqrt(2) * (p - 1) / p**sp.Rational(3, 2)), rel=1e-12)
-
-
-def test_memorizing_network_balanced_rescaling_is_measured_by_the_engine() -> None:
-    p = 5
-    dense = mem.memorization_network(p).dense()
-    s, t = 4 ** (-1 / 3), 4 ** (-1 / 3) * 4  # ||s u|| = ||s v|| = ||t w|| with s^2 t = 1
-    from margintheory.core.network import PolyNetwork
-
-    balanced = PolyNetwork(dense.U * s, dense.W * t)
-    measured = exhaustive_margin(balanced.normalized()).normalized_margin
-    assert measured == pytest.approx(float(1 / mem.norm_cubed(mem.memorization_network(p), balanced=True)),
-                                     rel=1e-12)
-
-
-def test_a_wrong_memorizing_network_is_caught() -> None:
-    net = mem.memorization_network(5)
-    bad = mem.MemorizationNetwork(5, net.a, net.b, net.c, net.sv, np.ones_like(net.sw))  # w' with the wrong sign
-    assert mem.pair_cases(bad) != {(True, True, 4), (True, False, 0), (False, True, 0), (False, False, 0)}
 
 
 # ---------------------------------------------------------------- modular-addition errata

@@ -29,7 +29,7 @@ from margintheory.errors import InputError
 from margintheory.tasks.cogo import constructions as cc
 from margintheory.tasks.cogo.algebra import forward_loss, from_network, theorem1_loss
 from margintheory.tasks.cogo.algebra_checks import algebra_checks, theorem1_loss_check
-from margintheory.tasks.cogo.dynamics_checks import theorem5_check, theorem6_check, theorem7_check
+from margintheory.tasks.cogo.dynamics_checks import dynamics_checks
 from margintheory.tasks.cogo.errata_checks import errata_checks
 from margintheory.tasks.cogo.lemma1_checks import SET_LABELS, SET_SHORT, ZERO_TOL, construction_checks, potential_sets
 from margintheory.tasks.cogo.margin import margin_connection
@@ -111,16 +111,17 @@ def verify_cogo(
     ac, af = algebra_checks(d)
     result.checks += ac
     result.fields.update(af)
-    result.checks += paper_statement_checks(d)
+    result.checks += paper_statement_checks(d, max_memory, max_seconds)
     return result
 
 
-def paper_statement_checks(d: int) -> list[Check]:
+def paper_statement_checks(d: int, max_memory: float | None = DEFAULT_MAX_MEMORY,
+                           max_seconds: float | None = None) -> list[Check]:
     """The remaining statements of the paper, each a row (docs/theory.md#cogo-statements): Theorem 2 and
-    Observation 2 (exact), Lemma 2 (part 2 false as printed), Corollary 1, Lemma 4, Theorems 5-7 (Theorems 5 and 7
-    at ``d = 5``: they hold for every ``d``), and the slips of the text (informational)."""
+    Observation 2, Lemma 2 (part 2 false as printed), Corollary 1, Lemma 4, Theorems 5-7 at ``d`` (Theorems 5 and 7
+    within the budgets, else a refused row), and the slips of the text (informational)."""
     return (algebra_statement_checks(d) + lemma2_checks(d) + corollary1_checks(d) + [lemma4_check(d)]
-            + [theorem5_check(), theorem6_check(d), theorem7_check()] + errata_checks(d))
+            + dynamics_checks(d, max_memory, max_seconds) + errata_checks(d))
 
 
 def verify_cogo_network(

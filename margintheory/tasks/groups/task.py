@@ -56,15 +56,21 @@ def theorem79_checks(
     # the exhaustive pass first: a budget refusal comes before the Lemma D.15 block identities (3 s for S6)
     exhaustive, efields = net_checks.exhaustive_checks(G, irreps, best, lp, holds, X, max_memory, max_seconds, ub)
     blocks, bfields = net_checks.block_checks(G, irreps)
-    checks += blocks + network + exhaustive + appendix_d9_checks(G, irreps, X, lp)
+    measured = None if holds else (lp.mu, efields["construction_normalized_margin"],
+                                   efields["construction_margin_tolerance"])
+    checks += blocks + network + exhaustive + appendix_d9_checks(G, irreps, X, lp, max_memory, max_seconds, measured)
     fields = cond_checks.theorem79_fields(irreps, X, G.order, cond, holds, formula, lp)
     fields.update(bfields)
     fields.update(efields)
     return checks, fields, lp, ub
 
 
-def appendix_d9_checks(G: FiniteGroup, irreps: list[Irrep], X: np.ndarray, lp: gm.ClassLP) -> list[Check]:
-    """Lemma D.11 on random neurons, the identity of App. D.9.1 and the recipe of App. D.9.2 against the LP."""
+def appendix_d9_checks(G: FiniteGroup, irreps: list[Irrep], X: np.ndarray, lp: gm.ClassLP,
+                       max_memory: int = DEFAULT_MAX_MEMORY, max_seconds: float | None = None,
+                       measured: tuple[np.ndarray, float, float] | None = None) -> list[Check]:
+    """Lemma D.11 on random neurons, the identity of App. D.9.1 and the recipe of App. D.9.2 against the LP.
+    ``measured``: the block masses, margin and error bound of a block network already measured on all inputs (the
+    exhaustive pass), reused when the recipe's network is that one."""
     dims = np.array([R.dim for R in irreps])
     rows = [fourier_checks.lemma_d11_check(G, irreps, X), fourier_checks.d91_check(G, irreps)]
     try:
@@ -74,7 +80,23 @@ def appendix_d9_checks(G: FiniteGroup, irreps: list[Irrep], X: np.ndarray, lp: g
                           exactness="float", informational=True, detail=f"not searched: {exc}",
                           statement="App. D.9.2: a choice of kappa_R, kappa_C meeting the three conditions"))
         return rows
-    return rows + recipe_d92.recipe_checks(search, lp, [R.name for R in irreps])
+
+    def network_margin(mu: np.ndarray) -> tuple[float, float, str]:
+        if measured is not None and np.allclose(mu, measured[0], rtol=0.0, atol=1e-12):
+            return measured[1], measured[2], "on all |G|^2 inputs (the same network as the exhaustive pass)"
+        return block_network_margin(G, irreps, mu, max_memory, max_seconds)
+
+    return rows + recipe_d92.recipe_checks(search, lp, [R.name for R in irreps], network_margin,
+                                           None if measured is None else measured[0])
+
+
+def block_network_margin(G: FiniteGroup, irreps: list[Irrep], mu: np.ndarray, max_memory: int = DEFAULT_MAX_MEMORY,
+                         max_seconds: float | None = None) -> tuple[float, float, str]:
+    """The normalized margin (and its error bound) of Lemma D.15's blocks with masses ``mu``
+    (:func:`~margintheory.tasks.groups.margin.mixture_network`), measured on all ``|G|^2`` inputs."""
+    res = exhaustive_margin(gm.mixture_network(irreps, mu), max_memory, labels=G.product_labels(),
+                            max_seconds=max_seconds)
+    return res.normalized_margin, res.normalized_tolerance, "on all |G|^2 inputs"
 
 
 def attach_group_interval(result: VerificationResult, G: FiniteGroup, ub: TaskUpperBound, margin: float,
