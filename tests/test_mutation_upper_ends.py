@@ -388,7 +388,9 @@ def test_group_steps_and_texts_exactly():
                       "checked exactly) + Lemma D.11's irrep blocks (factor 2) + Lemmas D.12-D.13 (Cauchy-Schwarz, "
                       "exact AM-GM) + exact characters")
     assert ub.task == "group" and ub.upper_algebraic == f"sqrt({U2})" and ub.exactness == "proved"
-    assert set(ub.details) == {"dual_class_weights", "character_table", "class_sizes"} and ub.seconds > 0
+    assert set(ub.details) == {"dual_class_weights", "character_table", "class_sizes", "character_method"}
+    assert ub.seconds > 0
+    assert ub.details["character_method"] == "Murnaghan-Nakayama, integers"
     assert facts.summary() == ("3 irreps x 3 classes (Murnaghan-Nakayama, integers); row orthogonality sum_C |C| chi "
                                "chi' = |G| delta exact; chi(e) = d_R yes; Frobenius-Schur indicators ['1'] (1 = real "
                                "type); max |trace of the computed representation - chi| = 0.00e+00 (tolerance 1e-09)")

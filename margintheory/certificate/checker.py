@@ -552,6 +552,11 @@ def parse(data: Any) -> dict[str, Any]:
         pk = (part.get("p", p), part.get("k"))
         if pk != (p, k):
             raise Unreadable(f"the {where} section is for (p, k) = {pk}, but the certificate claims ({p}, {k})")
+    return {**head, **_parse_sos(sos, k)}
+
+
+def _parse_sos(sos: dict[str, Any], k: int) -> dict[str, Any]:
+    """The ``sos`` section: relaxation type, Gram blocks and multiplier, as exact rationals."""
     n2 = 2 * (k + 1)
     homogeneous = _get(sos, "homogeneous", bool, "sos")
     h = _get(sos, "half_degree", int, "sos")
@@ -571,7 +576,7 @@ def parse(data: Any) -> dict[str, Any]:
             raise Unreadable("sos.multiplier entries must be [monomial, 'a/b']")
         multiplier.append((_monomial(item[0], n2, "sos.multiplier"), rational(item[1], "sos.multiplier")))
     return {
-        **head, "homogeneous": homogeneous, "half_degree": h,
+        "homogeneous": homogeneous, "half_degree": h,
         "scale": rational(_get(sos, "scale", str, "sos"), "sos.scale"),
         "gamma": rational(_get(sos, "gamma", str, "sos"), "sos.gamma"),
         "blocks": blocks, "multiplier": multiplier,
@@ -757,17 +762,9 @@ def _check_even_p(c: dict[str, Any], steps: list[Step]) -> Failure | None:
                 f"block {q2_text(q2_mul(psi2['real'], q2(star2)))}, claimed max margin^2 {q2_text(m2)}")
     steps.append(Step("closed form: the dual's value at max g_k, both blocks", True, "proved",
                       f"max margin^2 = {q2_text(m2)} (~{math.sqrt(float(m2[0]) + float(m2[1]) * math.sqrt(2)):.15g})"))
-    s_c, s_r = e["s_complex"], e["s_real"]
-    cost = q2_add(q2_mul(q2(n - 1), s_c), s_r)
-    odd_d = q2_add(q2_mul(s_c, q2(n - 1)), q2_mul(q2(2), q2_mul(s_r, r)))  # margins divided by C
-    even_d = q2_mul(s_c, q2(n))
-    C2 = factor * c2 * star2
-    if (q2_sign(s_c) < 0 or q2_sign(s_r) < 0 or cost != q2(1) or odd_d != even_d
-            or q2_mul(q2_mul(even_d, even_d), q2(C2)) != m2):
-        return ("closed form: the network's margin", f"budgets {q2_text(s_c)}, {q2_text(s_r)}: cost {q2_text(cost)}, "
-                f"margin/C at odd d {q2_text(odd_d)}, at even d {q2_text(even_d)}")
-    steps.append(Step("closed form: the network's budgets have cost 1 and the same margin at every d", True,
-                      "proved", f"s_c = {q2_text(s_c)} (each j < p/2), s_r = {q2_text(s_r)} (j = p/2)"))
+    failure = _check_even_p_network(e, n, r, factor * c2 * star2, m2, steps)
+    if failure is not None:
+        return failure
     L2 = c["lower_squared"]
     if L2 is not None and q2_sign(q2_sub(m2, q2(L2))) < 0:
         return "lower <= max margin <= upper", "the claimed lower bound exceeds the closed form"
@@ -869,6 +866,23 @@ def check_data(data: Any) -> Outcome:
                                 "[lower, U]", derive_steps(steps), p, k)
     return Outcome("valid", f"valid: every network's max margin for (p, k) = ({p}, {k}) is at most U = "
                             f"{c['upper_text']} (~{float(U):.15g})", derive_steps(steps), p, k)
+
+
+def _check_even_p_network(e: dict[str, Any], n: int, r: Sqrt2, C2: Fraction, m2: Sqrt2,
+                          steps: list[Step]) -> Failure | None:
+    """The even-``p`` network's budgets: cost 1, the same margin at odd and even ``d``, and that margin squared
+    (``C2 = ((p-1)/p)^2 c^2 (max g_k)^2`` per unit of budget) is the claimed max margin squared."""
+    s_c, s_r = e["s_complex"], e["s_real"]
+    cost = q2_add(q2_mul(q2(n - 1), s_c), s_r)
+    odd_d = q2_add(q2_mul(s_c, q2(n - 1)), q2_mul(q2(2), q2_mul(s_r, r)))  # margins divided by C
+    even_d = q2_mul(s_c, q2(n))
+    if (q2_sign(s_c) < 0 or q2_sign(s_r) < 0 or cost != q2(1) or odd_d != even_d
+            or q2_mul(q2_mul(even_d, even_d), q2(C2)) != m2):
+        return ("closed form: the network's margin", f"budgets {q2_text(s_c)}, {q2_text(s_r)}: cost {q2_text(cost)}, "
+                f"margin/C at odd d {q2_text(odd_d)}, at even d {q2_text(even_d)}")
+    steps.append(Step("closed form: the network's budgets have cost 1 and the same margin at every d", True,
+                      "proved", f"s_c = {q2_text(s_c)} (each j < p/2), s_r = {q2_text(s_r)} (j = p/2)"))
+    return None
 
 
 def _check_even_p_if_any(c: dict[str, Any], steps: list[Step]) -> Failure | None:

@@ -72,20 +72,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--family", choices=FAMILY_CHOICES,
                         default=None,
                         help="which construction: Lemma C.18 (default) or a smaller max-margin family")
-    parser.add_argument("--every-p", action="store_true",
-                        help="modular addition: prove the claims for every odd p at once, as identities in the symbol "
-                        "p (needs --k <= 12, no --p; docs/theory.md#every-p)")
-    parser.add_argument("--even", action="store_true",
-                        help="with --every-p: every even p >= 4 instead, where the max margin is "
-                        "gamma*(p, k) (p-1) r/(1 + (p-2) r), r = 2^((k-1)/2) (docs/theory.md#even-p-max-margin)")
-    parser.add_argument("--method", choices=("am-gm", "sos"), default=None,
-                        help="modular addition: how the upper end bounds the block form g_k: am-gm (default: its exact "
-                             "maximum (k+1)^-((k+1)/2), no solver) or sos (the SOS certificate, the cross-check; "
-                             "docs/theory.md#every-p)")
-    parser.add_argument("--compact", action="store_true",
-                        help="modular addition: check the construction with the per-p compact check (the p x p "
-                             "table), never as the every-p proof evaluated at p (used where the compact check does "
-                             "not fit)")
+    add_proof_options(parser)
     parser.add_argument("--exhaustive", action="store_true",
                         help="modular addition: compute the lower end L on all p^k inputs, even where the network's "
                         "Fourier structure proves it without enumeration (docs/theory.md#compact-margin)")
@@ -115,6 +102,24 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     group_options_by_task(parser)
     parser.set_defaults(func=run)
     return parser
+
+
+def add_proof_options(parser: argparse.ArgumentParser) -> None:
+    """Modular addition's proof options: every p at once (odd, or even), the upper end's method, the compact check."""
+    parser.add_argument("--every-p", action="store_true",
+                        help="modular addition: prove the claims for every odd p at once, as identities in the symbol "
+                        "p (needs --k <= 12, no --p; docs/theory.md#every-p)")
+    parser.add_argument("--even", action="store_true",
+                        help="with --every-p: every even p >= 4 instead, where the max margin is "
+                        "gamma*(p, k) (p-1) r/(1 + (p-2) r), r = 2^((k-1)/2) (docs/theory.md#even-p-max-margin)")
+    parser.add_argument("--method", choices=("am-gm", "sos"), default=None,
+                        help="modular addition: how the upper end bounds the block form g_k: am-gm (default: its exact "
+                             "maximum (k+1)^-((k+1)/2), no solver) or sos (the SOS certificate, the cross-check; "
+                             "docs/theory.md#every-p)")
+    parser.add_argument("--compact", action="store_true",
+                        help="modular addition: check the construction with the per-p compact check (the p x p "
+                             "table), never as the every-p proof evaluated at p (used where the compact check does "
+                             "not fit)")
 
 
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:

@@ -147,13 +147,13 @@ def group_axiom_failures(mul: np.ndarray, identity: int | None = None) -> dict[s
     # associativity, vectorized in slices of a to bound memory: left[a, b, c] = (ab)c, right[a, b, c] = a(bc)
     step = max(1, 4_000_000 // max(1, n * n))
     for a0 in range(0, n, step):
-        a = ar[a0:a0 + step]
-        left = mul[mul[a][:, :, None], ar[None, None, :]]
-        right = mul[a[:, None, None], mul[None, :, :]]
+        rows = ar[a0:a0 + step]
+        left = mul[mul[rows][:, :, None], ar[None, None, :]]
+        right = mul[rows[:, None, None], mul[None, :, :]]
         bad = np.argwhere(left != right)
         if len(bad):
             i, b, c = (int(x) for x in bad[0])
-            a_ = int(a[i])
+            a_ = int(rows[i])
             out["associative"] = (f"(a*b)*c != a*(b*c) at (a, b, c) = ({a_}, {b}, {c}): ({a_}*{b})*{c} = "
                                   f"{int(left[i, b, c])}, {a_}*({b}*{c}) = {int(right[i, b, c])}")
             break

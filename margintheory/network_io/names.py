@@ -172,15 +172,7 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None, *, shared: b
                                          f"{(m, p)} like W{hint}")
         if len(us) == 1 and not names.listed:
             mode = "shared"
-            if not shared:
-                raise NetworkFormatError(
-                    f"{path}: U ({names.U[0]}) has shape {u_shapes[0]}, an (m, p) matrix; without a name map U must "
-                    f"be (m, k, p) = ({m}, k, {p}), one embedding per input. If it is one embedding shared by all k "
-                    f"inputs, say so with the name map U={names.U[0]},W={names.W} and the number of inputs k",
-                    parameter="names")
-            if k is None:
-                raise InputError(f"{path}: U={names.U[0]} is one (m, p) matrix shared by all input positions; give the "
-                                 "number of inputs k", parameter="k")
+            k = _require_shared_reading(path, names, u_shapes[0], m, p, k, shared)
         else:
             mode = "list"
             if k is not None and k != len(us):
@@ -201,6 +193,22 @@ def mapped_uw(tf: TensorFile, names: NameMap, k: int | None = None, *, shared: b
     else:
         U = np.stack(mats, axis=1)
     return U, W
+
+
+def _require_shared_reading(path: str, names: NameMap, shape: tuple, m: int, p: int, k: int | None,
+                            shared: bool) -> int:
+    """One ``(m, p)`` matrix read as an embedding shared by all ``k`` inputs: only where a name map asks for it
+    (``shared``), and only with ``k`` given (returned)."""
+    if not shared:
+        raise NetworkFormatError(
+            f"{path}: U ({names.U[0]}) has shape {shape}, an (m, p) matrix; without a name map U must "
+            f"be (m, k, p) = ({m}, k, {p}), one embedding per input. If it is one embedding shared by all k "
+            f"inputs, say so with the name map U={names.U[0]},W={names.W} and the number of inputs k",
+            parameter="names")
+    if k is None:
+        raise InputError(f"{path}: U={names.U[0]} is one (m, p) matrix shared by all input positions; give the "
+                         "number of inputs k", parameter="k")
+    return k
 
 
 def _refuse_biases(tf: TensorFile, refs: list[KeyRef]) -> None:

@@ -458,6 +458,7 @@ def _upper_rational(section: dict[str, Any], ub: ProvedUpperBound) -> Fraction:
     kappa = [checker.q2_add(total, sec["t_even"]),
              checker.q2_sub(checker.q2_add(total, checker.q2_mul(checker.q2(n), sec["t_odd"])),
                             checker.q2_mul(checker.q2(n - 1), sec["t_even"]))]
+    assert ub.sos is not None, "the even-p certificate rests on the SOS bound of g_k"
     bound = Fraction(ub.sos.gamma) / Fraction(ub.sos.scale)
     need = [checker.q2_mul(checker.q2(Fraction(ub.p - 1, ub.p) ** 2 * cb2 * bound * bound),
                            checker.q2_div(checker.q2_mul(kp, kp), checker.q2_mul(total, total)))

