@@ -170,7 +170,7 @@ def test_verify_with_an_aborting_solver_is_one_line_and_exit_2(tmp_path):
     1919818624 bytes failed"); here the solve is made to abort the same way."""
     code = ("import sys; import margintheory.certificate.block_sos as b; from tests.faults.test_round3 import "
             "_abort_like_rust; b._clarabel_solve = _abort_like_rust; from margintheory.cli import main; "
-            "sys.exit(main(['verify', '--p', '5', '--k', '3']))")
+            "sys.exit(main(['verify', '--p', '5', '--k', '3', '--method', 'sos']))")
     import os
     import sys
 

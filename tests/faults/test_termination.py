@@ -108,7 +108,7 @@ def test_sweep_keeps_every_finished_cell_and_releases_its_claims(tmp_path):
 
 
 def test_verify_certificate_leaves_no_half_written_file(tmp_path):
-    run = _terminate_when(["verify", "--p", "5", "--k", "6", "--certificate", "c.json"], tmp_path,
+    run = _terminate_when(["verify", "--p", "5", "--k", "6", "--method", "sos", "--certificate", "c.json"], tmp_path,
                           _mapped("clarabel"))
     assert_one_line_error(run, code=143, contains=("terminated by SIGTERM", "rerun the same command"))
     assert not (tmp_path / "c.json").exists() and _leftovers(tmp_path) == []
