@@ -145,6 +145,26 @@ class SolveOptions:
                 object.__setattr__(out, name, default_pricing(p) if name == "pricing" else default)
         return out
 
+    @property
+    def seed_value(self) -> int:
+        """The seed (after :meth:`resolved`: never ``None``)."""
+        return 0 if self.seed is None else self.seed
+
+    @property
+    def solver(self) -> str:
+        """The SOS solver (after :meth:`resolved`: never ``None``)."""
+        return self.sdp_solver or str(METHOD_OPTION_DEFAULTS["sdp_solver"])
+
+    @property
+    def pricing_name(self) -> str:
+        """The pricing (after :meth:`resolved`: never ``None``)."""
+        return self.pricing or str(METHOD_OPTION_DEFAULTS["pricing"])
+
+    @property
+    def width(self) -> int:
+        """``max_width`` of the ``max-width`` method (0 for the others)."""
+        return self.max_width or 0
+
     def weights_label(self) -> str | None:
         """The weights' file as given (``None``: no file; arrays given directly are ``"arrays"``)."""
         if self.weights is None:
@@ -297,16 +317,16 @@ def _estimate(p: int, k: int, o: SolveOptions, weights: ClassWeights | None = No
     if weights is not None:
         from margintheory.solvers.class_weighted import estimate
 
-        return estimate(weights, solver=o.sdp_solver, max_memory=o.max_memory)
+        return estimate(weights, solver=o.solver, max_memory=o.max_memory)
     kind = o.kind()
     if kind == "min-width":
         return min_width_estimate(p, k)
     if kind == "max-width":
-        return max_width_estimate(p, k, o.max_width)
+        return max_width_estimate(p, k, o.width)
     if kind == "single-neuron":  # the method solve_single_neuron's "auto" takes for uniform weights
-        sn = "fourier-exact" if o.sdp_solver == "CLARABEL" else "fourier-blocks"
-        return single_neuron_estimate(p, k, solver=o.sdp_solver, method=sn)
-    cg = column_generation_estimate(p, k, solver=o.sdp_solver, pricing=o.pricing)
+        sn = "fourier-exact" if o.solver == "CLARABEL" else "fourier-blocks"
+        return single_neuron_estimate(p, k, solver=o.solver, method=sn)
+    cg = column_generation_estimate(p, k, solver=o.solver, pricing=o.pricing_name)
     if kind == "min-width-search":  # column generation's network is kept while the family is verified
         return cg.plus(min_width_estimate(p, k), f"column generation and the smallest max-margin network for p = {p}, "
                        f"k = {k}")
@@ -384,15 +404,16 @@ def _single_neuron(problem: ModularAddition, o: SolveOptions,
 
 
 def _bracket(problem: ModularAddition, o: SolveOptions, weights: ClassWeights | None) -> SingleNeuronBracket:
-    options = {"seed": o.seed, "solver": o.sdp_solver, "time_limit": o.time_limit,
-               "max_memory": o.max_memory}
     if weights is None:
         from margintheory.solvers.single_neuron import solve_single_neuron
 
-        return solve_single_neuron(problem, **options)
+        return solve_single_neuron(problem, seed=o.seed_value, solver=o.solver, time_limit=o.time_limit,
+                                   max_memory=o.max_memory)
     from margintheory.solvers.class_weighted import class_weighted_single_neuron
 
-    return class_weighted_single_neuron(problem, q=weights.q, tau=weights.tau, stored=weights.stored, **options)
+    return class_weighted_single_neuron(problem, q=weights.q, tau=weights.tau, stored=weights.stored,
+                                        seed=o.seed_value, solver=o.solver, time_limit=o.time_limit,
+                                        max_memory=o.max_memory)
 
 
 def _weighted_bracket_checks(g: float, b: SingleNeuronBracket, weights: ClassWeights) -> list[Check]:
@@ -439,8 +460,8 @@ def _column_generation(problem: ModularAddition, o: SolveOptions) -> ColumnGener
     """Column generation from random neurons (the network LP), converged or a :class:`SolverError`."""
     from margintheory.solvers.column_generation import column_generation
 
-    cg = column_generation(problem, seed=o.seed, time_limit=o.time_limit, pricing=o.pricing, progress=o.progress,
-                           max_memory=o.max_memory, sdp_solver=o.sdp_solver)
+    cg = column_generation(problem, seed=o.seed_value, time_limit=o.time_limit, pricing=o.pricing_name,
+                           progress=o.progress, max_memory=o.max_memory, sdp_solver=o.solver)
     if not cg.converged:
         raise SolverError(f"column generation stopped ({cg.status}) after {len(cg.rounds)} rounds: bracket "
                           f"[{cg.primal_margin:.12g}, {cg.dual_bound:.12g}]; raise the time limit")
@@ -571,7 +592,7 @@ def _max_width(problem: ModularAddition, o: SolveOptions) -> VerificationResult:
     from margintheory.engines.margins import exhaustive_margin
     from margintheory.solvers.width import prune_to_width
 
-    p, k, M = problem.p, problem.k, o.max_width
+    p, k, M = problem.p, problem.k, o.width
     g = gamma_star_of(p, k)
     res = VerificationResult(f"best network found with at most {M} neurons, p={p}, k={k}: the smallest max-margin "
                              "network known, pruned by backward elimination")
@@ -701,7 +722,7 @@ def _uniform_dual_bound(problem: ModularAddition, o: SolveOptions, pricing: dict
         return price(problem.p, problem.k, np.ones(problem.p - 1)).upper
 
     try:
-        b = solve_single_neuron(problem, n_starts=4, seed=o.seed, solver=o.sdp_solver, max_memory=o.max_memory)
+        b = solve_single_neuron(problem, n_starts=4, seed=o.seed_value, solver=o.solver, max_memory=o.max_memory)
     except SolverError:
         return float("inf")
     return b.upper if b.upper_certified else float("inf")
