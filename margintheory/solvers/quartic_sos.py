@@ -40,6 +40,9 @@ onto ``P >= (delta / 2) I`` (:func:`polish`), and the claim starts at ``max(gamm
 the local ascent attains, below which no certificate exists -- plus ``delta``: SCS stopped early sits on a primal
 infeasible point whose ``gamma`` can lie below the maximum.  If a step fails, the excess over that start grows
 16-fold, or doubles and is raised by the float eigenvalue deficit (at most :data:`MAX_TRIES` tries).
+:func:`check_certificate` re-checks a certificate from scratch (identity and decomposition) and is what the bound
+rests on.  The upper end: ``U = ceil_sqrt(4 gamma / 27)`` (``k = 2``) or ``U = gamma`` (``k = 3``), an exact
+rational ``>= Psi``.
 
 **Stages** (:func:`_staged_certificate`).  Weights close to translation-invariant ones (uniform plus ``1e-9`` to
 ``1e-4`` noise) make the program nearly degenerate (the invariant maximisers form a continuum): SCS reaches
@@ -47,9 +50,8 @@ infeasible point whose ``gamma`` can lie below the maximum.  If a step fails, th
 where random weights take 1.5 s).  SCS therefore runs in stages of :data:`STAGE_ITERATIONS` cumulative iterations,
 each continuing the last (warm start) and each certified exactly; the run stops at SCS's tolerance, at a proved
 relative gap of :data:`TARGET_GAP`, or after :data:`EFFORT_ITERATIONS` (what generic weights take) with a proved gap
-within :data:`ACCEPT_GAP`; a time limit stops it between stages and inside SCS.  :func:`check_certificate` re-checks
-a certificate from scratch (identity and decomposition) and is what the bound rests on.  The upper end:
-``U = ceil_sqrt(4 gamma / 27)`` (``k = 2``) or ``U = gamma`` (``k = 3``), an exact rational ``>= Psi``.
+within :data:`ACCEPT_GAP` that the last stage shrank less than :data:`PROGRESS`-fold (a stalled, near-degenerate
+run; a converging one goes on); a time limit stops it between stages and inside SCS.
 
 **The lower end** is the unit neuron of a local maximiser of ``|M(u)| / |u|^k`` (BFGS from random points and from
 the point read off SCS's dual: the moment matrix of an exact relaxation is ``m(x*) m(x*)^T``), evaluated on the
@@ -82,6 +84,8 @@ TARGET_GAP = 1e-9
 #: iterations generic weights take, :data:`SCS_ITERATIONS`)
 EFFORT_ITERATIONS = 300
 ACCEPT_GAP = 5e-7
+#: ... and only when the last stage shrank the gap less than this factor (SCS converging well is let finish)
+PROGRESS = 10.0
 #: SCS's time limit is the time left, but at least this (a stage must return a point to certify)
 MIN_SCS_SECONDS = 0.05
 #: the first shift for a point SCS did not converge on (:func:`certify`)
@@ -695,6 +699,7 @@ def _staged_certificate(gs: GramStructure, form: QuarticForm, scale: float, G: n
     cert: QuarticCertificate | None = None
     failure = ""
     spent = {"local_ascent": 0.0, "scs": 0.0, "exact_certificate": 0.0}
+    previous = math.inf
     for total in STAGE_ITERATIONS:
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if sol is not None and left is not None and left <= 0:
@@ -720,8 +725,11 @@ def _staged_certificate(gs: GramStructure, form: QuarticForm, scale: float, G: n
         spent["local_ascent"] += tc - ta
         spent["exact_certificate"] += td - tc
         gap = relative_gap(k, cert.gamma, f_low) if cert is not None else math.inf
-        if sol.converged or gap <= TARGET_GAP or (sol.iterations >= EFFORT_ITERATIONS and gap <= ACCEPT_GAP):
+        stalled = gap > previous / PROGRESS  # the last doubling of the iterations did not shrink the gap 10-fold
+        if sol.converged or gap <= TARGET_GAP or (sol.iterations >= EFFORT_ITERATIONS and gap <= ACCEPT_GAP
+                                                  and stalled):
             break
+        previous = gap
     if sol is None or cert is None:
         raise SolverError(failure or "quartic SOS bound: no SCS stage ran")
     return sol, cert, f_low, u, spent
