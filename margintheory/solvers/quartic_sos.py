@@ -51,7 +51,7 @@ where random weights take 1.5 s).  SCS therefore runs in stages of :data:`STAGE_
 each continuing the last (warm start) and each certified exactly; the run stops at SCS's tolerance, at a proved
 relative gap of :data:`TARGET_GAP`, or after :data:`EFFORT_ITERATIONS` (what generic weights take) with a proved gap
 within :data:`ACCEPT_GAP` that the last stage shrank less than :data:`PROGRESS`-fold (a stalled, near-degenerate
-run; a converging one goes on); a time limit stops it between stages and inside SCS.
+run; a converging one goes on, to twice that effort at most); a time limit stops it between stages and inside SCS.
 
 **The lower end** is the unit neuron of a local maximiser of ``|M(u)| / |u|^k`` (BFGS from random points and from
 the point read off SCS's dual: the moment matrix of an exact relaxation is ``m(x*) m(x*)^T``), evaluated on the
@@ -84,7 +84,8 @@ TARGET_GAP = 1e-9
 #: iterations generic weights take, :data:`SCS_ITERATIONS`)
 EFFORT_ITERATIONS = 300
 ACCEPT_GAP = 5e-7
-#: ... and only when the last stage shrank the gap less than this factor (SCS converging well is let finish)
+#: ... and only when the last stage shrank the gap less than this factor (SCS converging well goes on, to twice
+#: :data:`EFFORT_ITERATIONS` at most)
 PROGRESS = 10.0
 #: SCS's time limit is the time left, but at least this (a stage must return a point to certify)
 MIN_SCS_SECONDS = 0.05
@@ -726,8 +727,9 @@ def _staged_certificate(gs: GramStructure, form: QuarticForm, scale: float, G: n
         spent["exact_certificate"] += td - tc
         gap = relative_gap(k, cert.gamma, f_low) if cert is not None else math.inf
         stalled = gap > previous / PROGRESS  # the last doubling of the iterations did not shrink the gap 10-fold
+        capped = sol.iterations >= 2 * EFFORT_ITERATIONS  # twice the effort: stop even while converging
         if sol.converged or gap <= TARGET_GAP or (sol.iterations >= EFFORT_ITERATIONS and gap <= ACCEPT_GAP
-                                                  and stalled):
+                                                  and (stalled or capped)):
             break
         previous = gap
     if sol is None or cert is None:
