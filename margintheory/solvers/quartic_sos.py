@@ -77,7 +77,7 @@ SCS_EPS = 1e-10
 #: SCS's iteration limit (measured: 150 to 400 iterations at the target sizes)
 SCS_MAX_ITERS = 20_000
 #: SCS runs in stages (cumulative iterations), each certified exactly (:func:`_staged_certificate`)
-STAGE_ITERATIONS = (150, 300, 600, SCS_MAX_ITERS)
+STAGE_ITERATIONS = (150, 300, 600, 1200, 2400, 4800, SCS_MAX_ITERS)
 #: a stage whose proved relative gap is within this ends the run
 TARGET_GAP = 1e-9
 #: after this many iterations a proved relative gap within :data:`ACCEPT_GAP` ends the run (the effort cap: the
