@@ -5,6 +5,7 @@ Public API (the command line is a thin layer over it)::
     from margintheory import verify, ModularAddition
     result = verify(ModularAddition(7, 3))        # VerificationResult: verdict, checks, common fields
     result.verdict, result.normalized_margin, result.gamma_star, result.to_dict()
+    solve(ModularAddition(5, 2), SolveOptions(method="single-neuron"))   # the numeric bracket, same result shape
 
 Layers, lowest first (docs/ARCHITECTURE.md; ``tests/test_layers.py`` enforces that none imports a higher one):
 
@@ -31,9 +32,9 @@ from margintheory._version import __version__
 _compat.install()  # the 0.1.0 import paths, deprecated (docs/API.md)
 
 __all__ = [
-    "Check", "CoGO", "GroupComposition", "ModularAddition", "ModularAdditionEveryP", "PolyNetwork", "SparseParity",
-    "VerificationResult",
-    "__version__", "construction_width", "gamma_star", "gamma_star_exact", "result_schema", "validate_result",
+    "Check", "CoGO", "GroupComposition", "ModularAddition", "ModularAdditionEveryP", "PolyNetwork", "SolveOptions",
+    "SparseParity", "VerificationResult",
+    "__version__", "construction_width", "gamma_star", "gamma_star_exact", "result_schema", "solve", "validate_result",
     "verify",
 ]
 
@@ -45,6 +46,7 @@ _LAZY = {"Check": "margintheory.core.checks", "VerificationResult": "margintheor
          "ModularAdditionEveryP": "margintheory.core.problems",
          "SparseParity": "margintheory.core.problems", "result_schema": "margintheory.presentation.schema",
          "validate_result": "margintheory.presentation.schema", "verify": "margintheory.verification",
+         "solve": "margintheory.verification.solving", "SolveOptions": "margintheory.verification.solving",
          "construction_width": "margintheory.core.theory", "gamma_star": "margintheory.core.theory",
          "gamma_star_exact": "margintheory.core.theory"}
 
@@ -55,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from margintheory.core.theory import construction_width, gamma_star, gamma_star_exact
     from margintheory.presentation.schema import result_schema, validate_result
     from margintheory.verification import verify
+    from margintheory.verification.solving import SolveOptions, solve
 
 
 def __getattr__(name: str) -> Any:

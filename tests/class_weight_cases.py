@@ -28,3 +28,15 @@ def random_class_weights(p: int, k: int, seed: int, peaked: bool = False) -> Cla
         tau[np.arange(n), y] = 0.0
         tau /= tau.sum(axis=1, keepdims=True)
     return class_weights(p, k, q=q, tau=tau)
+
+
+def near_uniform_class_weights(p: int, k: int, seed: int, eps: float) -> ClassWeights:
+    """Uniform ``q`` and ``tau`` times ``1 + eps N(0, 1)`` entrywise, normalised: close to translation-invariant
+    weights (whose maximisers form a continuum) but not equal to them, so the quartic SOS path takes them."""
+    rng = np.random.default_rng(seed)
+    n, y = p**k, input_grid(p, k).sum(axis=1) % p
+    q = 1 + eps * rng.standard_normal(n)
+    tau = 1 + eps * rng.standard_normal((n, p))
+    tau[np.arange(n), y] = 0.0
+    tau /= tau.sum(axis=1, keepdims=True)
+    return class_weights(p, k, q=q / q.sum(), tau=tau)

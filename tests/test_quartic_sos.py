@@ -411,3 +411,67 @@ def test_one_input_and_one_wrong_label_is_a_form_and_no_mass_is_refused():
     assert rows.tolist() == [4] and cols.tolist() == [0, 2]
     with pytest.raises(InputError, match="no mass"):
         Q._used(np.zeros((9, 3), dtype=object))
+
+
+# -- near-uniform weights: no cliff ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def near52():
+    from tests.class_weight_cases import near_uniform_class_weights
+
+    return near_uniform_class_weights(5, 2, 0, 1e-6)
+
+
+def test_near_uniform_weights_end_within_the_effort_cap(near52):
+    """Uniform weights plus 1e-6 noise: SCS alone needed its 20 000-iteration limit (a degenerate problem: the
+    uniform maximisers form a continuum); the staged run with the claim started at the value attained stops at the
+    effort cap, still proved, with the proved gap measured (1.9e-9) well inside 1e-7."""
+    w = near52
+    b = class_weighted_single_neuron(w.problem, q=w.q, tau=w.tau, method="quartic-sos")
+    assert b.upper_exactness == "proved" and not w.translation_invariant
+    assert b.weights["quartic_sos"]["scs_iterations"] <= Q.EFFORT_ITERATIONS
+    assert 0 <= b.relative_gap <= 1e-7
+
+
+def test_the_claim_starts_at_the_value_attained(near52):
+    """From an early SCS point (below the maximum: primal infeasible) the certificate started at SCS's gamma needs
+    several shifts and ends far above the maximum; started at the value the local ascent attains it ends within
+    1e-8 of it.  Both certificates pass the exact check."""
+    w = near52
+    form, _, _ = _form(w)
+    G = w.pair_weights().signed_matrix()
+    f_low, _ = Q._local_ascent(G, 5, 2, [np.random.default_rng(0).standard_normal(10) for _ in range(8)])
+    gs = Q.gram_structure(form.nvars)
+    sol = Q.solve_scs(gs, form, f_low**2, max_iters=150)
+    attained = f_low**2 / 2.0**sol.sigma
+    assert sol.gamma < attained  # SCS stopped below the maximum
+    from_scs = Q.certify(gs, form, sol)
+    from_low = Q.certify(gs, form, sol, attained)
+    assert Q.check_certificate(form, from_scs)[0] and Q.check_certificate(form, from_low)[0]
+    maximum = Fraction(f_low) ** 2
+    assert from_low.gamma >= maximum * (1 - Fraction(1, 10**12))  # no certificate claims less than attained
+    assert from_low.gamma <= maximum * (1 + Fraction(1, 10**8)) < from_scs.gamma
+
+
+def test_the_time_limit_covers_the_fallback(monkeypatch):
+    """``auto``'s branch and bound after the SOS bound gets the time the SOS bound left, and none when it is spent
+    (it was given the whole limit again: a 3.2 s limit ran 16 to 19 s)."""
+    import time
+
+    from margintheory.solvers import class_weighted as cw
+
+    w = _weights(5, 2, 1)
+    slow = cw._quartic_bracket(w, 8, 0, None)
+    slow.lower = slow.upper * (1 - 1e-3)  # a gap above AUTO_GAP: auto would run the branch and bound
+
+    def quartic(*args):
+        time.sleep(0.3)
+        return slow
+
+    given = []
+    monkeypatch.setattr(cw, "_quartic_bracket", quartic)
+    monkeypatch.setattr(cw, "_eliminated_bracket", lambda w, n, s, limit: given.append(limit) or slow)
+    assert cw._quartic_then_eliminated(w, 8, 0, 0.2, True) is slow and given == []
+    cw._quartic_then_eliminated(w, 8, 0, 5.0, True)
+    assert len(given) == 1 and 0 < given[0] <= 5.0 - 0.3

@@ -169,7 +169,8 @@ def test_a_column_generation_cell_takes_solves_pricing_for_its_p(monkeypatch):
     assert all("pricing" not in c.params for c in default)
     assert all(c.params["pricing"] == "sos" for c in given)
     argv_of = []
-    monkeypatch.setattr("margintheory.commands.solve.solve_result", lambda args: argv_of.append(args.pricing))
+    monkeypatch.setattr("margintheory.verification.solving.solve",
+                        lambda problem, options: argv_of.append(options.pricing))
     sweep.solve_cell(dict(default[1].params))
     assert argv_of == [None]  # solve's own default for p = 6 applies
 

@@ -295,25 +295,16 @@ def run_solve(args: argparse.Namespace) -> int:
 
 
 def solve_cell(params: dict[str, Any]):  # noqa: ANN201 - a VerificationResult
-    """One ``margintheory solve`` run (the command's own parser fills the defaults; module-level, so a cluster sends
-    it by name)."""
-    from margintheory.commands._parser import command_parser
-    from margintheory.commands.solve import solve_result
+    """One ``margintheory solve`` run: :func:`margintheory.verification.solving.solve` with the cell's options (the
+    library's defaults for the others; module-level, so a cluster sends it by name)."""
+    from margintheory.core.problems import ModularAddition
+    from margintheory.verification.solving import SolveOptions, solve
 
-    argv = ["solve", f"--p={params['p']}", f"--k={params['k']}"]
-    if params.get("method") != "min-width":  # the direct min-width path has no random start
-        argv.append(f"--seed={params.get('seed', 0)}")
-    if params.get("pricing") is not None:
-        argv.append(f"--pricing={params['pricing']}")
-    argv += {"single-neuron": ["--single-neuron"], "min-width": ["--min-width"]}.get(params.get("method", ""), [])
-    for name, flag in (("time_limit", "--time-limit"), ("max_memory", "--max-memory")):
-        if params.get(name) is not None:
-            argv.append(f"{flag}={params[name]}")
-    try:
-        args = command_parser("solve").parse_args(argv)
-    except SystemExit:
-        raise InputError(f"solve does not accept {' '.join(argv[1:])}") from None
-    return solve_result(args)
+    method = params.get("method", "column-generation")
+    options = {name: params[name] for name in ("pricing", "time_limit", "max_memory") if params.get(name) is not None}
+    if method != "min-width":  # the direct min-width path has no random start
+        options["seed"] = params.get("seed", 0)
+    return solve(ModularAddition(params["p"], params["k"]), SolveOptions(method=method, **options))
 
 
 def _run_grid(args: argparse.Namespace, cells: list, function: Callable | None) -> int:

@@ -589,19 +589,27 @@ def class_weighted_single_neuron(p: int | ModularAddition, k: int | None = None,
 def _quartic_then_eliminated(weights: ClassWeights, n_starts: int, seed: int | None, time_limit: float | None,
                              fallback: bool) -> SingleNeuronBracket:
     """``quartic-sos``; with ``fallback``, the branch and bound too when it fails or leaves a gap above
-    :data:`AUTO_GAP`, and the narrower of the two brackets."""
+    :data:`AUTO_GAP`, and the narrower of the two brackets.  ``time_limit`` covers both: the branch and bound gets
+    what the SOS bound left (none left: the SOS bracket, or its failure, stands)."""
     from margintheory.errors import SolverError
+
+    t0 = time.perf_counter()
+
+    def left() -> float | None:
+        return None if time_limit is None else time_limit - (time.perf_counter() - t0)
 
     try:
         b = _quartic_bracket(weights, n_starts, seed, time_limit)
     except SolverError as exc:
-        if not fallback:
+        rest = left()
+        if not fallback or (rest is not None and rest <= 0):
             raise
-        e = _eliminated_bracket(weights, n_starts, seed, time_limit)
+        e = _eliminated_bracket(weights, n_starts, seed, rest)
         e.certification += f"; auto: quartic-sos failed first ({exc})"
         return e
-    if fallback and not b.relative_gap <= AUTO_GAP:
-        e = _eliminated_bracket(weights, n_starts, seed, time_limit)
+    rest = left()
+    if fallback and not b.relative_gap <= AUTO_GAP and (rest is None or rest > 0):
+        e = _eliminated_bracket(weights, n_starts, seed, rest)
         if e.relative_gap < b.relative_gap:
             e.certification += f"; auto: quartic-sos left the relative gap {b.relative_gap:.2e}"
             return e

@@ -10,6 +10,10 @@ with typed keyword options::
     verify(ModularAddition(7, 3), network=net, rtol=1e-3)
     verify(SparseParity(10, 4)); verify(GroupComposition("S4")); verify(CoGO(7, "F6"))
 
+``solve(problem, options)`` (:mod:`margintheory.verification.solving`) is the numeric counterpart: the max margin
+computed independently of the construction (column generation, the single-neuron bracket with class weights, the
+smallest widths), in the same result shape.
+
 ``TASKS`` maps each task name to its :class:`Task` (description + runner); every runner returns a
 :class:`~margintheory.core.checks.VerificationResult` whose common fields (``gamma_star``, ``normalized_margin``,
 ``width``, ...) are filled the same way for every task.  See docs/theory.md for the statements checked.
@@ -34,12 +38,13 @@ from margintheory.engines.margins import DEFAULT_MAX_MEMORY
 from margintheory.errors import InputError, RefusedError
 from margintheory.runtime.budget import require
 from margintheory.verification.base import Task, VerifyOptions
+from margintheory.verification.solving import SolveOptions, solve
 
 if TYPE_CHECKING:  # pragma: no cover
     from margintheory.core.network import PolyNetwork
     from margintheory.tasks.parity.checks import ParityNetwork
 
-__all__ = ["TASK_NAMES", "TASKS", "Task", "VerifyOptions", "verify"]
+__all__ = ["TASK_NAMES", "TASKS", "SolveOptions", "Task", "VerifyOptions", "solve", "verify"]
 
 
 def _verify_modular(problem: ModularAddition | ModularAdditionEveryP, o: VerifyOptions) -> VerificationResult:

@@ -96,17 +96,16 @@ def test_solve_min_width_at_even_p_is_not_applicable(capsys, monkeypatch):
     column generation at even p takes half a minute; tests/test_solvers_cli.py runs it)."""
     import json
 
-    from margintheory.commands import solve
     from margintheory.core.checks import MarginMeasurement, VerificationResult, bool_check
 
-    def network(problem, args):
+    def network(problem, options):
         result = VerificationResult("network max margin by column generation", fields={"lower_bound": 0.1})
         result.add(bool_check("LP solved", True, exactness="float", statement="the LP was solved"))
         result.set_margin(MarginMeasurement(value=0.1, error_bound=1e-9, exactness="float", method="exhaustive",
                                             how="column generation's network"))
         return result
 
-    monkeypatch.setattr(solve, "_network", network)
+    monkeypatch.setattr("margintheory.verification.solving._network", network)
     code = main(["solve", "--p", "4", "--k", "2", "--min-width", "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and doc["verdict"] == "not-applicable" and doc["exit_code"] == 0
