@@ -238,22 +238,11 @@ def upper_bound_chain(problem: ModularAddition, max_memory: int, time_limit: flo
                       exact_reduction: bool) -> ProvedUpperBound:
     """The chain of the module docstring, computed (the SOS certificate and the symbolic proof of Lemma C.14 are
     cached per ``k``); raises :class:`SolverError` when a proved step fails."""
-    from margintheory.symbolic.block_reduction import exact_reduction_check
-
     p, k = problem.p, problem.k
     t0 = time.perf_counter()
     stage = f"proved upper bound for k = {k} (Lemma C.14, SOS solve, exact checks)"
     progress.report(stage, 0, 4)
-    steps = [ProofStep(WEAK_DUALITY[0], "argued", True, WEAK_DUALITY[1])]
-    ok, summary = _symbolic_proof(k)
-    progress.report(stage, 1, 4)
-    steps.append(ProofStep("Lemma C.14 and the block closed form F = sum_b c_b g_k(zeta_b), for all p (sympy)",
-                           "proved", ok, summary))
-    check = exact_reduction_check(problem) if exact_reduction else {"ran": False, "reason": "not requested"}
-    if check.get("ran"):
-        steps.append(ProofStep(f"Lemma C.14 at (p, k) = ({p}, {k}) expanded exactly in Q(omega_{p})", "proved",
-                               bool(check["matches"]), f"{check['monomials_compared']} monomials compared"))
-    steps.append(ProofStep(HOMOGENEITY[0], "argued", True, HOMOGENEITY[1]))
+    *steps, check = _reduction_steps(problem, exact_reduction)
     progress.report(stage, 2, 4)
     cert, info = _block_certificate(k, max_memory, time_limit)
     progress.report(stage, 3, 4)
