@@ -172,11 +172,13 @@ def needs_regular_irreps(G: FiniteGroup) -> bool:
 def estimate_regular_irreps(order: int) -> Estimate:
     """Memory and time of :func:`regular_real_irreps` from the order alone: about eight ``order x order`` float64
     arrays at the peak (the two symmetric matrices, the eigenvectors, the index table, the slices of
-    :func:`_restricted`; measured by ``benchmarks/bench_groups.py``: 9.8 MiB at order 400, 8.3 MiB at 360) and
-    ``order^3`` work (two dense eigen-decompositions and the restrictions; 2.3 s at order 400 on a loaded 2-core
-    machine), plus the fixed cost of a first call (about 1.4 MiB and 0.25 s at order 8)."""
+    :func:`_restricted`) plus a first call's fixed 1 MiB, and ``order^3`` work (two dense eigen-decompositions and the
+    restrictions).  Calibrated by ``benchmarks/bench_groups.py`` on this project's 2-core machine (2026-12-08, idle;
+    docs/benchmarks.md#finite-groups): the estimate is 0.8x-1.1x of the measured peak from order 8 to 1000 (``C_10 x
+    D_50``: 67 MiB, 3.9 s), except where the peak is a few kB; the time estimate is 0.4x-7.5x of the measured time
+    (tens of milliseconds below order 400)."""
     return Estimate(f"the real irreps of a group of order {order} (regular representation)",
-                    64.0 * order * order + 1.5 * 2**20, 4e-8 * float(order) ** 3 + 0.3)
+                    64.0 * order * order + 2**20, 4e-9 * float(order) ** 3 + 0.05)
 
 
 #: eigenvalues closer than this (relative to the spread) belong to one cluster
