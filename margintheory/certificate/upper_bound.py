@@ -243,6 +243,7 @@ def upper_bound_chain(problem: ModularAddition, max_memory: int, time_limit: flo
     stage = f"proved upper bound for k = {k} (Lemma C.14, SOS solve, exact checks)"
     progress.report(stage, 0, 4)
     *steps, check = _reduction_steps(problem, exact_reduction)
+    progress.report(stage, 1, 4)  # (the symbolic proof of Lemma C.14 and, where cheap, its exact check at (p, k))
     progress.report(stage, 2, 4)
     cert, info = _block_certificate(k, max_memory, time_limit)
     progress.report(stage, 3, 4)
