@@ -290,7 +290,9 @@ def time_columns(lines: list[str]) -> dict[int, list[tuple[int, int]]]:
         if rule and set(rule) <= {"─", "━", "-"} and len(rule) > 3 and any(h[2] in TIME_HEADERS for h in header):
             cols = [(-s if name in TIME_HEADERS else s, e) for s, e, name in header]
             j = i + 2
-            while j < len(lines) and lines[j].strip() and not set(lines[j].strip()) <= {"─", "━", "-"}:
+            width = len(lines[i + 1].rstrip())  # a row is no wider than the rule: a longer line ends the table
+            while (j < len(lines) and lines[j].strip() and not set(lines[j].strip()) <= {"─", "━", "-"}
+                   and len(lines[j].rstrip()) <= width):
                 spans[j] = cols
                 j += 1
             i = j
