@@ -114,23 +114,13 @@ def group_axiom_failures(mul: np.ndarray, identity: int | None = None) -> dict[s
     """
     n = mul.shape[0]
     out: dict[str, str | None] = {"latin square": None, "identity": None, "inverses": None, "associative": None}
-    for a in range(n):
-        row = mul[a]
-        if len(np.unique(row)) != n:
-            vals, counts = np.unique(row, return_counts=True)
-            c = int(vals[counts > 1][0])
-            b1, b2 = (int(x) for x in np.flatnonzero(row == c)[:2])
-            out["latin square"] = f"row {a} repeats {c}: {a}*{b1} = {a}*{b2} = {c}"
+    for what, lines in (("row", mul), ("column", mul.T)):
+        repeat = _first_repeat(lines)
+        if repeat is not None:
+            i, c, j1, j2 = repeat
+            pairs = (f"{i}*{j1} = {i}*{j2}" if what == "row" else f"{j1}*{i} = {j2}*{i}")
+            out["latin square"] = f"{what} {i} repeats {c}: {pairs} = {c}"
             break
-    if out["latin square"] is None:
-        for b in range(n):
-            col = mul[:, b]
-            if len(np.unique(col)) != n:
-                vals, counts = np.unique(col, return_counts=True)
-                c = int(vals[counts > 1][0])
-                a1, a2 = (int(x) for x in np.flatnonzero(col == c)[:2])
-                out["latin square"] = f"column {b} repeats {c}: {a1}*{b} = {a2}*{b} = {c}"
-                break
     ar = np.arange(n)
     if identity is None:
         found = [e for e in range(n) if np.array_equal(mul[e], ar) and np.array_equal(mul[:, e], ar)]
@@ -158,6 +148,20 @@ def group_axiom_failures(mul: np.ndarray, identity: int | None = None) -> dict[s
                                   f"{int(left[i, b, c])}, {a_}*({b}*{c}) = {int(right[i, b, c])}")
             break
     return out
+
+
+def _first_repeat(lines: np.ndarray) -> tuple[int, int, int, int] | None:
+    """The first line ``i`` of the square table ``lines`` that is not a permutation of ``0..n-1``: ``(i, c, j1, j2)``
+    with ``lines[i, j1] = lines[i, j2] = c``; ``None`` when every line is one (entries are in range)."""
+    n = lines.shape[0]
+    bad = np.flatnonzero((np.sort(lines, axis=1) != np.arange(n)).any(axis=1))
+    if len(bad) == 0:
+        return None
+    i = int(bad[0])
+    vals, counts = np.unique(lines[i], return_counts=True)
+    c = int(vals[counts > 1][0])
+    j1, j2 = (int(x) for x in np.flatnonzero(lines[i] == c)[:2])
+    return i, c, j1, j2
 
 
 def _perm_group(name: str, perms: np.ndarray, family: str) -> FiniteGroup:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -101,14 +101,21 @@ class CyclotomicTable:
     exponents: list[list[tuple[int, ...]]]
     rounding_error: float
 
-    def poly(self, r: int, c: int, conjugate: bool = False):
+    @cached_property
+    def phi(self):  # noqa: ANN201 - a python-flint fmpz_poly
+        """The cyclotomic polynomial ``Phi_N`` (made once per table)."""
+        import flint
+
+        return flint.fmpz_poly.cyclotomic(self.N)
+
+    def poly(self, r: int, c: int, conjugate: bool = False):  # noqa: ANN201 - a python-flint fmpz_poly
         """``chi_R(C)`` (or its complex conjugate) as an ``fmpz_poly`` reduced mod ``Phi_N``."""
         import flint
 
         coeffs = [0] * self.N
         for e in self.exponents[r][c]:
             coeffs[(-e if conjugate else e) % self.N] += 1
-        return flint.fmpz_poly(coeffs) % flint.fmpz_poly.cyclotomic(self.N)
+        return flint.fmpz_poly(coeffs) % self.phi
 
     def integer(self, r: int, c: int) -> int | None:
         """The value if it is a rational integer (its reduced polynomial is constant), else ``None``."""
@@ -241,7 +248,7 @@ def cyclotomic_character_facts(G: FiniteGroup, irreps: list[Irrep]) -> ExactChar
     K = len(irreps)
     P = [[cyc.poly(r, c) for c in range(len(sizes))] for r in range(K)]
     Pbar = [[cyc.poly(r, c, conjugate=True) for c in range(len(sizes))] for r in range(K)]
-    phi = flint.fmpz_poly.cyclotomic(cyc.N)
+    phi = cyc.phi
     cls = G.class_index()
     square_class = [int(cls[G.mul[int(c[0]), int(c[0])]]) for c in classes]
     indicators: list[Fraction] = []
