@@ -251,3 +251,22 @@ def test_a_checked_network_is_compared_with_the_closed_form_beyond_the_lp():
     row = rows["checked network <= U"]
     assert row.passed and not row.informational and row.measured < float(sym.gamma_even(66, 3))
     assert "closed form in [L, U]" not in rows and res.exit_code == 0
+
+
+def test_the_closed_form_rows_measure_the_network_and_the_dual_at_p(monkeypatch):
+    """At a given even p the measured ends are the network's margins and the dual's value evaluated at n = p/2 from
+    their own expressions: a dual whose value is off by a factor fails the rows (they are not gamma_even restated)."""
+    import dataclasses
+
+    from margintheory.symbolic import even_p as sym
+    from margintheory.tasks.modular_addition import every_even_p as evp
+
+    assert evp.closed_form_at(8, 2, max_memory=2**31)["ends_equal_gamma_even"]
+    real = sym.dual_side
+
+    def off(k, *a, **kw):  # noqa: ANN001, ANN202 - the patched dual_side
+        return dataclasses.replace(real(k, *a, **kw), psi_complex=real(k).psi_complex * 1.001)
+
+    monkeypatch.setattr(sym, "dual_side", off)
+    cf = evp.closed_form_at(8, 2, max_memory=2**31)
+    assert not cf["ends_equal_gamma_even"] and not cf["proved"]
